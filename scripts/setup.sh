@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up reasonlab in ./.venv.  Usage: bash scripts/setup.sh [--dev]
+#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers)
+# torch: TORCH_SPEC (default torch==2.13.0, which on the project's reference machines is a CPU
+# build on local disk) is installed first, so that no open range pulls a multi-GB CUDA build.
+# Where that exact version cannot be had, any recent torch (>=2.2) is taken instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  "${PIP[@]}" "${TORCH_SPEC:-torch==2.13.0}" || "${PIP[@]}" "torch>=2.2"
+fi
+extra=""
+[ "${1:-}" = "--dev" ] && extra="[dev]"
+"${PIP[@]}" -e ".${extra}"

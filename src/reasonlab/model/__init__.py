@@ -1,0 +1,20 @@
+"""The Transformer, its config, attention variants, init schemes and hook points."""
+
+from reasonlab.model.attention import ATTENTION, AttentionHooks, SoftmaxAttention
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.hooks import ActivationCache, HookPoint, hooks, run_with_cache
+from reasonlab.model.init import INITS
+from reasonlab.model.transformer import Transformer
+
+__all__ = [
+    "ATTENTION",
+    "INITS",
+    "ActivationCache",
+    "AttentionHooks",
+    "HookPoint",
+    "ModelConfig",
+    "SoftmaxAttention",
+    "Transformer",
+    "hooks",
+    "run_with_cache",
+]

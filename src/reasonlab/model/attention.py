@@ -1,0 +1,173 @@
+"""Multi-head attention and its variants (the ATTENTION registry).
+
+`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides ONE
+of two methods, and registers itself:
+
+    scores(q, k, x)      -> [batch, n_heads, q_pos, k_pos]  pre-softmax logits
+                            (e.g. add a hardcoded or identity term to the logits)
+    pattern(scores, mask) -> [batch, n_heads, q_pos, k_pos] rows summing to 1 over allowed keys
+                            (e.g. replace some heads' pattern by a fixed one)
+
+    @ATTENTION.register("my_variant")
+    class MyAttention(SoftmaxAttention):
+        def pattern(self, scores, mask): ...
+
+A subclass that overrides either method always takes the explicit path; the fused
+`F.scaled_dot_product_attention` path is used only by the plain softmax maths.
+
+The attention module holds parameters only. Its hook points (`hook_q`, ..., `hook_z`) live in
+an `AttentionHooks` passed to `forward`, so that a weight-tied layer applied L times (ALBERT)
+still has separate hook points per application (`blocks.{l}.attn.hook_pattern`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.hooks import HookPoint
+from reasonlab.registry import Registry
+
+ATTENTION: Registry[type[SoftmaxAttention]] = Registry("attention variant")
+
+
+class AttentionHooks(nn.Module):
+    """The hook points of one application of an attention layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook_q = HookPoint()  # [batch, seq, n_heads, d_head]
+        self.hook_k = HookPoint()  # [batch, seq, n_heads, d_head]
+        self.hook_v = HookPoint()  # [batch, seq, n_heads, d_head]
+        self.hook_attn_scores = HookPoint()  # [batch, n_heads, q_pos, k_pos], masked = -inf
+        self.hook_pattern = HookPoint()  # [batch, n_heads, q_pos, k_pos], rows sum to 1
+        self.hook_z = HookPoint()  # [batch, seq, n_heads, d_head], pattern-weighted values
+
+    @property
+    def needs_pattern(self) -> bool:
+        return self.hook_attn_scores.has_hooks or self.hook_pattern.has_hooks
+
+
+def _cpu_bf16(x: torch.Tensor) -> bool:
+    """True when this attention would run in bf16 on the CPU (cast or autocast)."""
+    if x.device.type != "cpu":
+        return False
+    if x.dtype == torch.bfloat16:
+        return True
+    try:  # torch >= 2.4
+        on, dtype = torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    except TypeError:  # older torch
+        on, dtype = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+    return on and dtype == torch.bfloat16
+
+
+@ATTENTION.register("softmax")
+class SoftmaxAttention(nn.Module):
+    """softmax(q k^T / sqrt(d_head) + mask) v, per head, then W_O (Vaswani et al. 2017)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.n_heads, self.d_head = config.n_heads, config.d_head_
+        d_attn = self.n_heads * self.d_head
+        # Fused Q, K, V projection: one GEMM instead of three (DESIGN §5); biases as BERT.
+        self.qkv = nn.Linear(config.d_model, 3 * d_attn)
+        self.out = nn.Linear(d_attn, config.d_model)
+        self.dropout = config.dropout
+        self.pattern_dropout = nn.Dropout(config.dropout)
+        cls = type(self)
+        # Only the unmodified softmax maths may take the fused SDPA kernel.
+        self.fusable = cls.scores is SoftmaxAttention.scores and (
+            cls.pattern is SoftmaxAttention.pattern
+        )
+
+    # -- the two overridable steps --------------------------------------------------------
+
+    def scores(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Attention logits [batch, n_heads, q_pos, k_pos] from q, k [batch, seq, n_heads, d_head].
+
+        `x` [batch, seq, d_model] is the layer input, for variants that need it.
+        """
+        return torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(self.d_head)
+
+    def pattern(self, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Attention probabilities [batch, n_heads, q_pos, k_pos]; mask True = may attend."""
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        return scores.softmax(dim=-1)
+
+    # -- forward ----------------------------------------------------------------------------
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None, hooks: AttentionHooks
+    ) -> torch.Tensor:
+        """x [batch, seq, d_model], mask [batch or 1, 1, seq, seq] bool or None -> [batch, seq, d_model].
+
+        Every row of `mask` must allow at least one key (see `transformer.attention_mask`).
+        """
+        B, T, _ = x.shape
+        H, dh = self.n_heads, self.d_head
+        q, k, v = self.qkv(x).view(B, T, 3, H, dh).unbind(dim=2)  # each [batch, seq, H, d_head]
+        q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
+
+        # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
+        # explicit matmul + softmax is ~30% faster (DESIGN §5).
+        if self.fusable and not hooks.needs_pattern and not _cpu_bf16(x):
+            z = F.scaled_dot_product_attention(
+                q.transpose(1, 2),  # [batch, H, seq, d_head]
+                k.transpose(1, 2),
+                v.transpose(1, 2),
+                attn_mask=mask,
+                dropout_p=self.dropout if self.training else 0.0,
+            )  # [batch, H, q_pos, d_head]
+        else:
+            scores = hooks.hook_attn_scores(self.scores(q, k, x))  # [batch, H, q_pos, k_pos]
+            pattern = hooks.hook_pattern(self.pattern(scores, mask))  # [batch, H, q_pos, k_pos]
+            z = self.pattern_dropout(pattern) @ v.transpose(1, 2)  # [batch, H, q_pos, d_head]
+        z = hooks.hook_z(z.transpose(1, 2))  # [batch, seq, H, d_head]
+        return self.out(z.reshape(B, T, H * dh))  # [batch, seq, d_model]
+
+    # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
+
+    def _split(self, t: torch.Tensor, i: int) -> torch.Tensor:
+        d_attn = self.n_heads * self.d_head
+        return t[i * d_attn : (i + 1) * d_attn]
+
+    def _W(self, i: int) -> torch.Tensor:  # [n_heads, d_model, d_head]
+        w = self._split(self.qkv.weight, i)  # [H*d_head, d_model]
+        return w.view(self.n_heads, self.d_head, -1).transpose(1, 2)
+
+    @property
+    def W_Q(self) -> torch.Tensor:
+        return self._W(0)
+
+    @property
+    def W_K(self) -> torch.Tensor:
+        return self._W(1)
+
+    @property
+    def W_V(self) -> torch.Tensor:
+        return self._W(2)
+
+    @property
+    def b_Q(self) -> torch.Tensor:  # [n_heads, d_head]
+        return self._split(self.qkv.bias, 0).view(self.n_heads, self.d_head)
+
+    @property
+    def b_K(self) -> torch.Tensor:
+        return self._split(self.qkv.bias, 1).view(self.n_heads, self.d_head)
+
+    @property
+    def b_V(self) -> torch.Tensor:
+        return self._split(self.qkv.bias, 2).view(self.n_heads, self.d_head)
+
+    @property
+    def W_O(self) -> torch.Tensor:  # [n_heads, d_head, d_model]
+        return self.out.weight.view(-1, self.n_heads, self.d_head).permute(1, 2, 0)
+
+    @property
+    def b_O(self) -> torch.Tensor:  # [d_model]
+        return self.out.bias

@@ -1,0 +1,79 @@
+"""ModelConfig: every architectural choice of the Transformer, typed and validated."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from reasonlab.config import StrictModel
+
+
+class ModelConfig(StrictModel):
+    """One config covers BERT-like, ALBERT-like, causal decoders and their variants."""
+
+    vocab_size: int = Field(gt=0)
+    """Number of token ids (usually filled from the task's vocabulary)."""
+    n_classes: int = Field(gt=0)
+    """Classes of the output head (usually filled from the task)."""
+    max_seq_len: int = Field(gt=0)
+    """Number of learned positions."""
+    d_model: int = Field(256, gt=0)
+    """Width of the residual stream."""
+    n_layers: int = Field(4, gt=0)
+    """Layers L; with `tie_layers` the one shared block is applied L times."""
+    n_heads: int = Field(4, gt=0)
+    """Attention heads per layer."""
+    d_head: int | None = Field(None, gt=0)
+    """Width of one head's queries/keys/values; None means d_model // n_heads."""
+    d_mlp: int = Field(1024, gt=0)
+    """Hidden width of the feed-forward block."""
+    causal: bool = False
+    """Causal (decoder) mask instead of bidirectional (encoder) attention."""
+    norm: Literal["pre", "post"] = "post"
+    """LayerNorm placement: post-LN is BERT's; pre-LN adds a final LayerNorm."""
+    tie_layers: bool = False
+    """ALBERT-like: one block's weights shared by all layers (LEGO paper §3)."""
+    depth_range: tuple[int, int] | None = None
+    """Stochastic depth: in training, depth drawn uniformly in [lo, hi] per batch; L at eval."""
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """Dropout on attention pattern, attention output, MLP output and embeddings."""
+    attention: str = "softmax"
+    """ATTENTION registry entry."""
+    act: Literal["gelu", "relu"] = "gelu"
+    """Feed-forward nonlinearity."""
+    init: str = "default"
+    """INITS registry entry: how the weights are initialized."""
+    init_std: float = Field(0.02, gt=0.0)
+    """Standard deviation of the default normal initialization (BERT's 0.02)."""
+    ln_eps: float = Field(1e-12, gt=0.0)
+    """LayerNorm epsilon (BERT's 1e-12)."""
+
+    @property
+    def d_head_(self) -> int:
+        return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def n_unique_layers(self) -> int:
+        return 1 if self.tie_layers else self.n_layers
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.d_head is None and self.d_model % self.n_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
+                "change one or set d_head"
+            )
+        if self.depth_range is not None:
+            lo, hi = self.depth_range
+            if not 1 <= lo <= hi <= self.n_layers:
+                raise ValueError(
+                    f"depth_range={list(self.depth_range)} must satisfy 1 <= lo <= hi <= "
+                    f"n_layers={self.n_layers}"
+                )
+        from reasonlab.model.attention import ATTENTION
+        from reasonlab.model.init import INITS
+
+        ATTENTION[self.attention]  # raises a ConfigError naming the known entries
+        INITS[self.init]
+        return self

@@ -1,0 +1,237 @@
+"""The Transformer, in forward order: embed -> blocks -> (final LN) -> classification head.
+
+One class covers BERT (post-LN encoder, Devlin et al. 2019), pre-LN encoders/decoders
+(Xiong et al. 2020), ALBERT-like weight tying (Lan et al. 2020) and stochastic depth, the two
+variants the LEGO paper uses to study length generalisation (Zhang et al. 2022, "Unveiling
+Transformers with LEGO", §3 and §4).
+
+Parameters and hook points are kept apart so that weight tying needs no shared tensors:
+
+    self.layers   ModuleList of config.n_unique_layers `Layer`s: all the block parameters
+    self.blocks   ModuleList of config.n_layers `BlockHooks`: hook points only, one per
+                  application; application l runs self.layers[l % n_unique_layers]
+
+so `blocks.3.hook_resid_post` exists in a tied model, and `state_dict()` holds each tensor once
+(safetensors can save it).
+
+Hook points, in forward order (shapes for tokens [batch, seq]):
+
+    hook_embed                      [batch, seq, d_model]   W_E[tokens]
+    hook_pos_embed                  [batch, seq, d_model]   W_pos[:seq]
+    blocks.{l}.hook_resid_pre       [batch, seq, d_model]
+    blocks.{l}.attn.hook_q/k/v      [batch, seq, n_heads, d_head]
+    blocks.{l}.attn.hook_attn_scores [batch, n_heads, q_pos, k_pos]  (masked entries -inf)
+    blocks.{l}.attn.hook_pattern    [batch, n_heads, q_pos, k_pos]
+    blocks.{l}.attn.hook_z          [batch, seq, n_heads, d_head]
+    blocks.{l}.hook_attn_out        [batch, seq, d_model]
+    blocks.{l}.hook_resid_mid       [batch, seq, d_model]
+    blocks.{l}.hook_mlp_out         [batch, seq, d_model]
+    blocks.{l}.hook_resid_post      [batch, seq, d_model]   == blocks.{l+1}.hook_resid_pre
+    hook_final                      [batch, seq, d_model]   after the final LN (pre-LN only)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reasonlab.errors import ConfigError
+from reasonlab.model.attention import ATTENTION, AttentionHooks
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.hooks import HookedModule, HookPoint, name_hook_points
+from reasonlab.model.init import INITS
+
+
+def attention_mask(
+    pad_mask: torch.Tensor | None, causal: bool, seq: int, device: torch.device
+) -> torch.Tensor | None:
+    """One boolean mask [batch or 1, 1, q_pos, k_pos], True = may attend; None = attend to all.
+
+    pad_mask [batch, seq] (True = real token) masks keys; `causal` masks future keys.
+    A query whose every key is masked (an all-padding row, or left padding under a causal
+    mask) is allowed to attend to itself, so softmax never sees an empty row and never
+    produces NaN; no row that had an allowed key is changed.
+    """
+    if pad_mask is None and not causal:
+        return None
+    mask = torch.ones(1, 1, seq, seq, dtype=torch.bool, device=device)
+    if causal:
+        mask = mask.tril()
+    if pad_mask is not None:
+        mask = mask & pad_mask.bool()[:, None, None, :]  # [batch, 1, q_pos, k_pos]
+        empty = ~mask.any(dim=-1, keepdim=True)  # [batch, 1, q_pos, 1]
+        eye = torch.eye(seq, dtype=torch.bool, device=device)
+        mask = mask | (empty & eye)
+    return mask
+
+
+class MLP(nn.Module):
+    """Feed-forward block: W_out act(W_in x), then dropout (BERT's intermediate + output)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.fc_in = nn.Linear(config.d_model, config.d_mlp)
+        self.act = nn.GELU() if config.act == "gelu" else nn.ReLU()  # BERT: exact (erf) GELU
+        self.fc_out = nn.Linear(config.d_mlp, config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
+        return self.dropout(self.fc_out(self.act(self.fc_in(x))))
+
+    # Weights in the maths' convention (x @ W), as views.
+    @property
+    def W_in(self) -> torch.Tensor:  # [d_model, d_mlp]
+        return self.fc_in.weight.T
+
+    @property
+    def b_in(self) -> torch.Tensor:  # [d_mlp]
+        return self.fc_in.bias
+
+    @property
+    def W_out(self) -> torch.Tensor:  # [d_mlp, d_model]
+        return self.fc_out.weight.T
+
+    @property
+    def b_out(self) -> torch.Tensor:  # [d_model]
+        return self.fc_out.bias
+
+
+class BlockHooks(nn.Module):
+    """The hook points of one application of a block (no parameters)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook_resid_pre = HookPoint()
+        self.attn = AttentionHooks()
+        self.hook_attn_out = HookPoint()
+        self.hook_resid_mid = HookPoint()
+        self.hook_mlp_out = HookPoint()
+        self.hook_resid_post = HookPoint()
+
+
+class Layer(nn.Module):
+    """The parameters of one block, and its maths; hook points come from the caller."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.pre_ln = config.norm == "pre"
+        self.ln1 = nn.LayerNorm(config.d_model, eps=config.ln_eps)
+        self.attn = ATTENTION[config.attention](config)
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.ln2 = nn.LayerNorm(config.d_model, eps=config.ln_eps)
+        self.mlp = MLP(config)
+
+    def forward(
+        self, resid_pre: torch.Tensor, mask: torch.Tensor | None, hooks: BlockHooks
+    ) -> torch.Tensor:
+        resid_pre = hooks.hook_resid_pre(resid_pre)  # [batch, seq, d_model]
+        if self.pre_ln:  # x = x + attn(LN(x)); x = x + mlp(LN(x))
+            attn_out = self.attn_dropout(self.attn(self.ln1(resid_pre), mask, hooks.attn))
+            attn_out = hooks.hook_attn_out(attn_out)
+            resid_mid = hooks.hook_resid_mid(resid_pre + attn_out)
+            mlp_out = hooks.hook_mlp_out(self.mlp(self.ln2(resid_mid)))
+            return hooks.hook_resid_post(resid_mid + mlp_out)
+        # post-LN (BERT): x = LN(x + attn(x)); x = LN(x + mlp(x))
+        attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn)))
+        resid_mid = hooks.hook_resid_mid(self.ln1(resid_pre + attn_out))
+        mlp_out = hooks.hook_mlp_out(self.mlp(resid_mid))
+        return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
+
+
+class Transformer(HookedModule):
+    """Token classifier: logits [batch, P, n_classes] at `label_pos`, or at every position."""
+
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
+        super().__init__()
+        self.config = config
+        d = config.d_model
+        self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
+        self.W_pos = nn.Parameter(torch.empty(config.max_seq_len, d))  # [max_seq_len, d_model]
+        self.hook_embed = HookPoint()
+        self.hook_pos_embed = HookPoint()
+        # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.).
+        self.ln_embed = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "post" else None
+        self.embed_dropout = nn.Dropout(config.dropout)
+        # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
+        self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
+        self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
+        self.ln_final = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "pre" else None
+        self.hook_final = HookPoint()
+        # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
+        # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
+        self.head = nn.Linear(d, config.n_classes)
+        name_hook_points(self)
+        INITS[config.init](self, config, generator)
+
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        label_pos: torch.Tensor | None = None,
+        pad_mask: torch.Tensor | None = None,
+        depth: int | None = None,
+    ) -> torch.Tensor:
+        """tokens [batch, seq] -> logits [batch, P, n_classes] (or [batch, seq, n_classes]).
+
+        label_pos [batch, P] positions whose hidden state is classified; None = all positions.
+        pad_mask  [batch, seq] bool, True = real token; padded keys are never attended to.
+        depth     apply only the first `depth` blocks (stochastic depth, LEGO §4). None = all.
+                  The caller draws it (from config.depth_range) so the model holds no RNG.
+        """
+        cfg = self.config
+        B, T = tokens.shape
+        if T > cfg.max_seq_len:
+            raise ConfigError(f"sequence length {T} exceeds max_seq_len={cfg.max_seq_len}")
+        depth = cfg.n_layers if depth is None else depth
+        if not 1 <= depth <= cfg.n_layers:
+            raise ValueError(f"depth={depth} must be in [1, n_layers={cfg.n_layers}]")
+
+        embed = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_model]
+        pos_embed = self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_model]
+        x = embed + pos_embed
+        if self.ln_embed is not None:
+            x = self.ln_embed(x)
+        x = self.embed_dropout(x)
+
+        mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
+        n_unique = len(self.layers)
+        for layer in range(depth):
+            x = self.layers[layer % n_unique](x, mask, self.blocks[layer])  # [batch, seq, d_model]
+
+        if self.ln_final is not None:
+            x = self.ln_final(x)
+        x = self.hook_final(x)  # [batch, seq, d_model]
+        if label_pos is not None:
+            index = label_pos.unsqueeze(-1).expand(-1, -1, x.shape[-1])  # [batch, P, d_model]
+            x = x.gather(1, index)  # [batch, P, d_model]
+        return self.head(x)  # [batch, P or seq, n_classes]
+
+    # -- sizes for benchmarks ---------------------------------------------------------------
+
+    def num_params(self, non_embedding: bool = False) -> int:
+        """Distinct trainable parameters (tied weights counted once); optionally without
+        W_E and W_pos."""
+        n = sum(p.numel() for p in self.parameters())
+        if non_embedding:
+            n -= self.W_E.numel() + self.W_pos.numel()
+        return n
+
+    def flops_per_token(
+        self, seq_len: int | None = None, depth: int | None = None, training: bool = True
+    ) -> float:
+        """Model FLOPs per token: 6 N + 12 depth seq d_attn for a training step, a third of
+        that for a forward pass (PaLM, Chowdhery et al. 2022, App. B; Kaplan et al. 2020).
+
+        N counts the non-embedding parameters *as applied*: a tied layer applied L times counts
+        L times (it costs L times the matmuls), plus the head at every position (an upper bound
+        when only label positions are classified). The attention term is q k^T and pattern @ v:
+        2 matmuls x 2 FLOPs x seq x d_attn per layer, forward.
+        """
+        cfg = self.config
+        seq_len = cfg.max_seq_len if seq_len is None else seq_len
+        depth = cfg.n_layers if depth is None else depth
+        per_layer = sum(p.numel() for p in self.layers[0].parameters())
+        n_applied = depth * per_layer + sum(p.numel() for p in self.head.parameters())
+        d_attn = cfg.n_heads * cfg.d_head_
+        forward = 2 * n_applied + 4 * depth * seq_len * d_attn
+        return float(3 * forward if training else forward)

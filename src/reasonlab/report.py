@@ -1,0 +1,72 @@
+"""Figures for study reports (PNG) and small statistics helpers shared by the studies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display on CI machines
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def mean_std(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation over seeds of per-position values: rows [seeds, positions]."""
+    a = np.asarray(rows, dtype=float)
+    return a.mean(0), (a.std(0, ddof=1) if len(a) > 1 else np.zeros(a.shape[1]))
+
+
+def final_by_depth(results: list[dict[str, Any]]) -> list[list[float]]:
+    return [r["final"]["acc_by_depth"] for r in results]
+
+
+def plot_positions(arms: dict[str, list[list[float]]], path: Path, title: str,
+                   trained: int | None = None) -> None:
+    """Final accuracy per chain position for each arm: mean line, band = +-1 std over seeds."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for arm, rows in arms.items():
+        m, s = mean_std(rows)
+        x = np.arange(len(m))
+        ax.plot(x, m, marker="o", label=f"{arm} (n={len(rows)})")
+        ax.fill_between(x, m - s, m + s, alpha=0.2)
+    if trained is not None:
+        ax.axvspan(-0.5, trained - 0.5, color="grey", alpha=0.1, label="supervised")
+    ax.set(xlabel="chain position #", ylabel="test accuracy", ylim=(0.4, 1.02), title=title)
+    ax.set_xticks(range(len(m)))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_curves(arms: dict[str, list[list[dict[str, Any]]]], path: Path, title: str) -> None:
+    """Accuracy per chain position over training, one panel per arm, averaged over seeds."""
+    fig, axes = plt.subplots(1, len(arms), figsize=(5 * len(arms), 3.6), sharey=True,
+                             squeeze=False)
+    for ax, (arm, curves) in zip(axes[0], arms.items(), strict=True):
+        steps = [m["step"] for m in curves[0]]
+        acc = np.mean([[m["acc_by_depth"] for m in c] for c in curves], axis=0)  # [evals, P]
+        cmap = plt.get_cmap("viridis")
+        for p in range(acc.shape[1]):
+            ax.plot(steps, acc[:, p], color=cmap(p / max(1, acc.shape[1] - 1)), label=f"#{p}")
+        ax.set(title=arm, xlabel="step", ylim=(0.4, 1.02))
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("test accuracy")
+    axes[0][-1].legend(fontsize=7, ncol=2, loc="lower right")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def fmt(m: float, s: float) -> str:
+    return f"{m:.3f} ± {s:.3f}"

@@ -1,0 +1,132 @@
+"""Study: named claims from a paper, the runs that test them, and the analysis that judges them.
+
+A study maps a scale (`smoke`: seconds, for the tests; `cpu`: the default, minutes on 2 cores;
+`paper`: the authors' sizes, for a GPU) to a list of run configs, and turns finished runs into a
+report: tables, PNG figures and one verdict per claim, with the numbers behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from tqdm.auto import tqdm
+
+from reasonlab.registry import Registry
+from reasonlab.runs import execute
+from reasonlab.train.config import TrainConfig
+
+Scale = Literal["smoke", "cpu", "paper"]
+SCALES: tuple[Scale, ...] = ("smoke", "cpu", "paper")
+Status = Literal["reproduced", "not reproduced", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    key: str
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a study: the arm it belongs to (e.g. "BERT"), its seed and its config."""
+
+    arm: str
+    seed: int
+    config: TrainConfig
+
+
+@dataclass
+class Verdict:
+    claim: Claim
+    status: Status
+    evidence: str
+
+
+@dataclass
+class Report:
+    """What a study's analysis produces; `write` renders it as Markdown next to its figures."""
+
+    title: str
+    sections: list[str] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = [f"# {self.title}", "", "## Verdicts", "", "| claim | verdict | evidence |",
+                 "|---|---|---|"]
+        lines += [f"| {v.claim.text} ({v.claim.source}) | **{v.status}** | {v.evidence} |"
+                  for v in self.verdicts]
+        lines.append("")
+        for s in self.sections:
+            lines += [s, ""]
+        for name, caption in self.figures:
+            lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
+        return "\n".join(lines)
+
+    def write(self, out: Path) -> Path:
+        path = out / "report.md"
+        path.write_text(self.markdown())
+        (out / "verdicts.json").write_text(json.dumps(
+            [{"claim": v.claim.key, "text": v.claim.text, "status": v.status,
+              "evidence": v.evidence} for v in self.verdicts], indent=1))
+        return path
+
+
+class Study(ABC):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    claims: ClassVar[tuple[Claim, ...]]
+    cpu_minutes: ClassVar[float]
+    """Wall-clock budget of the `cpu` scale on a 2-core machine (measured)."""
+    default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
+
+    @abstractmethod
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]: ...
+
+    @abstractmethod
+    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report: ...
+
+
+STUDIES: Registry[type[Study]] = Registry("study")
+
+
+def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
+              out: Path | None = None, workers: int | None = None,
+              quiet: bool = False) -> tuple[Report, Path]:
+    """Run (or reuse) every run of the study, analyse them, write the report."""
+    study = STUDIES[name]()
+    specs = study.runs(scale, seeds or study.default_seeds[scale])
+    out = out or Path("reasonlab-out") / name / scale
+    out.mkdir(parents=True, exist_ok=True)
+    # Independent runs side by side beat one multi-threaded run on small CPU models (DESIGN §5).
+    workers = workers or (1 if specs[0].config.device == "cuda" else min(len(specs),
+                                                                       os.cpu_count() or 1))
+    results: list[dict[str, Any]]
+    if workers == 1:
+        results = [execute(s.config, out, quiet=quiet, desc=f"{s.arm} seed {s.seed}")
+                   for s in tqdm(specs, desc=name, disable=quiet or len(specs) == 1)]
+    else:
+        jobs = [(s.config.model_dump(mode="json"), str(out), f"{s.arm} seed {s.seed}",
+                 i % workers + 1) for i, s in enumerate(specs)]
+        if quiet:
+            jobs = [(c, r, d, -1) for c, r, d, _ in jobs]
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            results = list(tqdm(pool.map(_quiet_or_not, jobs), total=len(jobs), desc=name,
+                                position=0, disable=quiet))
+    report = study.analyse(list(zip(specs, results, strict=True)), out)
+    report.write(out)
+    return report, out
+
+
+def _quiet_or_not(job: tuple[dict[str, Any], str, str, int]) -> dict[str, Any]:
+    config, root, desc, position = job
+    return execute(TrainConfig.build(config), Path(root), quiet=position < 0, desc=desc,
+                   position=max(position, 0))

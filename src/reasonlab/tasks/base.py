@@ -1,0 +1,141 @@
+"""Task protocol, Batch, Vocab and the TASKS registry (DESIGN §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+import torch
+
+from reasonlab.config import StrictModel
+from reasonlab.registry import Registry
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Token strings <-> ids. Id 0 is always the padding token."""
+
+    tokens: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if len(set(self.tokens)) != len(self.tokens):
+            raise ValueError("vocabulary tokens must be distinct")
+        object.__setattr__(self, "_index", {t: i for i, t in enumerate(self.tokens)})
+
+    PAD: ClassVar[str] = "[PAD]"
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def id(self, token: str) -> int:
+        return self._index[token]  # type: ignore[attr-defined]
+
+    def ids(self, tokens: list[str]) -> list[int]:
+        return [self.id(t) for t in tokens]
+
+    def decode(self, ids: list[int] | np.ndarray | torch.Tensor) -> list[str]:
+        return [self.tokens[int(i)] for i in ids]
+
+
+@dataclass
+class Batch:
+    """A batch of examples.
+
+    tokens    [B, T] long   token ids (0 = padding)
+    label_pos [B, P] long   position in `tokens` of every labelled slot
+    labels    [B, P] long   class index of every labelled slot
+    loss_mask [B, P] bool   slots that enter the training loss
+    pad_mask  [B, T] bool   True for real tokens, or None when nothing is padded
+    meta      name -> [B, P] tensors describing each slot (LEGO: "depth", the chain position)
+    """
+
+    tokens: torch.Tensor
+    label_pos: torch.Tensor
+    labels: torch.Tensor
+    loss_mask: torch.Tensor
+    pad_mask: torch.Tensor | None = None
+    meta: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.tokens.shape[0]
+
+    def _map(self, fn: Any) -> Batch:
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, torch.Tensor):
+                out[f.name] = fn(v)
+            elif isinstance(v, dict):
+                out[f.name] = {k: fn(t) for k, t in v.items()}
+            else:
+                out[f.name] = v
+        return replace(self, **out)
+
+    def to(self, device: torch.device | str) -> Batch:
+        return self._map(lambda t: t.to(device, non_blocking=True))
+
+    def __getitem__(self, idx: slice | torch.Tensor) -> Batch:
+        return self._map(lambda t: t[idx])
+
+    @staticmethod
+    def cat(batches: list[Batch]) -> Batch:
+        first = batches[0]
+        kw: dict[str, Any] = {}
+        for f in fields(first):
+            v = getattr(first, f.name)
+            if isinstance(v, torch.Tensor):
+                kw[f.name] = torch.cat([getattr(b, f.name) for b in batches])
+            elif isinstance(v, dict):
+                kw[f.name] = {k: torch.cat([b.meta[k] for b in batches]) for k in v}
+            else:
+                kw[f.name] = v
+        return Batch(**kw)
+
+
+class TaskConfig(StrictModel):
+    """Base of every task's config; `name` selects the TASKS entry."""
+
+    name: str
+
+
+class Task(Protocol):
+    """What every task provides. Implementations register in TASKS under their config's name."""
+
+    Config: ClassVar[type[TaskConfig]]
+    config: TaskConfig
+    vocab: Vocab
+
+    @property
+    def n_classes(self) -> int: ...
+
+    @property
+    def seq_len(self) -> int: ...
+
+    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+        """n fresh random examples."""
+        ...
+
+    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
+        """De-duplicated train set and a test set disjoint from it."""
+        ...
+
+    def render(self, batch: Batch, i: int) -> str:
+        """Example i of `batch` as human-readable text."""
+        ...
+
+    def solve(self, text: str) -> dict[str, str]:
+        """Reference answer computed from the text alone, independently of the generator."""
+        ...
+
+
+TASKS: Registry[type] = Registry("task")
+
+
+def build_task(config: dict[str, Any] | TaskConfig) -> Task:
+    """Look up the task by name and build it from a dict or a validated config."""
+    if isinstance(config, TaskConfig):
+        return TASKS[config.name](config)
+    name = (config or {}).get("name")
+    cls = TASKS[str(name)]
+    return cls(cls.Config.build(config, where="task"))

@@ -1,0 +1,98 @@
+"""TrainConfig: a whole run (task, model, optimisation, bookkeeping), typed and validated."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import Field, SerializeAsAny, model_validator
+
+from reasonlab.config import StrictModel
+from reasonlab.model.config import ModelConfig
+from reasonlab.tasks.base import TASKS, TaskConfig, build_task
+
+
+class OptimConfig(StrictModel):
+    """AdamW with linear warmup then cosine decay, and gradient clipping."""
+
+    lr: float = Field(1e-3, gt=0)
+    """Peak learning rate."""
+    weight_decay: float = Field(0.01, ge=0)
+    """Decoupled weight decay (not applied to biases and LayerNorms)."""
+    betas: tuple[float, float] = (0.9, 0.999)
+    """Adam moment decay rates."""
+    eps: float = Field(1e-8, gt=0)
+    """Adam epsilon."""
+    warmup_steps: int = Field(0, ge=0)
+    """Linear warmup from 0 to lr over this many steps."""
+    schedule: Literal["cosine", "constant"] = "cosine"
+    """Decay after warmup: cosine to `min_lr_ratio * lr` at the last step, or constant."""
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)
+    """Final learning rate as a fraction of the peak."""
+    grad_clip: float | None = Field(1.0, gt=0)
+    """Clip the global gradient norm to this value; None disables clipping."""
+
+
+class TrainConfig(StrictModel):
+    """One run. `model` omits what the task decides (vocab_size, n_classes, max_seq_len)."""
+
+    task: SerializeAsAny[TaskConfig]
+    """Task config; `task.name` selects the TASKS entry."""
+    model: ModelConfig
+    """Architecture; vocab_size, n_classes and max_seq_len are filled from the task."""
+    optim: OptimConfig = OptimConfig()
+    """Optimiser and schedule."""
+    seed: int = 0
+    """Seed of everything random in the run (data, init, dropout, depth draws)."""
+    n_train: int = Field(20_000, gt=0)
+    """Training examples (generated once, de-duplicated)."""
+    n_test: int = Field(2_000, gt=0)
+    """Test examples, disjoint from the training set."""
+    batch_size: int = Field(64, gt=0)
+    """Examples per optimiser step."""
+    steps: int = Field(2_000, gt=0)
+    """Optimiser steps in total."""
+    eval_every: int = Field(200, gt=0)
+    """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
+    ckpt_every: int = Field(200, gt=0)
+    """Checkpoint every this many steps (a multiple of eval_every) and at the end."""
+    eval_batch_size: int = Field(500, gt=0)
+    """Batch size of evaluation (memory only; results do not depend on it)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """`auto` takes CUDA when present, else the CPU."""
+    threads: int | None = Field(None, gt=0)
+    """torch CPU threads; None keeps torch's default."""
+    dtype: Literal["fp32", "bf16"] = "fp32"
+    """bf16 runs the forward pass under autocast; weights and optimizer stay fp32."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_task_and_model(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        task = data.get("task")
+        if isinstance(task, dict):
+            task = TASKS[str(task.get("name"))].Config.build(task, where="task")
+            data["task"] = task
+        if isinstance(task, TaskConfig) and isinstance(data.get("model"), dict):
+            t = build_task(task)
+            derived = {"vocab_size": len(t.vocab), "n_classes": t.n_classes,
+                       "max_seq_len": t.seq_len}
+            model = dict(data["model"])
+            for k, v in derived.items():
+                if k in model and model[k] != v:
+                    raise ValueError(f"model.{k}={model[k]} disagrees with the task ({v}); "
+                                     "remove it, the task sets it")
+                model[k] = v
+            data["model"] = ModelConfig.build(model, where="model")
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.ckpt_every % self.eval_every:
+            raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
+                             f"eval_every={self.eval_every}")
+        if self.optim.warmup_steps > self.steps:
+            raise ValueError(f"optim.warmup_steps={self.optim.warmup_steps} exceeds "
+                             f"steps={self.steps}; lower it")
+        return self

@@ -1,0 +1,76 @@
+"""The CLI: listing, data, training and user errors (one line, exit status 2)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reasonlab.cli import main
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "reasonlab.cli", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "no-such-study"], "unknown study"),
+    (["data", "lego", "n_clauses=3", "n_train_vars=5"], "n_train_vars"),
+    (["data", "lego", "colour=red"], "unknown key"),
+    (["data", "nope"], "unknown task"),
+    (["data", "lego", "n_clauses=0"], "n_clauses"),
+    (["train", "/no/such/file.json"], "cannot read config file"),
+    (["run", "lego-extrapolation", "--scale", "huge"], "invalid choice"),
+])
+def test_user_errors_are_one_line_exit_2(args, needle, tmp_path):
+    p = run_cli(*args, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: "), p.stderr
+    assert needle in p.stderr
+    assert "Traceback" not in p.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_bad_model_value_in_train_config(tmp_path, capsys):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"task": {"name": "lego"}, "model": {"d_model": 30, "n_heads": 4}}))
+    assert main(["train", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "d_model" in err and "n_heads" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_data_jsonl_lines_hold_text_labels_and_depth(capsys):
+    assert main(["data", "lego", "n_clauses=5", "--n", "3", "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        ex = json.loads(line)
+        assert set(ex["labels"]) == set(ex["depth"])
+        assert sorted(ex["depth"].values()) == list(range(5))
+        for var, value in ex["labels"].items():
+            assert f"{var} =" in ex["text"]
+            assert value in ("+1", "-1")
+
+
+def test_train_command_with_overrides(tmp_path, capsys):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+                               "model": {"d_model": 16, "n_layers": 1, "n_heads": 2,
+                                         "d_mlp": 32}}))
+    rc = main(["train", str(cfg), "steps=4", "eval_every=2", "ckpt_every=2", "n_train=64",
+               "n_test=32", "optim.lr=0.01", "--out", str(tmp_path / "o"), "--quiet"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    final = json.loads(out.splitlines()[0])
+    assert final["step"] == 4 and len(final["acc_by_depth"]) == 3
+    run = next((tmp_path / "o" / "runs").iterdir())
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["steps"] == 4 and saved["optim"]["lr"] == 0.01
+
+
+def test_studies_lists_claims(capsys):
+    assert main(["studies"]) == 0
+    out = capsys.readouterr().out
+    assert "lego-extrapolation" in out and "ALBERT" in out

@@ -1,0 +1,25 @@
+"""Every study runs end to end at smoke scale and writes a report with figures and verdicts."""
+
+import json
+
+import pytest
+
+from reasonlab.studies import STUDIES, run_study
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_study_smoke(name, tmp_path):
+    report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    text = (out / "report.md").read_text()
+    assert len(report.verdicts) == len(STUDIES[name].claims)
+    for v in report.verdicts:
+        assert v.status in ("reproduced", "not reproduced", "inconclusive")
+        assert any(ch.isdigit() for ch in v.evidence)  # a verdict carries its numbers
+    for png, _ in report.figures:
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and png in text
+    assert json.loads((out / "verdicts.json").read_text())
+    # A second call reuses the finished runs.
+    n_runs = len(list((out / "runs").iterdir()))
+    run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    assert len(list((out / "runs").iterdir())) == n_runs
