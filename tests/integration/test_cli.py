@@ -42,7 +42,7 @@ def test_bad_model_value_in_train_config(tmp_path, capsys):
 
 
 def test_data_jsonl_lines_hold_text_labels_and_depth(capsys):
-    assert main(["data", "lego", "n_clauses=5", "--n", "3", "--format", "jsonl"]) == 0
+    assert main(["data", "lego", "n_clauses=5", "n_train_vars=3", "--n", "3", "--format", "jsonl"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
     for line in lines:

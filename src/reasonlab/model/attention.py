@@ -104,9 +104,10 @@ class SoftmaxAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None, hooks: AttentionHooks
     ) -> torch.Tensor:
-        """x [batch, seq, d_model], mask [batch or 1, 1, seq, seq] bool or None -> [batch, seq, d_model].
+        """x [batch, seq, d_model] -> [batch, seq, d_model].
 
-        Every row of `mask` must allow at least one key (see `transformer.attention_mask`).
+        mask [batch or 1, 1, q_pos, k_pos] bool (True = may attend) or None. Every row of
+        `mask` must allow at least one key (see `transformer.attention_mask`).
         """
         B, T, _ = x.shape
         H, dh = self.n_heads, self.d_head

@@ -194,9 +194,8 @@ class Transformer(HookedModule):
         x = self.embed_dropout(x)
 
         mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
-        n_unique = len(self.layers)
-        for layer in range(depth):
-            x = self.layers[layer % n_unique](x, mask, self.blocks[layer])  # [batch, seq, d_model]
+        for l in range(depth):
+            x = self.layer(l)(x, mask, self.blocks[l])  # [batch, seq, d_model]
 
         if self.ln_final is not None:
             x = self.ln_final(x)
@@ -205,6 +204,10 @@ class Transformer(HookedModule):
             index = label_pos.unsqueeze(-1).expand(-1, -1, x.shape[-1])  # [batch, P, d_model]
             x = x.gather(1, index)  # [batch, P, d_model]
         return self.head(x)  # [batch, P or seq, n_classes]
+
+    def layer(self, l: int) -> Layer:
+        """The parameters that application l runs (the same Layer for all l when tied)."""
+        return self.layers[l % len(self.layers)]
 
     # -- sizes for benchmarks ---------------------------------------------------------------
 

@@ -124,6 +124,10 @@ class Task(Protocol):
         """Example i of `batch` as human-readable text."""
         ...
 
+    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
+        """Example i as a JSON-ready record with at least "text" and "labels"."""
+        ...
+
     def solve(self, text: str) -> dict[str, str]:
         """Reference answer computed from the text alone, independently of the generator."""
         ...

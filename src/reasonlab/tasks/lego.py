@@ -405,6 +405,11 @@ class LegoTask:
         var_tok = batch.tokens[i, batch.label_pos[i]].tolist()
         return {self._readable[t]: d for t, d in zip(var_tok, batch.meta["depth"][i].tolist())}
 
+    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
+        """Sentence i as a JSON-ready record: readable text, answers and chain depths."""
+        return {"text": self.render(batch, i), "labels": self.labels_text(batch, i),
+                "depth": self.depths(batch, i)}
+
 
 # ---------------------------------------------------------------------- helpers
 
