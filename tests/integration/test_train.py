@@ -65,14 +65,18 @@ def test_resume_is_bitwise_identical(tmp_path, monkeypatch):
         assert torch.equal(wa[k], wb[k]), k
 
 
+@pytest.mark.slow
 def test_training_learns_and_logs_per_position(tmp_path):
-    config = small_config(steps=300, eval_every=100, ckpt_every=100, n_train=8000,
-                          model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=128))
+    # The recipe that leaves the ln-2 plateau fastest in our sweeps (see lego_extrapolation).
+    config = small_config(steps=800, eval_every=100, ckpt_every=800, n_train=8000, batch_size=64,
+                          model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=256, norm="pre",
+                                     init_std=0.1),
+                          optim=dict(lr=3e-3, warmup_steps=50))
     final = train(config, tmp_path, quiet=True)
     assert len(final["acc_by_depth"]) == 4
-    # #0 needs one lookup of the root: a 2-layer model fits it within 300 steps.
-    assert final["acc_by_depth"][0] > 0.95
-    assert final["train_loss"] < 0.5
+    # #0 and #1 are supervised; a 2-layer model resolves them, it cannot resolve #3.
+    assert min(final["acc_by_depth"][:2]) > 0.9
+    assert final["train_loss"] < 0.3
 
 
 def test_finished_run_is_reused_and_id_is_content_addressed(tmp_path):

@@ -18,16 +18,20 @@ from reasonlab.train.config import TrainConfig
 N_CLAUSES, N_TRAIN_VARS = 12, 6
 ARMS = {"BERT": False, "ALBERT": True}  # arm -> tie_layers
 
-# Scales. `cpu` was chosen by measurement on the reference 2-core machine (see README): a
-# 6-layer model narrow enough that two runs train side by side at one thread each, a learning
-# rate 20x the authors' with warmup so that #0-#5 are fitted within the budget.
+# Scales. `cpu` was chosen by measurement on the reference 2-core machine (README, "Choosing
+# the CPU scale"): runs are made narrow (d_model 64) so that two train side by side at one
+# thread each. From random init the task sits on a long loss plateau at ln 2 (every label is a
+# parity of >= 2 tokens, so no single token correlates with it). Post-LN at BERT's init std
+# 0.02 stayed on it longest in our sweeps; pre-LN with init std 0.1 and lr 2e-3 left it
+# fastest (n = 4 clauses: ~400 steps), so the cpu scale uses that.
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64),
                   optim=dict(lr=3e-3, warmup_steps=5), n_train=512, n_test=256, batch_size=32,
                   steps=20, eval_every=10, ckpt_every=10, threads=1),
-    "cpu": dict(model=dict(d_model=128, n_layers=6, n_heads=4, d_mlp=512),
-                optim=dict(lr=1e-3, warmup_steps=100, weight_decay=0.01), n_train=20_000,
-                n_test=2_000, batch_size=64, steps=1500, eval_every=100, ckpt_every=100,
+    "cpu": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm="pre",
+                           init_std=0.1),
+                optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01), n_train=20_000,
+                n_test=1_000, batch_size=64, steps=1200, eval_every=100, ckpt_every=100,
                 threads=1),
     # The authors' recipe: BERT-base shape, Adam 5e-5 with cosine decay over 200 epochs of
     # 10,000 x n sentences, batch 1000 (paper §3 and appendix), for a GPU.
