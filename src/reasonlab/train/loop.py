@@ -51,7 +51,12 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    return Transformer(config.model)
+    model = Transformer(config.model)
+    if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
+        from reasonlab.model.pretrained import load_pretrained
+
+        load_pretrained(model, config.pretrained, build_task(config.task).vocab.tokens)
+    return model
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
