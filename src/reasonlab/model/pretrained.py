@@ -219,3 +219,20 @@ def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, 
                           f"unexpected {unexpected[:3]}); use the standard softmax attention "
                           "and learned positions")
     return token_ids
+
+
+def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_classes: int,
+                           max_seq_len: int, seed: int = 0, **model: Any) -> nn.Module:
+    """A Transformer with checkpoint `name` loaded for a task vocabulary (head: fresh init).
+
+    `model` may set the free ModelConfig fields (dropout, depth_range, ...).
+    """
+    from reasonlab.model.config import ModelConfig
+    from reasonlab.model.transformer import Transformer
+
+    cfg = ModelConfig.build({**PRETRAINED[name].architecture, **model,
+                             "vocab_size": len(tokens), "n_classes": n_classes,
+                             "max_seq_len": max_seq_len}, where="model")
+    net = Transformer(cfg, generator=torch.Generator().manual_seed(seed))
+    load_pretrained(net, name, tokens)
+    return net
