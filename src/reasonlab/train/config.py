@@ -8,6 +8,7 @@ from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
 
@@ -68,6 +69,9 @@ class TrainConfig(StrictModel):
     """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
     the head, task tokens mapped to its vocabulary (LEGO §4.2). It fixes the architecture
     fields of `model`; None = random init."""
+    mimic: MimicConfig | None = Field(None, exclude_if=lambda v: v is None)
+    """Mimicking initialisation (LEGO §4.2.2): before training, chosen heads learn to imitate
+    target attention patterns on random task sentences (after `pretrained`, if both)."""
 
     @model_validator(mode="before")
     @classmethod
