@@ -74,3 +74,5 @@ def test_diagonal_score_by_hand():
     assert diagonal_score(np.ones((3, 2)), 0.5) == pytest.approx(0.5)  # 3 of 6 cells off by 1
     # normalised [[.5, 0], [0, 0], [1, 1]] vs ideal: |diff| .5 + 1 = 1.5 over 6 cells
     assert diagonal_score(np.array([[0.75, 0.5], [0.5, 0.5], [1, 1]]), 0.5) == pytest.approx(0.75)
+    # depths beyond the L layers are left out: chance everywhere scores 0.5, not ~0.9
+    assert diagonal_score(np.full((3, 12), 0.5), 0.5) == pytest.approx(0.5)

@@ -136,11 +136,14 @@ def diagonal_score(acc: np.ndarray, chance: float) -> float:
     """How close an accuracy map [layers+1, depths] is to the for-loop: 1 - mean |A - I|.
 
     A = (acc - chance) / (1 - chance) clipped to [0, 1] (0 = chance, 1 = perfect), I the
-    for-loop map. 1 means the map is exactly the diagonal staircase; 0 its opposite.
+    for-loop map, over the depths 0..L-1 that an L-layer for-loop resolves (deeper columns are
+    all-chance in I and would reward a model that resolves nothing). 1 = exactly the diagonal
+    staircase; a map at chance everywhere, or perfect everywhere, scores 0.5.
     Our own scalar summary of the paper's Fig. 4 (the paper shows the map only).
     """
-    a = np.clip((acc - chance) / max(1e-9, 1 - chance), 0, 1)
-    ideal = for_loop_map(acc.shape[0] - 1, acc.shape[1])
+    L = acc.shape[0] - 1
+    a = np.clip((acc[:, :L] - chance) / max(1e-9, 1 - chance), 0, 1)
+    ideal = for_loop_map(L, a.shape[1])
     ok = ~np.isnan(a)
     return float(1 - np.abs(a - ideal)[ok].mean())
 
