@@ -82,8 +82,9 @@ def require_weights() -> None:
 
 
 def extrapolation_span(spec: RunSpec) -> slice:
-    n_train = spec.config.task.n_train_vars  # type: ignore[attr-defined]
-    return slice(n_train, n_train + 3)
+    task = spec.config.task
+    n_train = task.n_train_vars  # type: ignore[attr-defined]
+    return slice(n_train, min(n_train + 3, task.n_clauses))  # type: ignore[attr-defined]
 
 
 def converge_steps(curve: list[dict[str, Any]]) -> float:
