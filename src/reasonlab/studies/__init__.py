@@ -6,6 +6,7 @@ from reasonlab.studies import lego_probes  # noqa: F401
 from reasonlab.studies import lego_pretraining  # noqa: F401
 from reasonlab.studies import lego_mimicking  # noqa: F401
 from reasonlab.studies import lego_shortcut  # noqa: F401
+from reasonlab.studies import lego_mixed_lengths  # noqa: F401
 from reasonlab.studies.base import STUDIES, run_study
 
 __all__ = ["STUDIES", "run_study"]
