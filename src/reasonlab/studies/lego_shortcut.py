@@ -65,6 +65,7 @@ class LegoShortcut(Study):
               "Zhang et al. 2022, §4.3 and Appendix A"),
     )
     cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
+    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}  # 4 arms: twice lego-extrapolation's
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         base = recipe(scale)
