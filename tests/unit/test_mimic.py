@@ -28,7 +28,8 @@ def test_targets_by_hand():
     # +eps then row-normalised; padding keys get nothing
     valid = torch.tensor([[True, True, True, True, False]])
     q = normalised(assoc[None, None], valid, 1e-3)[0, 0]
-    assert q[1].tolist() == pytest.approx([1e-3 / 1.004, 1e-3 / 1.004, 1e-3 / 1.004, 1.001 / 1.004, 0])
+    off = 1e-3 / 1.004  # row 1: one hit (key 3) + eps on 4 valid keys, sum 1.004
+    assert q[1].tolist() == pytest.approx([off, off, off, 1.001 / 1.004, 0])
 
 
 def test_loss_is_kl_and_floor_matches_brute_force():

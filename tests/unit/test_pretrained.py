@@ -71,7 +71,8 @@ def test_lego_vocab_rows_are_the_mapped_wordpiece_rows():
     for tok, i in zip(task.vocab.tokens, ids, strict=True):
         if tok in ("[CLS]", "[SEP]", "[PAD]", "=", ",", "a", "+", "-"):
             assert wp[i] == tok
-        assert torch.equal(model.W_E[task.vocab.id(tok)], sd["embeddings.word_embeddings.weight"][i])
+        wte = sd["embeddings.word_embeddings.weight"]
+        assert torch.equal(model.W_E[task.vocab.id(tok)], wte[i])
     # a LEGO sentence through our model equals BertModel on the WordPiece ids
     ref = hf_bert()
     batch = task.sample(np.random.default_rng(0), 4)
