@@ -38,13 +38,13 @@ def test_scores_single_example_by_hand():
     s = head_scores(patterns([HEAD0_EX1]), torch.tensor([TOK1]), special=(1, 2), window=1)
     # association: queries 1 and 3 (token 5 occurs twice): row1[3] = .6, row3[1] = .3
     assert s["association"][0, 0].item() == pytest.approx(0.45)
-    # manipulation, |q-k| <= 1: rows give 1, .4, 1, .7, .25
-    assert s["manipulation"][0, 0].item() == pytest.approx(3.35 / 5)
+    # manipulation, |q-k| = 1 (own position left out): rows give 0, .3, .5, .2, .25
+    assert s["manipulation"][0, 0].item() == pytest.approx(1.25 / 5)
     # broadcast, keys 0 and 4: rows give 1, .2, 0, .2, .25
     assert s["broadcast"][0, 0].item() == pytest.approx(1.65 / 5)
-    # identity head: never another occurrence, always inside the window, 2 of 5 queries special
+    # identity head: never another occurrence nor a neighbour; 2 of 5 queries are special
     assert s["association"][0, 1].item() == 0
-    assert s["manipulation"][0, 1].item() == 1
+    assert s["manipulation"][0, 1].item() == 0
     assert s["broadcast"][0, 1].item() == pytest.approx(0.4)
 
 
@@ -53,11 +53,12 @@ def test_scores_pool_queries_over_batch_and_ignore_padding():
     pad = tokens != 0
     pad[0] = True
     s = head_scores(patterns([HEAD0_EX1, HEAD0_EX2]), tokens, pad, special=(1, 2), window=1)
-    # ex2: association row1[2] = 1, row2[1] = .5; manipulation .5, 1, .5, 1; broadcast 0 0 .5 1
+    # ex2: association row1[2] = 1, row2[1] = .5; manipulation .5, 1, .5, 0 (its neighbour 4 is
+    # padding); broadcast 0, 0, .5, 1
     assert s["association"][0, 0].item() == pytest.approx((0.6 + 0.3 + 1 + 0.5) / 4)
-    assert s["manipulation"][0, 0].item() == pytest.approx((3.35 + 3) / 9)
+    assert s["manipulation"][0, 0].item() == pytest.approx((1.25 + 2) / 9)
     assert s["broadcast"][0, 0].item() == pytest.approx((1.65 + 1.5) / 9)
-    assert top_heads(s["manipulation"], 1) == [(0, 1, 1.0)]
+    assert top_heads(s["broadcast"], 1) == [(0, 1, pytest.approx(4 / 9))]
 
 
 def test_patterns_from_hooks_and_plots(tmp_path):

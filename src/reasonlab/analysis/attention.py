@@ -5,7 +5,8 @@ The LEGO paper names three attention patterns seen in pretrained BERT (§4.2.1, 
     association   a query attends to the OTHER occurrences of its own token (long range,
                   content-based: "b = a" reads the value from the clause defining a)
     manipulation  a query attends to nearby positions (short range, position-based: moves a
-                  value from the right-hand to the left-hand side of a clause)
+                  value from the right-hand to the left-hand side of a clause); the query's
+                  own position is left out, so a head that only attends to itself scores 0
     broadcast     a query attends to [CLS] / [SEP]
 
 Each head gets one score per pattern in [0, 1]: the attention mass a query puts where the
@@ -38,7 +39,7 @@ class ScoreInput:
     tokens   [batch, seq]
     valid    [batch, seq] bool, True = real token (queries and keys)
     special  token ids that count as broadcast targets ([CLS], [SEP])
-    window   manipulation half-width: keys with |q - k| <= window count
+    window   manipulation half-width: keys with 1 <= |q - k| <= window count
     """
 
     pattern: torch.Tensor
@@ -74,10 +75,11 @@ def association(x: ScoreInput) -> torch.Tensor:
 
 @HEAD_SCORES.register("manipulation")
 def manipulation(x: ScoreInput) -> torch.Tensor:
-    """Mass within `window` positions of the query, itself included (LEGO §4.2.1)."""
+    """Mass on the other positions within `window` of the query (LEGO §4.2.1)."""
     T = x.tokens.shape[1]
     i = torch.arange(T)
-    near = (i[:, None] - i[None, :]).abs() <= x.window  # [q_pos, k_pos]
+    gap = (i[:, None] - i[None, :]).abs()  # [q_pos, k_pos]
+    near = (gap >= 1) & (gap <= x.window)
     return _mass(x, near[None] & x.valid[:, None, :], x.valid)
 
 

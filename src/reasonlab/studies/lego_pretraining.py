@@ -127,8 +127,8 @@ def head_evidence(task_cfg: dict[str, Any], out: Path, n: int = 64
                                                 batch.tokens[0].tolist()],
                    out / "pretrained_heads.png", heads=best, order=order,
                    scores=scores[PRETRAINED],
-                   title="pretrained, before fine-tuning: best association (left) and "
-                         "manipulation (right) heads; sentence in chain order")
+                   title="pretrained, no fine-tuning: best association (left) and\n"
+                         "manipulation (right) head; clauses in chain order")
     return scores, task, batch
 
 
