@@ -46,3 +46,24 @@ def test_attention_of_pretrained(tmp_path, capsys):
 def test_attention_needs_a_target(capsys):
     assert main(["attention"]) == 2
     assert "run directory" in capsys.readouterr().err
+
+
+def test_attention_report_on_padded_mixed_length_sentences(tmp_path):
+    from reasonlab.analysis.attention import attention_report
+    from reasonlab.model import ModelConfig, Transformer
+
+    task = build_task({"name": "lego", "n_clauses": 5, "n_train_vars": 2, "min_clauses": 2})
+    cfg = ModelConfig.build(dict(vocab_size=len(task.vocab), n_classes=2,
+                                 max_seq_len=task.seq_len, d_model=16, n_heads=2, d_mlp=16,
+                                 n_layers=1, init_std=0.5))
+    model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
+    batch = task.sample(np.random.default_rng(0), 16)
+    assert (batch.label_pos < 0).any()  # some sentences are padded
+    scores = attention_report(model, task, tmp_path, n=16, span=5)
+    # padding keys get no attention, so broadcast mass matches a recomputation without them
+    p = attention_patterns(model, batch.tokens, batch.pad_mask)
+    want = head_scores(p, batch.tokens, batch.pad_mask, special_ids(task.vocab.tokens))
+    torch.testing.assert_close(scores["broadcast"], want["broadcast"])
+    for b in range(16):  # real queries never attend to padding keys
+        real = batch.pad_mask[b]
+        assert p[:, b][:, :, real][..., ~real].abs().max(initial=0) == 0

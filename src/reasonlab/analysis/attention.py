@@ -233,7 +233,8 @@ def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, exa
     pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
     scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window)
     T = batch.tokens.shape[1]
-    order = (reading_order(T, batch.label_pos[example].tolist(), span) if span else None)
+    starts = [p for p in batch.label_pos[example].tolist() if p >= 0]  # -1: padded slot
+    order = reading_order(T, starts, span) if span else None
     labels = [vocab[t] for t in batch.tokens[example].tolist()]
     plot_attention(pattern[:, example], labels, out / "attention.png", order=order,
                    title=title, scores=scores)
