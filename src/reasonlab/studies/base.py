@@ -88,6 +88,12 @@ class Study(ABC):
     """Wall-clock budget of the `cpu` scale on a 2-core machine (measured)."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
 
+    @classmethod
+    def missing(cls) -> str | None:
+        """Why the study cannot run on this machine (an absent asset and how to install it),
+        or None. Tests skip a study with this reason."""
+        return None
+
     @abstractmethod
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]: ...
 

@@ -80,6 +80,11 @@ class LegoConfig(TaskConfig):
     """Map `=`, `,` and op tokens to arbitrary fresh tokens t0..tK (the §4 control)."""
     rename_seed: int = 0
     """Seed of the permutation assigning fresh tokens under rename_ops."""
+    min_clauses: int | None = Field(None, gt=0, exclude_if=lambda v: v is None)
+    """Mixed lengths (dataset composition, LEGO §1 and §4): each TRAINING sentence draws its
+    chain length uniformly in [min_clauses, n_clauses] and is right-padded (pad_mask; missing
+    slots have label_pos -1 and no loss); the test set keeps n_clauses, so it measures
+    extrapolation. None: every sentence has n_clauses."""
 
     @field_validator("group")
     @classmethod
@@ -118,6 +123,8 @@ class LegoConfig(TaskConfig):
                 raise ValueError(f"supervised: positions {bad} outside chain 0..{n - 1}")
             if len(set(self.supervised)) != len(self.supervised):
                 raise ValueError("supervised: positions must be distinct")
+        if self.min_clauses is not None and self.min_clauses > n:
+            raise ValueError(f"min_clauses={self.min_clauses} exceeds n_clauses={n}; lower it")
         if self.n_vars < n:
             raise ValueError(
                 f"n_vars={self.n_vars} < n_clauses={n}: every clause needs its own variable; "
@@ -228,9 +235,39 @@ class LegoTask:
     # ------------------------------------------------------------------ generation
 
     def sample(self, rng: np.random.Generator, n: int) -> Batch:
-        """n fresh random sentences, vectorised over the batch (loops run over chain positions)."""
+        """n fresh random training sentences (mixed lengths when min_clauses is set)."""
         c = self.config
-        N, B = c.n_clauses, n
+        if c.min_clauses is None:
+            return self._sample_len(rng, n, c.n_clauses)
+        lengths = rng.integers(c.min_clauses, c.n_clauses + 1, size=n)
+        parts, rows = [], []
+        for N in np.unique(lengths):  # one vectorised draw per length, then padded
+            at = np.flatnonzero(lengths == N)
+            parts.append(self._pad(self._sample_len(rng, len(at), int(N))))
+            rows.append(at)
+        order = np.argsort(np.concatenate(rows), kind="stable")
+        return Batch.cat(parts)[torch.from_numpy(order)]
+
+    def _pad(self, b: Batch) -> Batch:
+        """Right-pad a batch of shorter sentences to seq_len tokens and n_clauses slots."""
+        B, T = b.tokens.shape
+        N, P = b.label_pos.shape[1], self.config.n_clauses
+        grow = self.seq_len - T
+        tokens = torch.cat([b.tokens, torch.zeros(B, grow, dtype=torch.long)], 1)  # 0 = [PAD]
+
+        def slots(x: torch.Tensor, fill: object) -> torch.Tensor:
+            return torch.cat([x, torch.full((B, P - N), fill, dtype=x.dtype)], 1)
+
+        return Batch(tokens=tokens, label_pos=slots(b.label_pos, -1), labels=slots(b.labels, 0),
+                     loss_mask=slots(b.loss_mask, False),
+                     pad_mask=(torch.arange(self.seq_len) < T).expand(B, -1).clone(),
+                     meta={"depth": torch.arange(P).expand(B, P).clone()})
+
+    def _sample_len(self, rng: np.random.Generator, n: int, N: int) -> Batch:
+        """n sentences of exactly N clauses, vectorised over the batch (loops over chain
+        positions)."""
+        c = self.config
+        B = n
         rows = np.arange(B)[:, None]
         # Draws happen in a fixed order that does not depend on rename_ops, so renaming
         # changes token ids only. Authors' code: a random permutation of the 26 letters per
@@ -263,7 +300,7 @@ class LegoTask:
         arg_tok[:, 1:] = var_tok[:, :-1]
         op_tok = self._op_ids[ops.T]
 
-        tokens = np.empty((B, self.seq_len), dtype=np.int64)
+        tokens = np.empty((B, CLAUSE_LEN * N + 2), dtype=np.int64)
         tokens[:, 0] = self.vocab.id(CLS)
         tokens[:, -1] = self.vocab.id(SEP)
         clauses = tokens[:, 1:-1].reshape(B, N, CLAUSE_LEN)  # a view: writes land in tokens
@@ -287,7 +324,7 @@ class LegoTask:
             tokens=torch.from_numpy(tokens),
             label_pos=torch.from_numpy(label_pos),
             labels=torch.from_numpy(np.ascontiguousarray(values)),
-            loss_mask=torch.from_numpy(self._loss_mask).expand(B, N).clone(),
+            loss_mask=torch.from_numpy(self._loss_mask[:N]).expand(B, N).clone(),
             pad_mask=None,
             meta={"depth": torch.arange(N).expand(B, N).clone()},
         )
@@ -305,15 +342,19 @@ class LegoTask:
                 "n_clauses/n_vars"
             )
         train = self._draw_distinct(rng, n_train, exclude=None)
-        test = self._draw_distinct(rng, n_test, exclude=_row_keys(train.tokens))
+        test = self._draw_distinct(rng, n_test, exclude=_row_keys(train.tokens), full=True)
         return train, test
 
     def _draw_distinct(
-        self, rng: np.random.Generator, n: int, exclude: np.ndarray | None
+        self, rng: np.random.Generator, n: int, exclude: np.ndarray | None, full: bool = False
     ) -> Batch:
-        """n distinct sentences whose token rows are not in `exclude` (rows keyed as bytes)."""
+        """n distinct sentences whose token rows are not in `exclude` (rows keyed as bytes);
+        `full`: all n_clauses long even under min_clauses (the test set)."""
+        def sample(k: int) -> Batch:
+            return self._sample_len(rng, k, self.config.n_clauses) if full else self.sample(rng, k)
+
         if n == 0:
-            return self.sample(rng, 0)
+            return sample(0)
         drawn: list[Batch] = []
         have, rounds = 0, 0
         if exclude is not None:
@@ -325,7 +366,7 @@ class LegoTask:
                     f"could only find {have} of {n} distinct unseen LEGO sentences after 50 "
                     "rounds; lower the counts or raise n_clauses/n_vars"
                 )
-            drawn.append(self.sample(rng, max(2 * (n - have), 1024)))
+            drawn.append(sample(max(2 * (n - have), 1024)))
             pool = Batch.cat(drawn)
             keys = _row_keys(pool.tokens)
             _, first = np.unique(keys, return_index=True)
@@ -340,15 +381,19 @@ class LegoTask:
 
     def render(self, batch: Batch, i: int) -> str:
         """Sentence i as readable text: `var = op arg` clauses joined by ` ; `."""
-        words = [self._readable[t] for t in batch.tokens[i, 1:-1].tolist()]
+        T = int(batch.pad_mask[i].sum()) if batch.pad_mask is not None else batch.tokens.shape[1]
+        words = [self._readable[t] for t in batch.tokens[i, 1 : T - 1].tolist()]
         clauses = (words[j : j + CLAUSE_LEN - 1] for j in range(0, len(words), CLAUSE_LEN))
         return " ; ".join(" ".join(c) for c in clauses)
 
     def parse(self, text: str) -> list[int]:
         """Token ids of a sentence in the readable text form (inverse of `render`)."""
         clauses = [c.split() for c in text.split(";")]
-        if len(clauses) != self.config.n_clauses:
-            raise ParseError(f"expected {self.config.n_clauses} clauses, got {len(clauses)}")
+        c = self.config
+        lo = c.n_clauses if c.min_clauses is None else c.min_clauses
+        if not lo <= len(clauses) <= c.n_clauses:
+            want = c.n_clauses if lo == c.n_clauses else f"{lo} to {c.n_clauses}"
+            raise ParseError(f"expected {want} clauses, got {len(clauses)}")
         ids = [self.vocab.id(CLS)]
         for words in clauses:
             if len(words) != 4 or words[1] != EQ:
@@ -394,16 +439,19 @@ class LegoTask:
 
     def labels_text(self, batch: Batch, i: int) -> dict[str, str]:
         """The generator's answer for sentence i: variable name -> point name."""
-        var_tok = batch.tokens[i, batch.label_pos[i]].tolist()
+        ok = batch.label_pos[i] >= 0  # padded slots (mixed lengths) have none
+        var_tok = batch.tokens[i, batch.label_pos[i][ok]].tolist()
         return {
             self._readable[t]: self.point_names[y]
-            for t, y in zip(var_tok, batch.labels[i].tolist())
+            for t, y in zip(var_tok, batch.labels[i][ok].tolist())
         }
 
     def depths(self, batch: Batch, i: int) -> dict[str, int]:
         """Chain depth of every variable of sentence i (0 = defined from the root value)."""
-        var_tok = batch.tokens[i, batch.label_pos[i]].tolist()
-        return {self._readable[t]: d for t, d in zip(var_tok, batch.meta["depth"][i].tolist())}
+        ok = batch.label_pos[i] >= 0
+        var_tok = batch.tokens[i, batch.label_pos[i][ok]].tolist()
+        return {self._readable[t]: d
+                for t, d in zip(var_tok, batch.meta["depth"][i][ok].tolist())}
 
     def example_json(self, batch: Batch, i: int) -> dict[str, object]:
         """Sentence i as a JSON-ready record: readable text, answers and chain depths."""

@@ -8,6 +8,7 @@ from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
 
@@ -63,6 +64,14 @@ class TrainConfig(StrictModel):
     """torch CPU threads; None keeps torch's default."""
     dtype: Literal["fp32", "bf16"] = "fp32"
     """bf16 runs the forward pass under autocast; weights and optimizer stay fp32."""
+    # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
+    pretrained: str | None = Field(None, exclude_if=lambda v: v is None)
+    """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
+    the head, task tokens mapped to its vocabulary (LEGO §4.2). It fixes the architecture
+    fields of `model`; None = random init."""
+    mimic: MimicConfig | None = Field(None, exclude_if=lambda v: v is None)
+    """Mimicking initialisation (LEGO §4.2.2): before training, chosen heads learn to imitate
+    target attention patterns on random task sentences (after `pretrained`, if both)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -79,16 +88,23 @@ class TrainConfig(StrictModel):
             derived = {"vocab_size": len(t.vocab), "n_classes": t.n_classes,
                        "max_seq_len": t.seq_len}
             model = dict(data["model"])
+            source = dict.fromkeys(derived, "the task")
+            if data.get("pretrained") is not None:  # the checkpoint fixes the architecture
+                fixed = _pretrained_fields(str(data["pretrained"]), t.seq_len)
+                source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
+                derived = {**fixed, **derived}
             for k, v in derived.items():
                 if k in model and model[k] != v:
-                    raise ValueError(f"model.{k}={model[k]} disagrees with the task ({v}); "
-                                     "remove it, the task sets it")
+                    raise ValueError(f"model.{k}={model[k]} disagrees with {source[k]} ({v}); "
+                                     f"remove it, {source[k]} sets it")
                 model[k] = v
             data["model"] = ModelConfig.build(model, where="model")
         return data
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        if self.pretrained is not None:
+            _pretrained_fields(self.pretrained, self.model.max_seq_len)
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
@@ -96,3 +112,13 @@ class TrainConfig(StrictModel):
             raise ValueError(f"optim.warmup_steps={self.optim.warmup_steps} exceeds "
                              f"steps={self.steps}; lower it")
         return self
+
+
+def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
+    from reasonlab.model.pretrained import PRETRAINED
+
+    ckpt = PRETRAINED[name]
+    if seq_len > ckpt.max_positions:
+        raise ValueError(f"pretrained {name!r} reads at most {ckpt.max_positions} tokens but "
+                         f"the task's sentences have {seq_len}; shorten them")
+    return dict(ckpt.architecture)

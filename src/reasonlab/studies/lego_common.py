@@ -1,0 +1,76 @@
+"""Pieces shared by the LEGO mechanism studies (Zhang et al. 2022, §4): the training recipe,
+arm configs, and verdict helpers. Thresholds are constants fixed before any run."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from reasonlab.studies.base import Claim, RunSpec, Scale, Verdict
+from reasonlab.train.config import TrainConfig
+
+MIN_GAIN = 0.05
+"""A difference in accuracy (mean over positions and seeds) that counts, when also > 2 SE."""
+PASS = 0.9
+"""Accuracy at which a chain position counts as learned (first evaluation step above it)."""
+
+
+def recipe(scale: Scale) -> dict[str, Any]:
+    """The LEGO training recipe of `lego-extrapolation` at this scale (referenced, not copied:
+    when that study's CPU recipe changes, every LEGO study follows)."""
+    from reasonlab.studies.lego_extrapolation import SCALES
+
+    return copy.deepcopy(SCALES[scale])
+
+
+def spec(arm: str, seed: int, base: dict[str, Any], task: dict[str, Any],
+         **over: Any) -> RunSpec:
+    """A RunSpec from a recipe, a LEGO task dict and top-level / model overrides."""
+    model = {**base["model"], **over.pop("model", {})}
+    return RunSpec(arm, seed, TrainConfig.build({**base, **over, "task": task, "seed": seed,
+                                                 "model": model}))
+
+
+def span_means(finals: list[list[float]], span: slice) -> np.ndarray:
+    """Per-seed mean accuracy over chain positions `span`: [seeds]."""
+    return np.asarray(finals, dtype=float)[:, span].mean(1)
+
+
+def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tuple[str, str],
+                 what: str, min_gain: float = MIN_GAIN) -> Verdict:
+    """Reproduced when mean(better) - mean(worse) > min_gain and > 2 standard errors; not
+    reproduced when the gain is <= 0 or confidently below min_gain; else inconclusive."""
+    a, b = np.asarray(better, float), np.asarray(worse, float)
+    gain = float(a.mean() - b.mean())
+    se = (float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
+          if len(a) > 1 and len(b) > 1 else 0.0)
+    ev = (f"{what}: {names[0]} {a.mean():.3f} ± {a.std():.3f}, {names[1]} {b.mean():.3f} ± "
+          f"{b.std():.3f} ({len(a)} seeds); gain {gain:+.3f} (SE {se:.3f}; needs > {min_gain} "
+          "and > 2 SE)")
+    if gain > min_gain and gain > 2 * se:
+        status = "reproduced"
+    elif gain <= 0 or (len(a) > 1 and gain + 2 * se < min_gain):
+        status = "not reproduced"
+    else:
+        status = "inconclusive"
+    return Verdict(claim, status, ev)  # type: ignore[arg-type]
+
+
+def first_pass_steps(curve: list[dict[str, Any]], threshold: float = PASS) -> list[float]:
+    """Per chain position, the first evaluated step whose accuracy is >= threshold (inf: never)."""
+    n = len(curve[0]["acc_by_depth"])
+    out = [float("inf")] * n
+    for m in curve:
+        for k, a in enumerate(m["acc_by_depth"]):
+            if a >= threshold and out[k] == float("inf"):
+                out[k] = float(m["step"])
+    return out
+
+
+def by_arm(results: list[tuple[RunSpec, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    arms: dict[str, list[dict[str, Any]]] = {}
+    for s, r in results:
+        arms.setdefault(s.arm, []).append(r)
+    return arms

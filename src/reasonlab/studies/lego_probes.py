@@ -1,0 +1,84 @@
+"""LEGO: per-layer linear probes, BERT-like vs ALBERT-like (Zhang et al. 2022, §4.1 Q2, Fig. 4).
+
+The two arms are `lego-extrapolation`'s (same recipe). After training, one linear probe per
+layer reads each variable's value from its frozen token representation (analysis/probes.py),
+trained on fresh sentences and tested on held-out ones, broken down by chain depth, with a
+shuffled-label baseline. The diagonal score (1 = exactly one layer per reasoning step, see
+`diagonal_score`) summarises each (layer, depth) map.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reasonlab.analysis.probes import diagonal_score, plot_probe_maps, probe_model
+from reasonlab.report import table
+from reasonlab.runs import load_run_model
+from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
+from reasonlab.studies.lego_common import by_arm, gain_verdict, recipe, spec
+from reasonlab.studies.lego_extrapolation import ARMS, lego_task
+from reasonlab.tasks.base import build_task
+
+PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data
+
+
+def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
+    """(accuracy map [layers+1, depths], shuffled-label map, chance) of one finished run.
+
+    Probe sentences: n_test for fitting and n_test // 2 held out, disjoint (task.splits).
+    """
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    train, test = task.splits(np.random.default_rng([PROBE_SEED, config.seed]), config.n_test,
+                              max(1, config.n_test // 2))
+    r = probe_model(model, train, test, task.n_classes, key="depth")
+    return r.acc, r.acc_shuffled, r.chance
+
+
+@STUDIES.register("lego-probes")
+class LegoProbes(Study):
+    name = "lego-probes"
+    title = "LEGO: information percolation by linear probes (BERT-like vs ALBERT-like)"
+    claims = (Claim("for-loop", "ALBERT's probe map is closer to the one-layer-per-step "
+                    "for-loop than BERT's (higher diagonal score)",
+                    "Zhang et al. 2022, §4.1 Q2, Fig. 4"),)
+    cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
+
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        base = recipe(scale)
+        return [spec(arm, seed, base, lego_task(), model={"tie_layers": tied})
+                for arm, tied in ARMS.items() for seed in range(seeds)]
+
+    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
+        arms = by_arm(results)
+        maps: dict[str, np.ndarray] = {}
+        scores: dict[str, np.ndarray] = {}
+        rows, shuffled_gap = [], 0.0
+        chance = 0.5
+        for arm, rs in arms.items():
+            probed = [probe_run(out / "runs" / r["id"]) for r in rs]
+            chance = float(np.mean([c for _, _, c in probed]))
+            maps[arm] = np.mean([a for a, _, _ in probed], axis=0)
+            scores[arm] = np.array([diagonal_score(a, c) for a, _, c in probed])
+            shuffled_gap = max(shuffled_gap, max(float(np.nanmax(np.abs(s - c)))
+                                                 for _, s, c in probed))
+            for layer, accs in enumerate(maps[arm]):
+                rows.append([arm, str(layer)] + [f"{x:.2f}" for x in accs])
+        plot_probe_maps(maps, out / "probe_maps.png", chance)
+        n = next(iter(maps.values())).shape[1]
+        rep = Report(self.title)
+        rep.sections.append(
+            "## Held-out probe accuracy by layer (0 = embeddings) and chain depth "
+            f"(mean over seeds; chance {chance:.2f})\n\n"
+            + table(["arm", "layer"] + [f"#{d}" for d in range(n)], rows)
+            + f"\n\nShuffled-label probes: largest distance from chance {shuffled_gap:.3f}.\n\n"
+            + "Diagonal score per seed: "
+            + "; ".join(f"{a} {', '.join(f'{x:.3f}' for x in s)}" for a, s in scores.items()))
+        rep.figures.append(("probe_maps.png", "Probe accuracy over (layer, depth); dashed: "
+                            "the one-layer-per-step for-loop"))
+        rep.verdicts = [gain_verdict(self.claims[0], scores["ALBERT"], scores["BERT"],
+                                     ("ALBERT", "BERT"), "diagonal score")]
+        return rep

@@ -1,0 +1,54 @@
+"""Verdict rules of the LEGO mechanism studies on hand-made numbers."""
+
+import numpy as np
+
+from reasonlab.studies.base import Claim
+from reasonlab.studies.lego_common import first_pass_steps, gain_verdict
+from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
+from reasonlab.studies.lego_pretraining import PRETRAINED, RANDOM, converge_verdict
+from reasonlab.studies.lego_shortcut import last_first_verdict
+
+C = Claim("k", "text", "src")
+
+
+def test_gain_verdict_thresholds():
+    assert gain_verdict(C, np.array([0.8, 0.82, 0.81]), np.array([0.6, 0.61, 0.62]),
+                        ("a", "b"), "x").status == "reproduced"
+    assert gain_verdict(C, np.array([0.6, 0.61]), np.array([0.62, 0.6]),
+                        ("a", "b"), "x").status == "not reproduced"  # gain <= 0
+    # a small gain with a tiny spread is confidently below 0.05: not reproduced
+    assert gain_verdict(C, np.array([0.62, 0.62]), np.array([0.6, 0.6]),
+                        ("a", "b"), "x").status == "not reproduced"
+    # a large but noisy gain: inconclusive
+    v = gain_verdict(C, np.array([0.5, 0.9]), np.array([0.5, 0.6]), ("a", "b"), "x")
+    assert v.status == "inconclusive" and "+0.150" in v.evidence
+
+
+def curve(rows):
+    return [{"step": 10 * (i + 1), "acc_by_depth": r} for i, r in enumerate(rows)]
+
+
+def test_first_pass_and_last_first():
+    c = curve([[0.95, 0.5, 0.5, 0.92], [0.95, 0.91, 0.5, 0.95], [0.95, 0.95, 0.95, 0.95]])
+    assert first_pass_steps(c) == [10, 20, 30, 10]
+    # positions #1..#2 are the middle here; the last passes before both
+    assert last_first_verdict(C, [c]).status == "reproduced"
+    late = curve([[0.95, 0.95, 0.95, 0.5], [0.95, 0.95, 0.95, 0.95]])
+    assert last_first_verdict(C, [late]).status == "not reproduced"
+    never = curve([[0.5] * 4])
+    assert last_first_verdict(C, [never]).status == "inconclusive"
+
+
+def test_converge_and_closed_gap():
+    assert converge_verdict(C, [20.0], [float("inf")], ("p", "r")).status == "reproduced"
+    assert converge_verdict(C, [40.0], [20.0], ("p", "r")).status == "not reproduced"
+    assert converge_verdict(C, [float("inf")], [float("inf")], ("p", "r")).status == \
+        "inconclusive"
+    finals = {RANDOM: [[1, 0.5, 0.5]] * 2, PRETRAINED: [[1, 0.9, 0.9]] * 2,
+              MIMIC: [[1, 0.8, 0.8]] * 2}
+    v = closed_verdict(C, finals, slice(1, 3), "x")
+    assert v.status == "reproduced" and "0.75" in v.evidence  # (0.8 - 0.5) / (0.9 - 0.5)
+    finals[MIMIC] = [[1, 0.6, 0.6]] * 2
+    assert closed_verdict(C, finals, slice(1, 3), "x").status == "not reproduced"
+    finals[PRETRAINED] = [[1, 0.5, 0.5]] * 2  # no gap to close
+    assert closed_verdict(C, finals, slice(1, 3), "x").status == "inconclusive"

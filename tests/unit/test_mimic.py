@@ -1,0 +1,108 @@
+"""Mimicking initialisation: targets by hand, the loss floor, and the loss falling to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from reasonlab.errors import ConfigError
+from reasonlab.model import ModelConfig, Transformer
+from reasonlab.model.mimic import (MIMIC_TARGETS, MimicConfig, batch_loss, loss_floor, mimic,
+                                   mimic_loss, normalised, special_ids)
+from reasonlab.tasks.base import build_task
+
+
+def test_targets_by_hand():
+    cfg = MimicConfig(kernel=[1, 2, 4, 2, 1])
+    tok = torch.tensor([[1, 5, 3, 5, 2]])
+    assoc = MIMIC_TARGETS["association"](tok, cfg, (1, 2))[0]
+    want = torch.zeros(5, 5)
+    want[1, 3] = want[3, 1] = 1
+    assert torch.equal(assoc, want)
+    manip = MIMIC_TARGETS["manipulation"](tok, cfg, (1, 2))[0]
+    assert manip[0].tolist() == [4, 2, 1, 0, 0] and manip[2].tolist() == [1, 2, 4, 2, 1]
+    assert manip[4].tolist() == [0, 0, 1, 2, 4]
+    bc = MIMIC_TARGETS["broadcast"](tok, cfg, (1, 2))[0]
+    assert bc[3].tolist() == [1, 0, 0, 0, 1]
+    # +eps then row-normalised; padding keys get nothing
+    valid = torch.tensor([[True, True, True, True, False]])
+    q = normalised(assoc[None, None], valid, 1e-3)[0, 0]
+    off = 1e-3 / 1.004  # row 1: one hit (key 3) + eps on 4 valid keys, sum 1.004
+    assert q[1].tolist() == pytest.approx([off, off, off, 1.001 / 1.004, 0])
+
+
+def test_loss_is_kl_and_floor_matches_brute_force():
+    task = build_task({"name": "lego", "n_clauses": 3, "n_train_vars": 2, "n_vars": 5})
+    b = task.sample(np.random.default_rng(0), 16)
+    valid = torch.ones_like(b.tokens, dtype=torch.bool)
+    t = normalised(MIMIC_TARGETS["manipulation"](b.tokens, MimicConfig(), ())[:, None], valid,
+                   1e-3)  # [B, 1, T, T]
+    # the loss of the target itself: KL(rownorm(q + eps) || q), computed here directly
+    qs = (t + 1e-3) / (t + 1e-3).sum(-1, keepdim=True)
+    assert mimic_loss([t], t, [0], valid, 1e-3).item() == pytest.approx(
+        (qs * (qs / t).log()).sum(-1).mean().item(), rel=1e-5)
+    z = torch.zeros_like(t, requires_grad=True)  # free logits: the best any attention can do
+    opt = torch.optim.Adam([z], lr=0.1)
+    for _ in range(1500):
+        loss = mimic_loss([z.softmax(-1)], t, [0], valid, 1e-3)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    floor = loss_floor(t, valid, 1e-3).item()
+    assert floor <= loss.item() + 1e-6 and loss.item() == pytest.approx(floor, abs=2e-3)
+    assert floor > 0.01  # the authors' eps leaves a visible floor for a kernel summing to 10
+
+
+def test_mimicking_loss_falls_to_the_floor():
+    task = build_task({"name": "lego", "n_clauses": 4, "n_train_vars": 2, "n_vars": 6})
+    cfg = ModelConfig.build(dict(vocab_size=len(task.vocab), n_classes=2,
+                                 max_seq_len=task.seq_len, d_model=64, n_heads=2, d_head=64,
+                                 d_mlp=64, n_layers=1))
+    model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
+    mc = MimicConfig(steps=400, batch_size=32, lr=1e-2)
+    held_out = task.sample(np.random.default_rng(1), 128)
+    special = special_ids(task.vocab.tokens)
+    with torch.no_grad():
+        start, floor = batch_loss(model, held_out, mc, special)
+    losses = mimic(model, task, mc, np.random.default_rng(0))
+    with torch.no_grad():
+        end, _ = batch_loss(model, held_out, mc, special)
+    print(f"held-out mimic loss {start:.3f} -> {end:.4f}; floor {floor:.4f}")
+    assert start > 1.0
+    assert end - floor < 0.02 * (start - floor)  # 98% of the reducible loss is gone
+    # same seed, same weights (deterministic)
+    again = Transformer(cfg, generator=torch.Generator().manual_seed(0))
+    assert mimic(again, task, mc.replace(steps=5), np.random.default_rng(0)) == losses[:5]
+
+
+def test_bad_heads_and_targets_are_config_errors():
+    with pytest.raises(ConfigError, match="unknown mimic target"):
+        MimicConfig.build({"heads": {"0": "nonsense"}})
+    task = build_task({"name": "lego", "n_clauses": 3, "n_train_vars": 2})
+    cfg = ModelConfig.build(dict(vocab_size=len(task.vocab), n_classes=2,
+                                 max_seq_len=task.seq_len, d_model=16, n_heads=2, d_mlp=16,
+                                 n_layers=1))
+    with pytest.raises(ConfigError, match="do not exist"):
+        mimic(Transformer(cfg), task, MimicConfig(heads={5: "association"}, steps=1),
+              np.random.default_rng(0))
+
+
+def test_train_config_mimic_initialises_the_model():
+    from reasonlab.runs import config_id
+    from reasonlab.train.config import TrainConfig
+    from reasonlab.train.loop import build_model
+
+    base = {"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+            "model": {"d_model": 16, "n_layers": 2, "n_heads": 2, "d_mlp": 16}}
+    plain = TrainConfig.build(base)
+    cfg = TrainConfig.build({**base, "mimic": {"steps": 30, "batch_size": 16, "lr": 1e-2}})
+    assert "mimic" not in plain.model_dump() and config_id(plain) != config_id(cfg)
+    task = build_task(cfg.task)
+    held_out = task.sample(np.random.default_rng(7), 64)
+    special = special_ids(task.vocab.tokens)
+    with torch.no_grad():
+        before, _ = batch_loss(build_model(plain), held_out, cfg.mimic, special)
+        after, _ = batch_loss(build_model(cfg), held_out, cfg.mimic, special)
+    assert after < 0.5 * before  # same init seed, then 30 mimicking steps
+    assert torch.equal(build_model(cfg).W_E, build_model(cfg).W_E)  # deterministic
