@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from reasonlab.model.models import MODELS
 from reasonlab.model.transformer import Transformer
 from reasonlab.tasks.base import Batch, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
@@ -51,7 +52,7 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    return Transformer(config.model)
+    return MODELS[config.model.arch](config.model)
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
