@@ -140,17 +140,13 @@ class Layer(nn.Module):
 
 
 class TiedHead(nn.Module):
-    """Read-out tied to the embedding, logits = x W_E^T + b_head: a symbol's logit is its
-    embedding's inner product with the read-out state, so an unseen symbol can be named
+    """Read-out tied to the embedding, logits = x W_E^T (GPT-2's, no bias): a symbol's logit is
+    its embedding's inner product with the read-out state, so an unseen symbol can be named
     (abstract symbols, Boix-Adsera et al. 2024 §5). W_E is passed in, not held, so the
-    state dict holds it once."""
-
-    def __init__(self, config: ModelConfig):
-        super().__init__()
-        self.b_head = nn.Parameter(torch.zeros(config.vocab_size))  # [vocab]
+    state dict holds it once. No parameters."""
 
     def forward(self, x: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, W_E, self.b_head)  # [..., d_model] -> [..., vocab]
+        return F.linear(x, W_E)  # [..., d_model] -> [..., vocab]
 
 
 class Transformer(HookedModule):
@@ -174,7 +170,7 @@ class Transformer(HookedModule):
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
-        self.head = nn.Linear(d, config.n_classes) if not config.tie_head else TiedHead(config)
+        self.head = nn.Linear(d, config.n_classes) if not config.tie_head else TiedHead()
         name_hook_points(self)
         INITS[config.init](self, config, generator)
 

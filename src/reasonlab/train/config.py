@@ -55,6 +55,9 @@ class TrainConfig(StrictModel):
     """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
     ckpt_every: int = Field(200, gt=0)
     """Checkpoint every this many steps (a multiple of eval_every) and at the end."""
+    eval_train: bool = False
+    """Also log `train_acc`: accuracy on the first n_test training examples (memorisation vs
+    generalisation, e.g. the MLP baseline of the abstract-symbols study)."""
     eval_batch_size: int = Field(500, gt=0)
     """Batch size of evaluation (memory only; results do not depend on it)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"

@@ -127,6 +127,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
                     **evaluate(model, test_set, config.eval_batch_size, autocast)}
+            if config.eval_train:
+                last["train_acc"] = evaluate(model, train_set[: config.n_test],
+                                             config.eval_batch_size, autocast)["acc"]
             loss_sum.zero_()
             with metrics_path.open("a") as f:
                 f.write(json.dumps(last) + "\n")
