@@ -240,6 +240,21 @@ class TemplatesTask:
     def n_classes(self) -> int:
         return len(self.vocab) if self.symbolic else len(self.classes)
 
+    def class_mask(self, split: str) -> torch.Tensor | None:
+        """Symbolic labels: the answer candidates of `split`, its symbols [vocab] bool.
+
+        Training runs its softmax over the training symbols, evaluation ranks the test
+        symbols. A test symbol is never a training answer; left in the training softmax it is
+        pushed down at every step, and under Adam its (tied) embedding moves by about lr per
+        step whatever the gradient's size, so it would no longer be an unseen symbol with a
+        random embedding, the premise of the paper's §5. Real labels: None (all classes).
+        """
+        if not self.symbolic:
+            return None
+        mask = torch.zeros(len(self.vocab), dtype=torch.bool)
+        mask[torch.from_numpy(self.symbol_ids[split])] = True
+        return mask
+
     @property
     def seq_len(self) -> int:
         return max(len(t.tokens) for t in self.templates) + 1

@@ -72,6 +72,14 @@ def _depth(config: TrainConfig, step: int) -> int | None:
     return int(torch.randint(lo, hi + 1, (1,), generator=g))
 
 
+def class_masks(config: TrainConfig, device: torch.device) -> dict[str, torch.Tensor | None]:
+    """Per split, the classes a prediction may take ([C] bool; None = all): a task with a
+    `class_mask(split)` method restricts them (symbolic template tasks: the split's symbols)."""
+    fn = getattr(build_task(config.task), "class_mask", None)
+    masks = {s: fn(s) if fn is not None else None for s in ("train", "test")}
+    return {s: m.to(device) if m is not None else None for s, m in masks.items()}
+
+
 def config_hash(config: TrainConfig) -> str:
     from reasonlab.runs import config_id
 
@@ -89,6 +97,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     train_set, test_set = make_data(config)
     train_set, test_set = train_set.to(device), test_set.to(device)
     model = build_model(config).to(device)
+    classes = class_masks(config, device)
     optimizer = make_optimizer(model, config.optim)
     torch.manual_seed(int(seeds(config.seed, _ORDER, 2**31).generate_state(1)[0]))  # dropout
 
@@ -113,7 +122,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         with autocast:
             logits = model(batch.tokens, batch.label_pos, batch.pad_mask,
                            depth=_depth(config, step))
-        loss = slot_loss(logits, batch)
+        loss = slot_loss(logits, batch, classes["train"])
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if config.optim.grad_clip is not None:
@@ -126,10 +135,12 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         if done % config.eval_every == 0 or done == config.steps:
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
-                    **evaluate(model, test_set, config.eval_batch_size, autocast)}
+                    **evaluate(model, test_set, config.eval_batch_size, autocast,
+                               classes["test"])}
             if config.eval_train:
                 last["train_acc"] = evaluate(model, train_set[: config.n_test],
-                                             config.eval_batch_size, autocast)["acc"]
+                                             config.eval_batch_size, autocast,
+                                             classes["train"])["acc"]
             loss_sum.zero_()
             with metrics_path.open("a") as f:
                 f.write(json.dumps(last) + "\n")

@@ -11,16 +11,24 @@ from torch import nn
 from reasonlab.tasks.base import Batch
 
 
-def slot_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C]."""
+def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None
+              ) -> torch.Tensor:
+    """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C].
+
+    classes [C] bool: if given, the softmax runs over these classes only (a task's
+    `class_mask("train")`, e.g. the training symbols of a copying task).
+    """
     mask = batch.loss_mask
-    return F.cross_entropy(logits[mask].float(), batch.labels[mask])
+    logits = logits[mask].float()
+    if classes is not None:
+        logits = logits.masked_fill(~classes, float("-inf"))
+    return F.cross_entropy(logits, batch.labels[mask])
 
 
 @torch.no_grad()
 def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib.AbstractContextManager
-            | None = None) -> torch.Tensor:
-    """Predicted class of every slot of `data`: [N, P]."""
+            | None = None, classes: torch.Tensor | None = None) -> torch.Tensor:
+    """Predicted class of every slot of `data`: [N, P], among `classes` [C] bool if given."""
     was_training = model.training
     model.eval()
     preds = []
@@ -28,6 +36,8 @@ def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib
         b = data[i : i + batch_size]
         with autocast or contextlib.nullcontext():
             logits = model(b.tokens, b.label_pos, b.pad_mask)
+        if classes is not None:
+            logits = logits.masked_fill(~classes, float("-inf"))
         preds.append(logits.argmax(-1))
     model.train(was_training)
     return torch.cat(preds)
@@ -48,9 +58,11 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
 
 
 def evaluate(model: nn.Module, data: Batch, batch_size: int,
-             autocast: contextlib.AbstractContextManager | None = None) -> dict[str, object]:
-    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it."""
-    pred = predict(model, data, batch_size, autocast).to(data.labels.device)
+             autocast: contextlib.AbstractContextManager | None = None,
+             classes: torch.Tensor | None = None) -> dict[str, object]:
+    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it.
+    `classes` [C] bool restricts the predictions to those classes."""
+    pred = predict(model, data, batch_size, autocast, classes).to(data.labels.device)
     correct = pred == data.labels
     valid = data.label_pos >= 0  # padded slots (mixed lengths) carry label_pos -1
     out: dict[str, object] = {
