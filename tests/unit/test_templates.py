@@ -130,3 +130,37 @@ def test_same_config_same_batch():
     a = task_(preset="variable_binding").sample(np.random.default_rng(3), 100)
     b = task_(preset="variable_binding").sample(np.random.default_rng(3), 100)
     assert (a.tokens == b.tokens).all() and (a.labels == b.labels).all()
+
+
+def test_class_mask_is_the_split_alphabet_for_symbolic_labels_only():
+    task = task_(preset="copy", length=2)
+    for split in ("train", "val", "test"):
+        mask = task.class_mask(split)
+        assert mask.shape == (len(task.vocab),)
+        assert set(mask.nonzero()[:, 0].tolist()) == set(task.symbol_ids[split].tolist())
+    assert task_(preset="same_different").class_mask("train") is None
+
+
+def test_restricted_loss_and_prediction_match_a_softmax_over_the_allowed_classes():
+    import torch
+
+    from reasonlab.tasks.base import Batch
+    from reasonlab.train.metrics import predict, slot_loss
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 1, 9, generator=g, dtype=torch.float64)
+    allowed = torch.tensor([0, 1, 1, 0, 1, 0, 0, 1, 0], dtype=torch.bool)
+    labels = torch.tensor([1, 2, 4, 7, 1, 2])[:, None]
+    batch = Batch(tokens=torch.zeros(6, 2, dtype=torch.long), label_pos=torch.zeros(6, 1,
+                  dtype=torch.long), labels=labels, loss_mask=torch.ones(6, 1, dtype=torch.bool))
+    idx = allowed.nonzero()[:, 0].tolist()
+    ref = -sum(float(logits[i, 0, y] - torch.logsumexp(logits[i, 0, idx], 0))
+               for i, y in enumerate(labels[:, 0].tolist())) / 6
+    assert abs(float(slot_loss(logits, batch, allowed)) - ref) < 1e-9
+
+    class Fixed(torch.nn.Module):
+        def forward(self, tokens, label_pos, pad_mask=None):
+            return logits[: len(tokens)]
+
+    pred = predict(Fixed(), batch, 6, classes=allowed)[:, 0].tolist()
+    assert pred == [max(idx, key=lambda c: float(logits[i, 0, c])) for i in range(6)]
