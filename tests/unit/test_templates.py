@@ -156,7 +156,7 @@ def test_restricted_loss_and_prediction_match_a_softmax_over_the_allowed_classes
     idx = allowed.nonzero()[:, 0].tolist()
     ref = -sum(float(logits[i, 0, y] - torch.logsumexp(logits[i, 0, idx], 0))
                for i, y in enumerate(labels[:, 0].tolist())) / 6
-    assert abs(float(slot_loss(logits, batch, allowed)) - ref) < 1e-9
+    assert abs(float(slot_loss(logits, batch, allowed)) - ref) < 1e-6  # slot_loss runs in fp32
 
     class Fixed(torch.nn.Module):
         def forward(self, tokens, label_pos, pad_mask=None):
