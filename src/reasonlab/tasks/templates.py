@@ -261,12 +261,15 @@ class TemplatesTask:
 
     # ------------------------------------------------------------------ generation
 
-    def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
-        """n examples whose symbols come from `split`'s alphabet (train / val / test)."""
+    def sample(self, rng: np.random.Generator, n: int, split: str = "train",
+               template: int | None = None) -> Batch:
+        """n examples whose symbols come from `split`'s alphabet (train / val / test), from
+        random templates or all from template number `template`."""
         if split not in SPLITS:
             raise ConfigError(f"split {split!r}: choose one of {', '.join(SPLITS)}")
         alphabet = self.symbol_ids[split]
-        k = rng.integers(0, len(self.templates), size=n)  # [n] template index
+        k = (rng.integers(0, len(self.templates), size=n) if template is None
+             else np.full(n, template, dtype=np.int64))  # [n] template index
         sym = alphabet[distinct_draws(rng, n, self.max_wildcards, len(alphabet))]  # [n, W]
         slot = self._slot[k]  # [n, T]
         tokens = np.where(slot >= 0, np.take_along_axis(sym, slot.clip(min=0), axis=1),
