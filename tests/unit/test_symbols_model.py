@@ -190,3 +190,24 @@ def test_config_rejects_inconsistent_variant_options():
         cfg(arch="mlp", attention="identity")
     with pytest.raises(ConfigError, match="unknown model architecture 'cnn'"):
         cfg(arch="cnn")
+
+
+def test_train_only_freezes_everything_else(tmp_path):
+    from reasonlab.train.config import TrainConfig
+    from reasonlab.train.loop import build_model, train
+
+    base = dict(task={"name": "templates", "preset": "same_different", "n_train_symbols": 20,
+                      "n_val_symbols": 4, "n_test_symbols": 4},
+                model=dict(d_model=8, n_layers=1, n_heads=2, d_mlp=8, norm="pre"),
+                n_train=32, n_test=8, batch_size=8, steps=3, eval_every=3, ckpt_every=3,
+                optim=dict(lr=1e-2))
+    c = TrainConfig.build({**base, "train_only": ["head."]})
+    before = {k: v.clone() for k, v in build_model(c).state_dict().items()}
+    train(c, tmp_path / "run", quiet=True)
+    from safetensors.torch import load_file
+
+    after = load_file(tmp_path / "run" / "ckpt" / "state.safetensors")
+    changed = {k for k, v in before.items() if not torch.equal(after[f"model.{k}"], v)}
+    assert changed == {"head.weight", "head.bias"}
+    with pytest.raises(ConfigError, match="matches no parameter"):
+        build_model(TrainConfig.build({**base, "train_only": ["readout."]}))

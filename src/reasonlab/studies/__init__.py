@@ -6,6 +6,7 @@ from reasonlab.studies import (  # noqa: F401
     symbols_data_efficiency,
     symbols_kernel,
     symbols_mlp,
+    symbols_readout,
 )
 from reasonlab.studies.base import STUDIES, run_study
 

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from reasonlab.errors import ConfigError
 from reasonlab.model.models import MODELS
 from reasonlab.model.transformer import Transformer
 from reasonlab.tasks.base import Batch, build_task
@@ -52,7 +53,16 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    return MODELS[config.model.arch](config.model)
+    model = MODELS[config.model.arch](config.model)
+    if config.train_only is not None:  # frozen parameters never reach the optimizer
+        prefixes = tuple(config.train_only)
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith(prefixes))
+        if not any(p.requires_grad for p in model.parameters()):
+            tops = sorted({n.split(".")[0] for n, _ in model.named_parameters()})
+            raise ConfigError(f"train_only={config.train_only} matches no parameter; "
+                              f"parameter names start with one of {tops}")
+    return model
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
