@@ -15,3 +15,13 @@ fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
 "${PIP[@]}" -e ".${extra}"
+# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
+if [ ! -e /usr/share/wordnet/data.noun ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$(id -u)" = 0 ] && { apt-get install -y -qq wordnet-base >/dev/null 2>&1 || {
+       apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wordnet-base >/dev/null 2>&1; }; }; then
+    :
+  else
+    echo "warning: could not install wordnet-base; symbols-language-model will ask for it" >&2
+  fi
+fi

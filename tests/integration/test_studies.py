@@ -4,12 +4,16 @@ import json
 
 import pytest
 
+from reasonlab.errors import AssetError
 from reasonlab.studies import STUDIES, run_study
 
 
 @pytest.mark.parametrize("name", list(STUDIES))
 def test_study_smoke(name, tmp_path):
-    report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    try:
+        report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    except AssetError as e:  # an offline corpus that scripts/setup.sh could not install
+        pytest.skip(str(e))
     text = (out / "report.md").read_text()
     assert len(report.verdicts) == len(STUDIES[name].claims)
     for v in report.verdicts:

@@ -5,6 +5,7 @@ from reasonlab.studies import (  # noqa: F401
     symbols_copy,
     symbols_data_efficiency,
     symbols_kernel,
+    symbols_lm,
     symbols_mlp,
     symbols_readout,
 )
