@@ -92,8 +92,13 @@ class SymbolsCopyEmbeddingDim(Study):
                                                      else "inconclusive")
         b_drop = float(np.mean(b[lo]) - np.mean(b[hi]))
         ok = float(np.mean(b[hi])) >= B_MIN and b_drop < MIN_DROP / 2
+        lead = float(np.mean(b[hi]) - np.mean(plain[hi]))
         ev2 = (f"+ b term: d={lo} {fmt_seeds(b[lo])}, d={hi} {fmt_seeds(b[hi])}; drop "
-               f"{b_drop:+.3f}; needs >= {B_MIN} at d={hi} and drop < {MIN_DROP / 2}")
-        rep.verdicts = [Verdict(self.claims[0], s1, ev),
-                        Verdict(self.claims[1], "reproduced" if ok else "not reproduced", ev2)]
+               f"{b_drop:+.3f}; lead over the plain model at d={hi}: {lead:+.3f}; needs >= "
+               f"{B_MIN} at d={hi} and drop < {MIN_DROP / 2}")
+        s2 = "reproduced" if ok else "not reproduced"
+        if s1 != "reproduced":  # (rule added after the first cpu run, see README)
+            s2 = "inconclusive"
+            ev2 += "; inconclusive: the plain model shows no fall to remove"
+        rep.verdicts = [Verdict(self.claims[0], s1, ev), Verdict(self.claims[1], s2, ev2)]
         return rep
