@@ -59,7 +59,7 @@ class SymbolsReadoutVsFull(Study):
               "the read-out only", "Boix-Adsera et al. 2024, §4 discussion and OpenReview "
               "response (feature learning vs NTK)"),
     )
-    cpu_minutes = 4
+    cpu_minutes = 5  # measured under the shared lock (README)
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
