@@ -125,8 +125,13 @@ def test_bias_free_projections_have_no_bias():
     m = model_(attn_bias=False)
     for layer in m.layers:
         assert layer.attn.qkv.bias is None and layer.attn.out.bias is None
-    n_bias = sum(p.numel() for n, p in model_().named_parameters() if ".attn." in n and "bias" in n)
+    n_bias = sum(p.numel() for n, p in model_().named_parameters()
+                 if ".attn." in n and "bias" in n)
     assert m.num_params() == model_().num_params() - n_bias
+    attn = m.layers[0].attn
+    for b in (attn.b_Q, attn.b_K, attn.b_V, attn.b_O):  # the maths' views read zero biases
+        assert not b.any()
+    assert attn.b_Q.shape == (3, 4) and attn.b_O.shape == (12,)
 
 
 def test_tied_head_reads_out_through_the_embedding():

@@ -1,7 +1,7 @@
 """Multi-head attention and its variants (the ATTENTION registry).
 
-`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides ONE
-of two methods, and registers itself:
+`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides one
+of three methods, and registers itself:
 
     scores(q, k, x)      -> [batch, n_heads, q_pos, k_pos]  pre-softmax logits
                             (e.g. add a hardcoded or identity term to the logits)
@@ -86,7 +86,7 @@ class SoftmaxAttention(nn.Module):
             cls.pattern is SoftmaxAttention.pattern
         ) and cls.output is SoftmaxAttention.output
 
-    # -- the two overridable steps --------------------------------------------------------
+    # -- the three overridable steps ------------------------------------------------------
 
     def scores(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """Attention logits [batch, n_heads, q_pos, k_pos] from q, k [batch, seq, n_heads, d_head].
@@ -145,8 +145,10 @@ class SoftmaxAttention(nn.Module):
 
     # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
 
-    def _split(self, t: torch.Tensor, i: int) -> torch.Tensor:
+    def _split(self, t: torch.Tensor | None, i: int) -> torch.Tensor:
         d_attn = self.n_heads * self.d_head
+        if t is None:  # bias-free projections (attn_bias=False): the bias is zero
+            return self.qkv.weight.new_zeros(d_attn)
         return t[i * d_attn : (i + 1) * d_attn]
 
     def _W(self, i: int) -> torch.Tensor:  # [n_heads, d_model, d_head]
@@ -183,4 +185,5 @@ class SoftmaxAttention(nn.Module):
 
     @property
     def b_O(self) -> torch.Tensor:  # [d_model]
-        return self.out.bias
+        return self.out.bias if self.out.bias is not None else self.out.weight.new_zeros(
+            self.out.weight.shape[0])
