@@ -24,6 +24,9 @@ def test_study_smoke(name, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and png in text
     assert json.loads((out / "verdicts.json").read_text())
     # A second call reuses the finished runs.
-    n_runs = len(list((out / "runs").iterdir()))
+    def n_runs() -> int:  # a study may train nothing (symbols-kernel)
+        return len(list((out / "runs").iterdir())) if (out / "runs").exists() else 0
+
+    before = n_runs()
     run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
-    assert len(list((out / "runs").iterdir())) == n_runs
+    assert n_runs() == before
