@@ -46,7 +46,7 @@ class SymbolsLanguageModel(Study):
               "language model trained from scratch, at equal steps",
               "Boix-Adsera et al. 2024, §6 and Fig. 4 (GPT-2 on WikiText)"),
     )
-    cpu_minutes = 4
+    cpu_minutes = 4  # measured under the shared lock (README)
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
