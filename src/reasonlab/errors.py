@@ -15,3 +15,7 @@ class CheckpointError(ReasonlabError):
 
 class ParseError(ReasonlabError):
     """A task's readable text form could not be parsed or solved."""
+
+
+class AssetError(ConfigError):
+    """An offline asset (a corpus, pretrained weights) is not installed; says how to install."""

@@ -4,14 +4,18 @@ import json
 
 import pytest
 
+from reasonlab.errors import AssetError
 from reasonlab.studies import STUDIES, run_study
 
 
 @pytest.mark.parametrize("name", list(STUDIES))
 def test_study_smoke(name, tmp_path):
-    if why := STUDIES[name].missing():
+    if why := STUDIES[name].missing():  # a declared asset (e.g. pretrained weights) is absent
         pytest.skip(why)
-    report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    try:
+        report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
+    except AssetError as e:  # an offline corpus that scripts/setup.sh could not install
+        pytest.skip(str(e))
     text = (out / "report.md").read_text()
     assert len(report.verdicts) == len(STUDIES[name].claims)
     for v in report.verdicts:
@@ -22,6 +26,9 @@ def test_study_smoke(name, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and png in text
     assert json.loads((out / "verdicts.json").read_text())
     # A second call reuses the finished runs.
-    n_runs = len(list((out / "runs").iterdir()))
+    def n_runs() -> int:  # a study may train nothing (symbols-kernel)
+        return len(list((out / "runs").iterdir())) if (out / "runs").exists() else 0
+
+    before = n_runs()
     run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
-    assert len(list((out / "runs").iterdir())) == n_runs
+    assert n_runs() == before

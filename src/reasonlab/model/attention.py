@@ -1,18 +1,20 @@
 """Multi-head attention and its variants (the ATTENTION registry).
 
-`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides ONE
-of two methods, and registers itself:
+`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides one
+of three methods, and registers itself:
 
     scores(q, k, x)      -> [batch, n_heads, q_pos, k_pos]  pre-softmax logits
                             (e.g. add a hardcoded or identity term to the logits)
     pattern(scores, mask) -> [batch, n_heads, q_pos, k_pos] rows summing to 1 over allowed keys
                             (e.g. replace some heads' pattern by a fixed one)
+    output(z, pattern, x) -> [batch, seq, d_model] the heads' values mixed back by W_O
+                            (e.g. add a term that reads the pattern and the layer input)
 
     @ATTENTION.register("my_variant")
     class MyAttention(SoftmaxAttention):
         def pattern(self, scores, mask): ...
 
-A subclass that overrides either method always takes the explicit path; the fused
+A subclass that overrides any of them always takes the explicit path; the fused
 `F.scaled_dot_product_attention` path is used only by the plain softmax maths.
 
 The attention module holds parameters only. Its hook points (`hook_q`, ..., `hook_z`) live in
@@ -100,8 +102,8 @@ class SoftmaxAttention(nn.Module):
         self.n_heads, self.d_head = config.n_heads, config.d_head_
         d_attn = self.n_heads * self.d_head
         # Fused Q, K, V projection: one GEMM instead of three (DESIGN §5); biases as BERT.
-        self.qkv = nn.Linear(config.d_model, 3 * d_attn)
-        self.out = nn.Linear(d_attn, config.d_model)
+        self.qkv = nn.Linear(config.d_model, 3 * d_attn, bias=config.attn_bias)
+        self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
         self.pattern_dropout = nn.Dropout(config.dropout)
         self.rotary = (Rotary(self.d_head, config.max_seq_len, config.rotary_base)
@@ -110,9 +112,9 @@ class SoftmaxAttention(nn.Module):
         # Only the unmodified softmax maths may take the fused SDPA kernel.
         self.fusable = cls.scores is SoftmaxAttention.scores and (
             cls.pattern is SoftmaxAttention.pattern
-        )
+        ) and cls.output is SoftmaxAttention.output
 
-    # -- the two overridable steps --------------------------------------------------------
+    # -- the three overridable steps ------------------------------------------------------
 
     def scores(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """Attention logits [batch, n_heads, q_pos, k_pos] from q, k [batch, seq, n_heads, d_head].
@@ -127,6 +129,15 @@ class SoftmaxAttention(nn.Module):
             scores = scores.masked_fill(~mask, float("-inf"))
         return scores.softmax(dim=-1)
 
+    def output(self, z: torch.Tensor, pattern: torch.Tensor | None, x: torch.Tensor
+               ) -> torch.Tensor:
+        """z [batch, seq, n_heads, d_head] -> [batch, seq, d_model] through W_O.
+
+        `pattern` [batch, n_heads, q_pos, k_pos] (None on the fused path, which only the plain
+        softmax maths takes) and the layer input `x` are there for variants that need them.
+        """
+        return self.out(z.flatten(2))
+
     # -- forward ----------------------------------------------------------------------------
 
     def forward(
@@ -139,6 +150,7 @@ class SoftmaxAttention(nn.Module):
         """
         B, T, _ = x.shape
         H, dh = self.n_heads, self.d_head
+        pattern = None
         q, k, v = self.qkv(x).view(B, T, 3, H, dh).unbind(dim=2)  # each [batch, seq, H, d_head]
         q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
         if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
@@ -159,12 +171,14 @@ class SoftmaxAttention(nn.Module):
             pattern = hooks.hook_pattern(self.pattern(scores, mask))  # [batch, H, q_pos, k_pos]
             z = self.pattern_dropout(pattern) @ v.transpose(1, 2)  # [batch, H, q_pos, d_head]
         z = hooks.hook_z(z.transpose(1, 2))  # [batch, seq, H, d_head]
-        return self.out(z.reshape(B, T, H * dh))  # [batch, seq, d_model]
+        return self.output(z, pattern, x)  # [batch, seq, d_model]
 
     # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
 
-    def _split(self, t: torch.Tensor, i: int) -> torch.Tensor:
+    def _split(self, t: torch.Tensor | None, i: int) -> torch.Tensor:
         d_attn = self.n_heads * self.d_head
+        if t is None:  # bias-free projections (attn_bias=False): the bias is zero
+            return self.qkv.weight.new_zeros(d_attn)
         return t[i * d_attn : (i + 1) * d_attn]
 
     def _W(self, i: int) -> torch.Tensor:  # [n_heads, d_model, d_head]
@@ -201,4 +215,5 @@ class SoftmaxAttention(nn.Module):
 
     @property
     def b_O(self) -> torch.Tensor:  # [d_model]
-        return self.out.bias
+        return self.out.bias if self.out.bias is not None else self.out.weight.new_zeros(
+            self.out.weight.shape[0])

@@ -55,6 +55,21 @@ class ModelConfig(StrictModel):
     ln_eps: float = Field(1e-12, gt=0.0)
     """LayerNorm epsilon (BERT's 1e-12)."""
 
+    # -- abstract-symbols variants (Boix-Adsera et al. 2024; PAPERS.md §2) ------------------
+    arch: str = "transformer"
+    """MODELS registry entry: "transformer", or "mlp" (the paper's MLP baseline)."""
+    attn_bias: bool = True
+    """Biases in the Q/K/V/O projections; the abstract-symbols models have none."""
+    tie_head: bool = False
+    """Read-out weight = W_E (needs n_classes == vocab_size): symbolic labels (copying)."""
+    identity_terms: Literal["ab", "a", "b"] | None = None
+    """attention="identity" only: which terms are on (a: logits += a_h X X^T, b: output +=
+    b_h Attn_h X); None = both."""
+    identity_zero_diag: bool | None = None
+    """attention="identity" only: zero the diagonal of X X^T in the a term; None = False."""
+    mlp_equality: bool | None = None
+    """arch="mlp" only: also feed the flattened equality matrix X X^T; None = False."""
+
     @property
     def d_head_(self) -> int:
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
@@ -85,4 +100,24 @@ class ModelConfig(StrictModel):
 
         ATTENTION[self.attention]  # raises a ConfigError naming the known entries
         INITS[self.init]
+        self._check_symbol_variants()
         return self
+
+    def _check_symbol_variants(self) -> None:
+        from reasonlab.model.attention import ATTENTION
+        from reasonlab.model.identity_attention import IdentityAttention
+        from reasonlab.model.models import MODELS
+
+        MODELS[self.arch]
+        identity = issubclass(ATTENTION[self.attention], IdentityAttention)
+        for name in ("identity_terms", "identity_zero_diag"):
+            if getattr(self, name) is not None and not identity:
+                raise ValueError(f"{name} needs attention='identity'; remove it or set it")
+        if self.mlp_equality is not None and self.arch != "mlp":
+            raise ValueError("mlp_equality needs arch='mlp'; remove it")
+        if self.arch == "mlp" and (self.attention != "softmax" or self.tie_head):
+            raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
+                             "and tie_head")
+        if self.tie_head and self.n_classes != self.vocab_size:
+            raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
+                             f"({self.vocab_size}): a task with symbolic labels")

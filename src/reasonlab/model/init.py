@@ -27,6 +27,7 @@ def default_init(
     """BERT's initialization (Devlin et al. 2019; `BertPreTrainedModel._init_weights`).
 
     Linear and embedding weights ~ N(0, init_std), biases 0, LayerNorm weight 1 and bias 0.
+    Parameters a module lists in its `zero_init` (e.g. the identity-attention scalars) start at 0.
     """
     std = config.init_std
     for name, p in model.named_parameters():
@@ -34,7 +35,7 @@ def default_init(
         owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
         if isinstance(owner, nn.LayerNorm):
             nn.init.ones_(p) if leaf == "weight" else nn.init.zeros_(p)
-        elif leaf == "bias" or leaf.startswith("b_"):
+        elif leaf == "bias" or leaf.startswith("b_") or leaf in getattr(owner, "zero_init", ()):
             nn.init.zeros_(p)
         else:  # Linear weights, W_E, W_pos
             nn.init.normal_(p, mean=0.0, std=std, generator=generator)

@@ -139,6 +139,16 @@ class Layer(nn.Module):
         return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
 
 
+class TiedHead(nn.Module):
+    """Read-out tied to the embedding, logits = x W_E^T (GPT-2's, no bias): a symbol's logit is
+    its embedding's inner product with the read-out state, so an unseen symbol can be named
+    (abstract symbols, Boix-Adsera et al. 2024 §5). W_E is passed in, not held, so the
+    state dict holds it once. No parameters."""
+
+    def forward(self, x: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, W_E)  # [..., d_model] -> [..., vocab]
+
+
 class Transformer(HookedModule):
     """Token classifier: logits [batch, P, n_classes] at `label_pos`, or at every position."""
 
@@ -162,7 +172,7 @@ class Transformer(HookedModule):
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
-        self.head = nn.Linear(d, config.n_classes)
+        self.head = nn.Linear(d, config.n_classes) if not config.tie_head else TiedHead()
         name_hook_points(self)
         INITS[config.init](self, config, generator)
 
@@ -207,6 +217,8 @@ class Transformer(HookedModule):
             # mask them out
             index = label_pos.clamp(min=0).unsqueeze(-1).expand(-1, -1, x.shape[-1])
             x = x.gather(1, index)  # [batch, P, d_model]
+        if self.config.tie_head:
+            return self.head(x, self.W_E)  # [batch, P or seq, vocab]
         return self.head(x)  # [batch, P or seq, n_classes]
 
     def layer(self, l: int) -> Layer:

@@ -113,8 +113,9 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     out = out or Path("reasonlab-out") / name / scale
     out.mkdir(parents=True, exist_ok=True)
     # Independent runs side by side beat one multi-threaded run on small CPU models (DESIGN §5).
-    workers = workers or (1 if specs[0].config.device == "cuda" else min(len(specs),
-                                                                       os.cpu_count() or 1))
+    # (A study may train nothing, e.g. one that measures kernels at initialization.)
+    workers = workers or (1 if not specs or specs[0].config.device == "cuda" else
+                          min(len(specs), os.cpu_count() or 1))
     results: list[dict[str, Any]]
     if workers == 1:
         results = [execute(s.config, out, quiet=quiet, desc=f"{s.arm} seed {s.seed}")

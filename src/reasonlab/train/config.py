@@ -56,6 +56,12 @@ class TrainConfig(StrictModel):
     """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
     ckpt_every: int = Field(200, gt=0)
     """Checkpoint every this many steps (a multiple of eval_every) and at the end."""
+    train_only: list[str] | None = None
+    """Train only the parameters whose names start with one of these prefixes (e.g. ["head."]
+    trains the read-out of a randomly initialised network); None trains all."""
+    eval_train: bool = False
+    """Also log `train_acc`: accuracy on the first n_test training examples (memorisation vs
+    generalisation, e.g. the MLP baseline of the abstract-symbols study)."""
     eval_batch_size: int = Field(500, gt=0)
     """Batch size of evaluation (memory only; results do not depend on it)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"

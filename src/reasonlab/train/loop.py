@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from reasonlab.errors import ConfigError
+from reasonlab.model.models import MODELS
 from reasonlab.model.transformer import Transformer
 from reasonlab.tasks.base import Batch, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
@@ -51,7 +53,7 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    model = Transformer(config.model)
+    model = MODELS[config.model.arch](config.model)
     if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
         from reasonlab.model.pretrained import load_pretrained
 
@@ -61,6 +63,14 @@ def build_model(config: TrainConfig) -> Transformer:
 
         mimic(model, build_task(config.task), config.mimic,
               np.random.default_rng(seeds(config.seed, _MIMIC)))
+    if config.train_only is not None:  # frozen parameters never reach the optimizer
+        prefixes = tuple(config.train_only)
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith(prefixes))
+        if not any(p.requires_grad for p in model.parameters()):
+            tops = sorted({n.split(".")[0] for n, _ in model.named_parameters()})
+            raise ConfigError(f"train_only={config.train_only} matches no parameter; "
+                              f"parameter names start with one of {tops}")
     return model
 
 
@@ -89,11 +99,21 @@ def make_autocast(config: TrainConfig, device: torch.device
     return contextlib.nullcontext()
 
 
+def class_masks(config: TrainConfig, device: torch.device) -> dict[str, torch.Tensor | None]:
+    """Per split, the classes a prediction may take ([C] bool; None = all): a task with a
+    `class_mask(split)` method restricts them (symbolic template tasks: the split's symbols)."""
+    fn = getattr(build_task(config.task), "class_mask", None)
+    masks = {s: fn(s) if fn is not None else None for s in ("train", "test")}
+    return {s: m.to(device) if m is not None else None for s, m in masks.items()}
+
+
 def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.Optimizer,
                train_set: Batch, step: int, lr: float,
-               autocast: contextlib.AbstractContextManager[Any]) -> torch.Tensor:
+               autocast: contextlib.AbstractContextManager[Any],
+               classes: torch.Tensor | None = None) -> torch.Tensor:
     """One optimiser step (0-based `step`) at learning rate `lr`; returns the detached loss.
 
+    `classes` [C] bool restricts the softmax to the training split's classes (`class_masks`).
     No host-device sync happens here (DESIGN §5): the caller decides when to read the loss.
     """
     for group in optimizer.param_groups:
@@ -101,7 +121,7 @@ def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.O
     batch = train_set[_batch_indices(config, len(train_set), step).to(train_set.tokens.device)]
     with autocast:
         logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step))
-    loss = slot_loss(logits, batch)
+    loss = slot_loss(logits, batch, classes)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if config.optim.grad_clip is not None:
@@ -127,6 +147,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     train_set, test_set = make_data(config)
     train_set, test_set = train_set.to(device), test_set.to(device)
     model = build_model(config).to(device)
+    classes = class_masks(config, device)
     optimizer = make_optimizer(model, config.optim)
     torch.manual_seed(int(seeds(config.seed, _ORDER, 2**31).generate_state(1)[0]))  # dropout
 
@@ -144,14 +165,20 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     last: dict[str, Any] = {}
     for step in range(start, config.steps):
         lr = lr_at(step, config.steps, config.optim)
-        loss_sum += train_step(config, model, optimizer, train_set, step, lr, autocast)
+        loss_sum += train_step(config, model, optimizer, train_set, step, lr, autocast,
+                               classes["train"])
         bar.update(1)
 
         done = step + 1
         if done % config.eval_every == 0 or done == config.steps:
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
-                    **evaluate(model, test_set, config.eval_batch_size, autocast)}
+                    **evaluate(model, test_set, config.eval_batch_size, autocast,
+                               classes["test"])}
+            if config.eval_train:
+                last["train_acc"] = evaluate(model, train_set[: config.n_test],
+                                             config.eval_batch_size, autocast,
+                                             classes["train"])["acc"]
             loss_sum.zero_()
             with metrics_path.open("a") as f:
                 f.write(json.dumps(last) + "\n")

@@ -11,16 +11,27 @@ from torch import nn
 from reasonlab.tasks.base import Batch
 
 
-def slot_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C]."""
+def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None
+              ) -> torch.Tensor:
+    """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C].
+
+    classes [C] bool: if given, the softmax runs over these classes only (a task's
+    `class_mask("train")`, e.g. the training symbols of a copying task).
+    """
     mask = batch.loss_mask
-    return F.cross_entropy(logits[mask].float(), batch.labels[mask])
+    logits = logits[mask].float()
+    if classes is not None:
+        logits = logits.masked_fill(~classes, float("-inf"))
+    return F.cross_entropy(logits, batch.labels[mask])
 
 
 @torch.no_grad()
 def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib.AbstractContextManager
-            | None = None) -> torch.Tensor:
-    """Predicted class of every slot of `data`: [N, P]."""
+            | None = None, classes: torch.Tensor | None = None,
+            losses: list[torch.Tensor] | None = None) -> torch.Tensor:
+    """Predicted class of every slot of `data`: [N, P], among `classes` [C] bool if given.
+    If `losses` is a list, the summed cross-entropy of each batch's supervised slots is
+    appended to it."""
     was_training = model.training
     model.eval()
     preds = []
@@ -28,6 +39,12 @@ def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib
         b = data[i : i + batch_size]
         with autocast or contextlib.nullcontext():
             logits = model(b.tokens, b.label_pos, b.pad_mask)
+        if classes is not None:
+            logits = logits.masked_fill(~classes, float("-inf"))
+        if losses is not None:
+            slots = (b.label_pos >= 0) & b.loss_mask  # [batch, P]
+            losses.append(F.cross_entropy(logits[slots].float(), b.labels[slots],
+                                          reduction="sum"))
         preds.append(logits.argmax(-1))
     model.train(was_training)
     return torch.cat(preds)
@@ -48,14 +65,19 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
 
 
 def evaluate(model: nn.Module, data: Batch, batch_size: int,
-             autocast: contextlib.AbstractContextManager | None = None) -> dict[str, object]:
-    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it."""
-    pred = predict(model, data, batch_size, autocast).to(data.labels.device)
+             autocast: contextlib.AbstractContextManager | None = None,
+             classes: torch.Tensor | None = None) -> dict[str, object]:
+    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it.
+    `classes` [C] bool restricts the predictions to those classes."""
+    losses: list[torch.Tensor] = []
+    pred = predict(model, data, batch_size, autocast, classes, losses).to(data.labels.device)
     correct = pred == data.labels
     valid = data.label_pos >= 0  # padded slots (mixed lengths) carry label_pos -1
     out: dict[str, object] = {
         "acc": correct[valid].float().mean().item(),
         "acc_supervised": correct[valid & data.loss_mask].float().mean().item(),
+        # mean cross-entropy of the supervised slots (exp of it: perplexity, for an LM)
+        "loss": (torch.stack(losses).sum() / (valid & data.loss_mask).sum()).item(),
     }
     if "depth" in data.meta:
         out["acc_by_depth"] = accuracy_by(correct, data.meta["depth"], valid)

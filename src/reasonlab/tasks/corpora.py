@@ -1,0 +1,139 @@
+"""Character-level language modelling on English text that arrives offline (DESIGN §6).
+
+Source "wordnet": the glosses of WordNet 3.0 (Debian package `wordnet-base`, installed by
+scripts/setup.sh; about 1.5M words in /usr/share/wordnet/data.{noun,verb,adj,adv}). Each
+gloss is one line; the distinct lines are shuffled with a fixed seed and the last
+`val_fraction` of them is held out, so no validation gloss appears in training.
+
+An example is a window of seq_len + 1 characters: tokens = the first seq_len, and every
+position is labelled with the next character (label_pos = 0..seq_len-1), the usual causal LM
+objective; train it with a causal model (ModelConfig.causal). Perplexity = exp(loss).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from reasonlab.errors import AssetError, ConfigError, ParseError
+from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+
+WORDNET_DIR = "/usr/share/wordnet"
+WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
+
+
+class CorpusLMConfig(TaskConfig):
+    """Character-level LM on an offline English corpus."""
+
+    name: Literal["corpus_lm"] = "corpus_lm"
+    source: Literal["wordnet"] = "wordnet"
+    """Corpus: WordNet glosses (Debian wordnet-base)."""
+    path: str | None = None
+    """Folder of the corpus files; None = /usr/share/wordnet."""
+    seq_len: int = Field(64, gt=0)
+    """Characters per example (context length)."""
+    val_fraction: float = Field(0.05, gt=0, lt=1)
+    """Fraction of the glosses held out for validation."""
+    split_seed: int = 0
+    """Seed of the gloss shuffle that makes the train / validation split."""
+
+
+@functools.lru_cache(maxsize=4)
+def wordnet_glosses(folder: str) -> tuple[str, ...]:
+    """The gloss of every WordNet synset (the text after `| ` in data.* lines)."""
+    paths = [Path(folder) / f for f in WORDNET_FILES]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise AssetError(f"task.source='wordnet': {missing[0]} not found; install the Debian "
+                          "package wordnet-base (`apt-get install wordnet-base`, which "
+                          "scripts/setup.sh does) or set task.path to a folder holding "
+                          f"{', '.join(WORDNET_FILES)}")
+    out = []
+    for p in paths:
+        for line in p.read_text(encoding="latin-1").splitlines():
+            if line.startswith("  ") or "| " not in line:  # licence header
+                continue
+            out.append(line.split("| ", 1)[1].strip())
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def encoded_split(folder: str, val_fraction: float, seed: int
+                  ) -> tuple[tuple[str, ...], dict[str, np.ndarray]]:
+    """(characters, {"train", "test": ids}) with id 0 reserved for padding; cached because
+    configs, data and masks each build the task."""
+    lines = list(dict.fromkeys(wordnet_glosses(folder)))  # distinct glosses: no val in train
+    np.random.default_rng(seed).shuffle(lines)
+    n_val = max(1, int(len(lines) * val_fraction))
+    texts = {"train": "\n".join(lines[:-n_val]) + "\n", "test": "\n".join(lines[-n_val:])}
+    chars = tuple(sorted(set(texts["train"]) | set(texts["test"])))
+    lut = np.zeros(256, dtype=np.int64)
+    for i, ch in enumerate(chars, start=1):
+        lut[ord(ch)] = i
+    ids = {s: lut[np.frombuffer(t.encode("latin-1"), dtype=np.uint8)] for s, t in texts.items()}
+    return chars, ids
+
+
+@TASKS.register("corpus_lm")
+class CorpusLMTask:
+    """Next-character prediction on held-out English text."""
+
+    Config = CorpusLMConfig
+
+    def __init__(self, config: CorpusLMConfig):
+        self.config = config
+        chars, self._ids = encoded_split(config.path or WORDNET_DIR, config.val_fraction,
+                                         config.split_seed)
+        self.vocab = Vocab((Vocab.PAD, *chars))
+        for s, ids in self._ids.items():
+            if len(ids) <= config.seq_len + 1:
+                raise ConfigError(f"task.seq_len={config.seq_len} is longer than the {s} text")
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def seq_len(self) -> int:
+        return self.config.seq_len
+
+    def n_chars(self, split: str) -> int:
+        return len(self._ids[split])
+
+    def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
+        """n random windows of the split's text."""
+        T = self.config.seq_len
+        ids = self._ids[split]
+        start = rng.integers(0, len(ids) - T - 1, size=n)  # [n]
+        window = ids[start[:, None] + np.arange(T + 1)]  # [n, T + 1]
+        return Batch(tokens=torch.from_numpy(window[:, :-1].copy()),
+                     label_pos=torch.arange(T).expand(n, T).clone(),
+                     labels=torch.from_numpy(window[:, 1:].copy()),
+                     loss_mask=torch.ones(n, T, dtype=torch.bool))
+
+    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
+        """Training windows from the training glosses, test windows from the held-out ones."""
+        return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
+
+    def render(self, batch: Batch, i: int) -> str:
+        return "".join(self.vocab.decode(batch.tokens[i]))
+
+    def parse(self, text: str) -> list[int]:
+        try:
+            return self.vocab.ids(list(text))
+        except KeyError as e:
+            raise ParseError(f"character {e.args[0]!r} is not in the corpus vocabulary") from None
+
+    def solve(self, text: str) -> dict[str, str]:
+        """The answers are in the text: each position's label is the next character."""
+        return {"next": text[1:]}
+
+    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
+        text = self.render(batch, i)
+        nxt = self.vocab.tokens[int(batch.labels[i, -1])]
+        return {"text": text, "labels": {"next": text[1:] + nxt}}
