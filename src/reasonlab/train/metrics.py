@@ -49,7 +49,8 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
 
 def evaluate(model: nn.Module, data: Batch, batch_size: int,
              autocast: contextlib.AbstractContextManager | None = None) -> dict[str, object]:
-    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it."""
+    """Accuracy over all slots, over the supervised ones, and `acc_by_<key>` for every integer
+    meta key the task provides (LEGO: acc_by_depth; anchors: acc_by_pair, acc_by_key_pos)."""
     pred = predict(model, data, batch_size, autocast).to(data.labels.device)
     correct = pred == data.labels
     valid = data.label_pos >= 0  # padded slots (mixed lengths) carry label_pos -1
@@ -57,6 +58,6 @@ def evaluate(model: nn.Module, data: Batch, batch_size: int,
         "acc": correct[valid].float().mean().item(),
         "acc_supervised": correct[valid & data.loss_mask].float().mean().item(),
     }
-    if "depth" in data.meta:
-        out["acc_by_depth"] = accuracy_by(correct, data.meta["depth"], valid)
+    for key, values in data.meta.items():
+        out[f"acc_by_{key}"] = accuracy_by(correct, values, valid)
     return out
