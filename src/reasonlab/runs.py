@@ -48,3 +48,21 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     tmp.write_text(json.dumps(result))
     tmp.replace(run_dir / "result.json")
     return result
+
+
+def load_model(run_dir: Path):  # -> Transformer (imported lazily: runs is imported early)
+    """The trained model of a finished run, from its config.json and last checkpoint."""
+    from safetensors.torch import load_file
+
+    from reasonlab.errors import CheckpointError
+    from reasonlab.model.transformer import Transformer
+
+    config = TrainConfig.build(json.loads((run_dir / "config.json").read_text()))
+    path = run_dir / "ckpt" / "state.safetensors"
+    if not path.exists():
+        raise CheckpointError(f"{run_dir} has no checkpoint; run it first")
+    tensors = load_file(str(path))
+    model = Transformer(config.model)
+    model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
+                           if k.startswith("model.")})
+    return model.eval()
