@@ -27,9 +27,9 @@ SCALES: dict[Scale, dict[str, Any]] = {
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=512, n_test=160,
                   batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
     # cpu: chosen by measurement (README, "Choosing the CPU scale of the anchor studies").
-    "cpu": dict(model=dict(d_model=32, n_heads=1, d_head=16, d_mlp=96),
+    "cpu": dict(model=dict(d_model=64, n_heads=1, d_head=32, d_mlp=192),
                 optim=dict(lr=1e-3, warmup_steps=100, weight_decay=0.01), n_train=50_000,
-                n_test=1_600, batch_size=256, steps=1000, eval_every=250, ckpt_every=250,
+                n_test=1_600, batch_size=256, steps=1200, eval_every=300, ckpt_every=300,
                 threads=1),
     # The authors' sizes (§3 / appendix): d_model 400, d_ff 1200, d_k = d_v = 200, one head,
     # AdamW wd 0.01, warmup then cosine, batch 2048. The learning rate (peak 2.5e-4, floor

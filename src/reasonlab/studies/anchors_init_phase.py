@@ -19,7 +19,7 @@ from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
 
 GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
     "smoke": ((0.3, 0.8), (1, 2)),
-    "cpu": ((0.2, 0.35, 0.5, 0.65, 0.8), (2, 4)),
+    "cpu": ((0.3, 0.55, 0.8), (2, 3)),
     "paper": ((0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (2, 3, 4, 5, 6)),
 }
 """(gammas, depths) per scale."""

@@ -18,9 +18,9 @@ from reasonlab.studies.anchors_common import anchor_config, run_solution
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
-    "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.0, 0.1)),
-    "cpu": dict(gamma=0.5, n_layers=2, lrs=(3e-4, 2e-3), wds=(0.0, 0.1)),
-    "paper": dict(gamma=0.5, n_layers=3, lrs=(5e-5, 2.5e-4), wds=(0.0, 0.1)),
+    "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
+    "cpu": dict(gamma=0.55, n_layers=2, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
+    "paper": dict(gamma=0.5, n_layers=3, lrs=(5e-5, 2.5e-4), wds=(0.01, 0.1)),
 }
 """gamma near the boundary, depth, (small, large) lr and (small, large) weight decay."""
 
@@ -39,7 +39,7 @@ class AnchorsLrWeightDecay(Study):
               "Zhang et al. 2024, §3"),
     )
     cpu_minutes = 4
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
+    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         s = SETTINGS[scale]
