@@ -14,7 +14,6 @@ Run: `python benchmarks/bench_tta.py [--quick]`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
 from typing import Any, Callable
 
@@ -22,8 +21,8 @@ import numpy as np
 import torch
 
 from reasonlab.train.config import TrainConfig
-from reasonlab.train.loop import _batch_indices, _depth, build_model, make_data, seeds
-from reasonlab.train.metrics import evaluate, slot_loss
+from reasonlab.train.loop import build_model, make_autocast, make_data, seeds, train_step
+from reasonlab.train.metrics import evaluate
 from reasonlab.train.optim import lr_at, make_optimizer
 
 TARGET = 0.99
@@ -59,25 +58,14 @@ def timed_run(cfg: TrainConfig, eval_every: int, time_cap: float | None = None,
     model = build_model(cfg)
     opt = make_optimizer(model, cfg.optim)
     torch.manual_seed(int(seeds(cfg.seed, 3, 2**31).generate_state(1)[0]))
-    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if cfg.dtype == "bf16"
-                else contextlib.nullcontext())
+    autocast = make_autocast(cfg, torch.device("cpu"))
     model.train()
     wall, curve = 0.0, []
     reached = None
     for step in range(cfg.steps):
         t0 = time.perf_counter()
-        lr = lr_at(step, cfg.steps, cfg.optim)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        batch = train_set[_batch_indices(cfg, len(train_set), step)]
-        with autocast:
-            logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(cfg, step))
-        loss = slot_loss(logits, batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.optim.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
-        opt.step()
+        loss = train_step(cfg, model, opt, train_set, step, lr_at(step, cfg.steps, cfg.optim),
+                          autocast)
         wall += time.perf_counter() - t0
         done = step + 1
         if done % eval_every == 0 or done == cfg.steps:

@@ -53,7 +53,17 @@ def ref_ln(x, ln):
     return (x - mu) / torch.sqrt(var + ln.eps) * ln.weight + ln.bias
 
 
-def ref_attn(attn, x, allowed, uniform=False):
+def ref_rotate(x, base):
+    """Rotary positions written as complex numbers: dims (i, i + d/2) form z_i, and the row at
+    position m is multiplied by exp(1j * m * base^(-2i/d)).  x [T, d] -> [T, d]."""
+    T, d = x.shape
+    z = torch.complex(x[:, : d // 2], x[:, d // 2 :])
+    freq = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    z = z * torch.exp(1j * torch.arange(T, dtype=torch.float64)[:, None] * freq)
+    return torch.cat([z.real, z.imag], dim=-1).to(x.dtype)
+
+
+def ref_attn(attn, x, allowed, uniform=False, rotary_base=None):
     """x [T, D], allowed [T, T] bool -> [T, D], head by head."""
     H, dh = attn.n_heads, attn.d_head
     W, b = attn.qkv.weight, attn.qkv.bias
@@ -65,6 +75,8 @@ def ref_attn(attn, x, allowed, uniform=False):
     out = attn.out.bias.expand(x.shape[0], -1).clone()
     for h in range(H):
         q, k, v = proj(0, h), proj(1, h), proj(2, h)
+        if rotary_base is not None:
+            q, k = ref_rotate(q, rotary_base), ref_rotate(k, rotary_base)
         scores = q @ k.T / math.sqrt(dh)
         if uniform:
             scores = torch.zeros_like(scores)
@@ -91,7 +103,8 @@ def ref_forward(model, tokens, pad_mask=None, depth=None, uniform=False):
     i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
     outs = []
     for b in range(B):
-        x = model.W_E[tokens[b]] + model.W_pos[:T]
+        rotary = cfg.rotary_base if cfg.positions == "rotary" else None
+        x = model.W_E[tokens[b]] + (model.W_pos[:T] if rotary is None else 0)
         if cfg.norm == "post":
             x = ref_ln(x, model.ln_embed)
         allowed = torch.ones(T, T, dtype=torch.bool)
@@ -102,10 +115,10 @@ def ref_forward(model, tokens, pad_mask=None, depth=None, uniform=False):
         for layer in range(L):
             p = model.layers[0] if cfg.tie_layers else model.layers[layer]
             if cfg.norm == "pre":
-                x = x + ref_attn(p.attn, ref_ln(x, p.ln1), allowed, uniform)
+                x = x + ref_attn(p.attn, ref_ln(x, p.ln1), allowed, uniform, rotary)
                 x = x + ref_mlp(p.mlp, ref_ln(x, p.ln2))
             else:
-                x = ref_ln(x + ref_attn(p.attn, x, allowed, uniform), p.ln1)
+                x = ref_ln(x + ref_attn(p.attn, x, allowed, uniform, rotary), p.ln1)
                 x = ref_ln(x + ref_mlp(p.mlp, x), p.ln2)
         if cfg.norm == "pre":
             x = ref_ln(x, model.ln_final)
@@ -290,6 +303,32 @@ def test_forward_matches_naive_reference(norm, causal):
     close(model(x, label_pos, pad), torch.stack([full[b, label_pos[b]] for b in range(3)]))
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_rotary_matches_naive_reference_on_both_paths(causal):
+    model = make(positions="rotary", norm="pre", causal=causal, rotary_base=100.0)
+    assert model.W_pos is None and "hook_pos_embed" not in {
+        n for n, p in model.hook_points().items() if p.has_hooks}
+    x, pad = tokens_(), right_pad_mask(3, SEQ)
+    ref = ref_forward(model, x, pad)
+    close(model(x, pad_mask=pad), ref)  # fused SDPA path
+    _, cache = run_with_cache(model, x, pad_mask=pad)  # explicit path
+    close(cache["hook_final"] @ model.head.weight.T + model.head.bias, ref)
+
+
+def test_rotary_logits_depend_on_relative_position_only():
+    model = make(positions="rotary", rotary_base=10.0)
+    rot = model.layers[0].attn.rotary
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 1, 1, 4, generator=g).double(), torch.randn(1, 1, 1, 4, generator=g)
+    T = SEQ + 3
+    q_all, k_all = rot(q.expand(1, T, 1, 4)), rot(k.double().expand(1, T, 1, 4))
+    logits = torch.einsum("qd,kd->qk", q_all[0, :, 0], k_all[0, :, 0])  # [T, T]
+    for offset in range(-3, 4):
+        diag = torch.diagonal(logits, offset)
+        close(diag, diag[:1].expand_as(diag))
+    assert logits[0].std() > 0.1  # and it does depend on the offset
+
+
 # -- weight tying (ALBERT; LEGO §3) -----------------------------------------------------------
 
 
@@ -419,6 +458,8 @@ def test_flops_and_params():
         (dict(d_model=30, n_heads=4), "d_model"),
         (dict(depth_range=(0, 2)), "depth_range"),
         (dict(depth_range=(2, 5)), "depth_range"),
+        (dict(positions="rotary", d_model=12, n_heads=4), "d_head"),
+        (dict(positions="sinusoidal"), "positions"),
         (dict(depth_range=(3, 2)), "depth_range"),
         (dict(attention="nope"), "attention variant"),
         (dict(init="nope"), "init scheme"),

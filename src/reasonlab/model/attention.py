@@ -35,6 +35,32 @@ from reasonlab.registry import Registry
 ATTENTION: Registry[type[SoftmaxAttention]] = Registry("attention variant")
 
 
+class Rotary(nn.Module):
+    """Rotary position embedding (RoFormer, Su et al. 2021, §3.4), "rotate-half" layout as in
+    GPT-NeoX and Llama: dimension i is paired with i + d_head/2 and the pair is rotated by the
+    angle pos * base^(-2i/d_head). Then q_m . k_n depends on m - n only, so a pattern such as
+    "attend two tokens to my right" is one thing to learn rather than one per position.
+    """
+
+    def __init__(self, d_head: int, max_seq_len: int, base: float):
+        super().__init__()
+        inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
+        angles = torch.outer(torch.arange(max_seq_len, dtype=torch.float64), inv_freq)
+        angles = torch.cat([angles, angles], dim=-1)  # [max_seq_len, d_head]
+        # Not persistent: derived from the config, so checkpoints hold only learned weights.
+        # Kept in float64 and cast per call, so a float64 model is exact.
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [batch, seq, n_heads, d_head] -> rotated by each position's angles."""
+        T, half = x.shape[1], x.shape[-1] // 2
+        cos = self.cos[:T, None, :].to(x.dtype)  # [seq, 1, d_head]
+        sin = self.sin[:T, None, :].to(x.dtype)
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        return x * cos + rotated * sin
+
+
 class AttentionHooks(nn.Module):
     """The hook points of one application of an attention layer."""
 
@@ -78,6 +104,8 @@ class SoftmaxAttention(nn.Module):
         self.out = nn.Linear(d_attn, config.d_model)
         self.dropout = config.dropout
         self.pattern_dropout = nn.Dropout(config.dropout)
+        self.rotary = (Rotary(self.d_head, config.max_seq_len, config.rotary_base)
+                       if config.positions == "rotary" else None)
         cls = type(self)
         # Only the unmodified softmax maths may take the fused SDPA kernel.
         self.fusable = cls.scores is SoftmaxAttention.scores and (
@@ -113,6 +141,8 @@ class SoftmaxAttention(nn.Module):
         H, dh = self.n_heads, self.d_head
         q, k, v = self.qkv(x).view(B, T, 3, H, dh).unbind(dim=2)  # each [batch, seq, H, d_head]
         q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
+        if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
+            q, k = self.rotary(q), self.rotary(k)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
         # explicit matmul + softmax is ~30% faster (DESIGN §5).

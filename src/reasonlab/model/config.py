@@ -17,7 +17,7 @@ class ModelConfig(StrictModel):
     n_classes: int = Field(gt=0)
     """Classes of the output head (usually filled from the task)."""
     max_seq_len: int = Field(gt=0)
-    """Number of learned positions."""
+    """Longest sequence the model accepts (rows of W_pos, or of the rotary tables)."""
     d_model: int = Field(256, gt=0)
     """Width of the residual stream."""
     n_layers: int = Field(4, gt=0)
@@ -32,6 +32,12 @@ class ModelConfig(StrictModel):
     """Causal (decoder) mask instead of bidirectional (encoder) attention."""
     norm: Literal["pre", "post"] = "post"
     """LayerNorm placement: post-LN is BERT's; pre-LN adds a final LayerNorm."""
+    positions: Literal["learned", "rotary"] = "learned"
+    """How position enters: learned absolute embeddings W_pos added to the input (BERT), or
+    rotary embeddings that rotate queries and keys by their position, so that attention logits
+    depend on relative position only (RoFormer, Su et al. 2021)."""
+    rotary_base: float = Field(10_000.0, gt=1.0)
+    """Base of the rotary frequencies theta_i = base^(-2i/d_head) (RoFormer's 10000)."""
     tie_layers: bool = False
     """ALBERT-like: one block's weights shared by all layers (LEGO paper §3)."""
     depth_range: tuple[int, int] | None = None
@@ -67,6 +73,9 @@ class ModelConfig(StrictModel):
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
                 "change one or set d_head"
             )
+        if self.positions == "rotary" and self.d_head_ % 2:
+            raise ValueError(f"rotary positions rotate pairs of dimensions: d_head={self.d_head_} "
+                             "must be even")
         if self.depth_range is not None:
             lo, hi = self.depth_range
             if not 1 <= lo <= hi <= self.n_layers:

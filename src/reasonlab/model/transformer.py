@@ -147,7 +147,9 @@ class Transformer(HookedModule):
         self.config = config
         d = config.d_model
         self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
-        self.W_pos = nn.Parameter(torch.empty(config.max_seq_len, d))  # [max_seq_len, d_model]
+        # Learned absolute positions (BERT); with rotary positions, attention rotates q and k.
+        self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, d))  # [max_seq_len, d_model]
+                      if config.positions == "learned" else None)
         self.hook_embed = HookPoint()
         self.hook_pos_embed = HookPoint()
         # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.).
@@ -186,9 +188,9 @@ class Transformer(HookedModule):
         if not 1 <= depth <= cfg.n_layers:
             raise ValueError(f"depth={depth} must be in [1, n_layers={cfg.n_layers}]")
 
-        embed = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_model]
-        pos_embed = self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_model]
-        x = embed + pos_embed
+        x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_model]
+        if self.W_pos is not None:
+            x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_model]
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         x = self.embed_dropout(x)
@@ -216,7 +218,7 @@ class Transformer(HookedModule):
         W_E and W_pos."""
         n = sum(p.numel() for p in self.parameters())
         if non_embedding:
-            n -= self.W_E.numel() + self.W_pos.numel()
+            n -= self.W_E.numel() + (self.W_pos.numel() if self.W_pos is not None else 0)
         return n
 
     def flops_per_token(

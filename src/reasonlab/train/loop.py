@@ -71,6 +71,35 @@ def _depth(config: TrainConfig, step: int) -> int | None:
     return int(torch.randint(lo, hi + 1, (1,), generator=g))
 
 
+def make_autocast(config: TrainConfig, device: torch.device
+                  ) -> contextlib.AbstractContextManager[Any]:
+    """bf16 autocast for the forward pass when config.dtype is bf16, else a no-op."""
+    if config.dtype == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.Optimizer,
+               train_set: Batch, step: int, lr: float,
+               autocast: contextlib.AbstractContextManager[Any]) -> torch.Tensor:
+    """One optimiser step (0-based `step`) at learning rate `lr`; returns the detached loss.
+
+    No host-device sync happens here (DESIGN §5): the caller decides when to read the loss.
+    """
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    batch = train_set[_batch_indices(config, len(train_set), step).to(train_set.tokens.device)]
+    with autocast:
+        logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step))
+    loss = slot_loss(logits, batch)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if config.optim.grad_clip is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.grad_clip)
+    optimizer.step()
+    return loss.detach()
+
+
 def config_hash(config: TrainConfig) -> str:
     from reasonlab.runs import config_id
 
@@ -97,8 +126,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         start = load_checkpoint(run_dir, chash, model, optimizer)
     _truncate_metrics(metrics_path, start)
 
-    autocast = (torch.autocast(device.type, dtype=torch.bfloat16)
-                if config.dtype == "bf16" else contextlib.nullcontext())
+    autocast = make_autocast(config, device)
     bar = tqdm(total=config.steps, initial=start, disable=quiet, desc=desc, position=position,
                leave=position is None, dynamic_ncols=True)
     model.train()
@@ -106,19 +134,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     last: dict[str, Any] = {}
     for step in range(start, config.steps):
         lr = lr_at(step, config.steps, config.optim)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        batch = train_set[_batch_indices(config, len(train_set), step).to(device)]
-        with autocast:
-            logits = model(batch.tokens, batch.label_pos, batch.pad_mask,
-                           depth=_depth(config, step))
-        loss = slot_loss(logits, batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if config.optim.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.grad_clip)
-        optimizer.step()
-        loss_sum += loss.detach()
+        loss_sum += train_step(config, model, optimizer, train_set, step, lr, autocast)
         bar.update(1)
 
         done = step + 1
