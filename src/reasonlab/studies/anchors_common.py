@@ -43,8 +43,11 @@ SCALES: dict[Scale, dict[str, Any]] = {
 
 
 def anchor_config(scale: Scale, seed: int, gamma: float, n_layers: int,
-                  lr: float | None = None, weight_decay: float | None = None) -> TrainConfig:
-    base = SCALES[scale]
+                  lr: float | None = None, weight_decay: float | None = None,
+                  steps: int | None = None) -> TrainConfig:
+    base = dict(SCALES[scale])
+    if steps is not None:
+        base["steps"] = steps
     optim = dict(base["optim"])
     if lr is not None:
         optim["lr"] = lr
