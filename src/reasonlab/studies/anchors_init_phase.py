@@ -105,10 +105,11 @@ def phase_figures(cells, gammas, depths, out: Path) -> list[tuple[str, str]]:
     annot = [[f"{_majority_type(cells[g, L])[:3]}\n{_counts(cells[g, L])}" for g in gammas]
              for L in depths]
     plot_heatmap(kinds / (len(SOLUTION_TYPES) - 1), out / "phase_type.png",
-                 "majority solution type (0 inf, 1/3 sym, 2/3 neither, 1 unfit)", xl, yl,
+                 "majority solution type", xl, yl,
                  "initialization rate gamma", "depth", cmap="coolwarm", annot=annot)
-    figs = [("phase_type.png", "Majority solution type per (gamma, depth); cell text: "
-             "type and per-seed counts")]
+    figs = [("phase_type.png", "Majority solution type per (gamma, depth) (colour: 0 "
+             "inferential, 1/3 symmetric, 2/3 neither, 1 unfit; ties go to the earlier type); "
+             "cell text: type and per-seed counts")]
     for key in ("inferential", "symmetric", "seen_acc"):
         vals = np.array([[_mean(cells[g, L], key) for g in gammas] for L in depths])
         plot_heatmap(vals, out / f"phase_{key}.png", f"mean {key} fraction" if key !=
