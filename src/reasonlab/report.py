@@ -70,3 +70,24 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def fmt(m: float, s: float) -> str:
     return f"{m:.3f} ± {s:.3f}"
+
+
+def plot_heatmap(values: np.ndarray, path: Path, title: str, xlabels: list[str],
+                 ylabels: list[str], xlabel: str, ylabel: str, vmin: float = 0.0,
+                 vmax: float = 1.0, cmap: str = "viridis",
+                 annot: list[list[str]] | None = None) -> None:
+    """A [rows, cols] grid of values in [vmin, vmax], one cell per (y, x), annotated."""
+    fig, ax = plt.subplots(figsize=(1.0 + 0.9 * len(xlabels), 1.0 + 0.7 * len(ylabels)))
+    im = ax.imshow(values, vmin=vmin, vmax=vmax, cmap=cmap, origin="lower", aspect="auto")
+    ax.set_xticks(range(len(xlabels)), xlabels)
+    ax.set_yticks(range(len(ylabels)), ylabels)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            text = annot[i][j] if annot is not None else f"{values[i, j]:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="w"
+                    if values[i, j] < vmin + 0.5 * (vmax - vmin) else "k")
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -55,7 +55,7 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     from safetensors.torch import load_file
 
     from reasonlab.errors import CheckpointError
-    from reasonlab.model.transformer import Transformer
+    from reasonlab.model.models import MODELS
 
     try:
         config = TrainConfig.build(json.loads((run_dir / "config.json").read_text()))
@@ -63,7 +63,7 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     except (OSError, ValueError) as e:
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run ({e}); pass "
                               "a directory under <out>/runs/") from None
-    model = Transformer(config.model)
+    model = MODELS[config.model.arch](config.model)
     model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
                            if k.startswith("model.")})
     return config, model.eval()

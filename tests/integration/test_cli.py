@@ -74,3 +74,17 @@ def test_studies_lists_claims(capsys):
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "lego-extrapolation" in out and "ALBERT" in out
+
+
+def test_data_anchors_jsonl_answers_match_the_text(capsys):
+    assert main(["data", "anchors", "--n", "20", "--format", "jsonl"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        ex = json.loads(line)
+        nums = [int(w) for w in ex["text"].split()]
+        k = ex["key_pos"]
+        a1, a2 = nums[k + 1], nums[k + 2]
+        assert f"{a1} {a2}" == ex["pair"] and (a1, a2) != (4, 3)
+        shift = -6 if (a1, a2) == (3, 4) else [5, 1, -2, -8][a1 - 1] + [5, 1, -2, -8][a2 - 1]
+        assert int(ex["labels"]["answer"]) == nums[k] + shift
+    p = run_cli("data", "anchors", "held_out=[[9,9]]")
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and "outside" in p.stderr

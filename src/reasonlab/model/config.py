@@ -52,6 +52,9 @@ class ModelConfig(StrictModel):
     """INITS registry entry: how the weights are initialized."""
     init_std: float = Field(0.02, gt=0.0)
     """Standard deviation of the default normal initialization (BERT's 0.02)."""
+    init_gamma: float | None = Field(None, gt=0.0)
+    """Initialization rate gamma of init="rate": std (1/d_in)^gamma (Zhang et al. 2024);
+    required by that scheme and rejected by the others."""
     ln_eps: float = Field(1e-12, gt=0.0)
     """LayerNorm epsilon (BERT's 1e-12)."""
 
@@ -99,7 +102,15 @@ class ModelConfig(StrictModel):
         from reasonlab.model.init import INITS
 
         ATTENTION[self.attention]  # raises a ConfigError naming the known entries
-        INITS[self.init]
+        scheme = INITS[self.init]
+        # Each scheme declares the optional config fields it reads (e.g. init_gamma).
+        for name in ("init_gamma",):
+            wants = name in getattr(scheme, "uses", ())
+            if wants and getattr(self, name) is None:
+                raise ValueError(f"init={self.init!r} needs {name}; set it")
+            if not wants and getattr(self, name) is not None:
+                raise ValueError(f"{name} is only read by init='rate', not init={self.init!r}; "
+                                 "remove it or change init")
         self._check_symbol_variants()
         return self
 

@@ -39,3 +39,35 @@ def default_init(
             nn.init.zeros_(p)
         else:  # Linear weights, W_E, W_pos
             nn.init.normal_(p, mean=0.0, std=std, generator=generator)
+
+
+@INITS.register("rate")
+@torch.no_grad()
+def rate_init(
+    model: nn.Module, config: ModelConfig, generator: torch.Generator | None = None
+) -> None:
+    """Initialization rate gamma (Zhang et al. 2024, arXiv 2405.05409, §2 and abstract):
+    every parameter of a layer with d_in inputs ~ N(0, ((1/d_in)^gamma)^2).
+
+    d_in per parameter:
+      - a Linear layer (qkv, out, fc_in, fc_out, head): its in_features, for weight and bias
+        alike ("every parameter of a layer", PAPERS.md §3);
+      - W_E and W_pos: d_model. Our reading: the paper does not say; an embedding row is what
+        the layer emits, and the convention of code that initializes every 2-D weight from its
+        last dimension (in_features for nn.Linear, d_model for an embedding table) gives
+        d_model. It keeps tokens and positions on the same scale whatever the vocabulary size.
+      - LayerNorm: weight 1, bias 0 (an elementwise map, not a layer with d_in inputs).
+    gamma = 0.5 is the usual 1/sqrt(d_in); larger gamma = smaller initialization.
+    """
+    gamma = config.init_gamma
+    assert gamma is not None  # ModelConfig rejects init="rate" without it
+    for name, p in model.named_parameters():
+        owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+        if isinstance(owner, nn.LayerNorm):
+            nn.init.ones_(p) if name.endswith("weight") else nn.init.zeros_(p)
+            continue
+        d_in = owner.in_features if isinstance(owner, nn.Linear) else config.d_model
+        nn.init.normal_(p, mean=0.0, std=d_in ** -gamma, generator=generator)
+
+
+rate_init.uses = ("init_gamma",)  # type: ignore[attr-defined]

@@ -2,6 +2,9 @@
 
 from reasonlab.studies import lego_extrapolation  # noqa: F401
 from reasonlab.studies import (  # noqa: F401
+    anchors_init_phase,
+    anchors_lr_weight_decay,
+    anchors_mechanism,
     lego_mimicking,
     lego_mixed_lengths,
     lego_pretraining,

@@ -1,6 +1,6 @@
 """Tasks with exact ground truth. Importing this package fills the TASKS registry."""
 
-from reasonlab.tasks import lego  # noqa: F401  (registers "lego")
+from reasonlab.tasks import anchors, lego  # noqa: F401  (register "anchors", "lego")
 from reasonlab.tasks import corpora, templates  # noqa: F401  (register "corpus_lm", "templates")
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab, build_task
 

@@ -67,7 +67,8 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
 def evaluate(model: nn.Module, data: Batch, batch_size: int,
              autocast: contextlib.AbstractContextManager | None = None,
              classes: torch.Tensor | None = None) -> dict[str, object]:
-    """Accuracy over all slots, over the supervised ones, and per `depth` when the task has it.
+    """Accuracy over all slots, over the supervised ones, and `acc_by_<key>` for every integer
+    meta key the task provides (LEGO: acc_by_depth; anchors: acc_by_pair, acc_by_key_pos).
     `classes` [C] bool restricts the predictions to those classes."""
     losses: list[torch.Tensor] = []
     pred = predict(model, data, batch_size, autocast, classes, losses).to(data.labels.device)
@@ -79,6 +80,6 @@ def evaluate(model: nn.Module, data: Batch, batch_size: int,
         # mean cross-entropy of the supervised slots (exp of it: perplexity, for an LM)
         "loss": (torch.stack(losses).sum() / (valid & data.loss_mask).sum()).item(),
     }
-    if "depth" in data.meta:
-        out["acc_by_depth"] = accuracy_by(correct, data.meta["depth"], valid)
+    for key, values in data.meta.items():
+        out[f"acc_by_{key}"] = accuracy_by(correct, values, valid)
     return out
