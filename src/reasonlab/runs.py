@@ -1,7 +1,10 @@
 """Runs: content-addressed directories; finished runs are reused, interrupted ones resumed.
 
-A run's id hashes its resolved config together with RESULTS_VERSION, which is bumped whenever
-a code change alters results (so old run directories are not silently reused).
+A run's id hashes the values of its resolved config that differ from their defaults (plus the
+task's name, which is every task config's default), together with RESULTS_VERSION. So adding
+a new config field with a default that keeps old behaviour keeps every existing run id; bump
+RESULTS_VERSION whenever a code change alters results or a default changes meaning, so that
+old run directories are not silently reused.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from typing import Any
 
 from reasonlab.train.config import TrainConfig
 
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 
 
 def config_id(config: TrainConfig) -> str:
-    blob = json.dumps({"config": config.model_dump(mode="json"), "v": RESULTS_VERSION},
+    changed = config.model_dump(mode="json", exclude_defaults=True)
+    blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

@@ -90,6 +90,25 @@ def test_finished_run_is_reused_and_id_is_content_addressed(tmp_path):
     assert config_id(config) != config_id(small_config(steps=10, seed=1))
 
 
+def test_run_id_ignores_defaults_but_not_the_task():
+    config = small_config()
+    # Spelling out a default (as a config written before a field existed would omit it) keeps
+    # the id, so finished runs stay reusable when new fields with defaults are added.
+    explicit = small_config(model={**config.model.model_dump(include={"d_model", "n_layers", "n_heads",
+                                                                 "d_mlp", "dropout",
+                                                                 "tie_layers", "depth_range"}),
+                                   "attention": "softmax", "positions": "learned"})
+    assert config_id(explicit) == config_id(config)
+    changed = small_config(model={**explicit.model.model_dump(include={"d_model", "n_layers",
+                                                                       "n_heads", "d_mlp"}),
+                                  "positions": "rotary"})
+    assert config_id(changed) != config_id(config)
+    # Two tasks whose configs are all defaults still get different ids.
+    a = TrainConfig.build({"task": {"name": "lego"}, "model": {"d_model": 32}})
+    b = TrainConfig.build({"task": {"name": "anchors"}, "model": {"d_model": 32}})
+    assert config_id(a) != config_id(b)
+
+
 def test_mismatched_checkpoint_is_a_user_error(tmp_path):
     a, b = small_config(steps=10), small_config(steps=10, seed=5)
     train(a, tmp_path / "x", quiet=True)

@@ -82,6 +82,15 @@ class LegoExtrapolation(Study):
                     out / "curves.png", "test accuracy per chain position during training")
 
         rep = Report(self.title)
+        m, o = results[0][0].config.model, results[0][0].config
+        rep.sections.append(
+            f"## Recipe\n\n{m.n_layers} layers, d_model {m.d_model}, {m.n_heads} heads, d_mlp "
+            f"{m.d_mlp}, {m.norm}-LN, {m.positions} positions, init std {m.init_std}; AdamW lr "
+            f"{o.optim.lr}, batch {o.batch_size}, {o.steps} steps, {len(by_arm['BERT'])} seeds per "
+            "arm. The arms differ only in weight tying."
+            + (" Rotary positions depart from the paper's BERT (learned positions): with learned "
+               "positions no CPU-sized run left the ln 2 plateau (README, 'Choosing the CPU "
+               "scale')." if m.positions == "rotary" else ""))
         header = ["model"] + [f"#{i}" for i in range(N_CLAUSES)]
         rows = []
         for arm, rows_ in finals.items():
