@@ -19,8 +19,8 @@ from reasonlab.report import final_by_depth, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
 from reasonlab.studies.lego_common import by_arm, gain_verdict, span_means
 from reasonlab.studies.lego_pretraining import (PRETRAINED, RANDOM, accuracy_table,
-                                                extrapolation_span, minilm_spec,
-                                                missing_weights, require_weights)
+                                                NeedsMiniLM, extrapolation_span, minilm_spec,
+                                                require_weights)
 from reasonlab.tasks.base import build_task
 from reasonlab.train.loop import build_model
 
@@ -51,7 +51,7 @@ def closed_verdict(claim: Claim, finals: dict[str, list[list[float]]], span: sli
 
 
 @STUDIES.register("lego-mimicking")
-class LegoMimicking(Study):
+class LegoMimicking(NeedsMiniLM):
     name = "lego-mimicking"
     title = "LEGO: mimicking initialisation vs random and pretrained init"
     claims = (Claim("closes-gap", "Mimicking association and manipulation heads closes most of "
@@ -59,10 +59,6 @@ class LegoMimicking(Study):
                     "Zhang et al. 2022, §4.2.2, Fig. 6"),)
     cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
     default_seeds = {"smoke": 1, "cpu": 1, "paper": 3}
-
-    @classmethod
-    def missing(cls) -> str | None:
-        return missing_weights()
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         require_weights()

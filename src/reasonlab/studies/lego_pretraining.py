@@ -76,6 +76,15 @@ def missing_weights() -> str | None:
     return None if MINILM.available() else f"needs the pretrained weights: {MINILM.install_hint}"
 
 
+class NeedsMiniLM(Study):
+    """A study that fine-tunes all-MiniLM-L6-v2: it declares the weights, so tests skip it with
+    the install hint when the package is absent."""
+
+    @classmethod
+    def missing(cls) -> str | None:
+        return missing_weights()
+
+
 def require_weights() -> None:
     if why := missing_weights():
         raise ConfigError(f"this study {why}")
@@ -152,7 +161,7 @@ def accuracy_table(finals: dict[str, list[list[float]]]) -> str:
 
 
 @STUDIES.register("lego-pretraining")
-class LegoPretraining(Study):
+class LegoPretraining(NeedsMiniLM):
     name = "lego-pretraining"
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
     claims = (
@@ -167,10 +176,6 @@ class LegoPretraining(Study):
     )
     cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
     default_seeds = {"smoke": 1, "cpu": 1, "paper": 3}
-
-    @classmethod
-    def missing(cls) -> str | None:
-        return missing_weights()
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         require_weights()
