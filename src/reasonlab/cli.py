@@ -63,7 +63,9 @@ def cmd_studies(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES
 
     for name, cls in STUDIES.items():
-        print(f"{name}  (cpu scale: about {cls.cpu_minutes:g} min on 2 cores)\n  {cls.title}")
+        cost = ("not yet measured" if cls.cpu_minutes is None
+                else f"about {cls.cpu_minutes:g} min on 2 cores")
+        print(f"{name}  (cpu scale: {cost})\n  {cls.title}")
         for c in cls.claims:
             print(f"  - {c.text}  [{c.source}]")
 

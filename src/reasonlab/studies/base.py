@@ -84,8 +84,8 @@ class Study(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     claims: ClassVar[tuple[Claim, ...]]
-    cpu_minutes: ClassVar[float]
-    """Wall-clock budget of the `cpu` scale on a 2-core machine (measured)."""
+    cpu_minutes: ClassVar[float | None]
+    """Wall-clock time of the `cpu` scale on a 2-core machine, as measured; None until measured."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
 
     @classmethod

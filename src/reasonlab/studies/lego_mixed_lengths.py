@@ -29,7 +29,7 @@ class LegoMixedLengths(Study):
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
     claims = (Claim("mixed-lengths", "Training on mixed chain lengths improves BERT's "
                     "extrapolation (#6-#8)", "Zhang et al. 2022, §1 and §4"),)
-    cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
+    cpu_minutes = None  # not yet measured at cpu scale
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         base = recipe(scale)

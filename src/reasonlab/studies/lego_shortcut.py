@@ -64,7 +64,7 @@ class LegoShortcut(Study):
         Claim("mimic-prevents", "Mimicking init improves #6-#10 under #0-#4 + #11 supervision",
               "Zhang et al. 2022, §4.3 and Appendix A"),
     )
-    cpu_minutes = 15  # not yet measured at cpu scale (the lead runs it)
+    cpu_minutes = None  # not yet measured at cpu scale
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}  # 4 arms: twice lego-extrapolation's
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
