@@ -5,7 +5,7 @@ Same shape (4 layers, d_model 256, 4 heads, d_mlp 1024, post-LN), same LEGO Task
 and bf16 autocast. Timed blocks alternate between the models in one process (the machine is
 shared and noisy); medians and ratios are reported.
 
-Run: `python benchmarks/bench_train.py [--threads 2] [--quick]`.
+Run: `python benchmarks/bench_train.py [--threads 2] [--quick] [--batch 64] [--dtype bf16]`.
 """
 
 from __future__ import annotations
@@ -92,11 +92,12 @@ def make_hf(task, attn: str) -> tuple[Any, Callable]:
 
 
 def bench_train(threads: int = 2, quick: bool = False, dtypes=("fp32", "bf16"),
-                log: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:
+                log: Callable[[str], None] = print, batch_size: int = 64
+                ) -> dict[str, dict[str, Any]]:
     """Per dtype: median s/step of ours, hf-eager, hf-sdpa; reference = faster HF."""
     torch.set_num_threads(threads)
     block, rounds, warm = (2, 2, 1) if quick else (3, 5, 2)
-    task, batches = lego_batches(block)
+    task, batches = lego_batches(block, batch_size)
     labels = [hf_labels(b) for b in batches]
     B, T = batches[0].tokens.shape
     results: dict[str, dict[str, Any]] = {}
@@ -125,7 +126,8 @@ def bench_train(threads: int = 2, quick: bool = False, dtypes=("fp32", "bf16"),
         results[dt] = {"s_per_step": med, "ref": ref, "flops_step": flops_step,
                        "tokens_per_step": B * T, "ratio": med[ref] / med["ours"],
                        "times": times}
-        log(f"[train {dt}] " + ", ".join(f"{k} {B * T / v:,.0f} tok/s" for k, v in med.items())
+        log(f"[train {dt}, batch {B}] "
+            + ", ".join(f"{k} {B * T / v:,.0f} tok/s" for k, v in med.items())
             + f"; ref={ref}; ours/ref = {med[ref] / med['ours']:.3f}")
     return results
 
@@ -134,8 +136,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--dtype", choices=("fp32", "bf16"), action="append")
     args = ap.parse_args()
-    bench_train(args.threads, args.quick)
+    bench_train(args.threads, args.quick, tuple(args.dtype or ("fp32", "bf16")),
+                batch_size=args.batch)
 
 
 if __name__ == "__main__":

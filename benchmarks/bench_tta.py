@@ -2,11 +2,14 @@
 
 Both train the model of `SCALES["cpu"]` (read at run time from studies/lego_extrapolation.py)
 on the same LEGO Task 1 data (n = 12, first 6 chain variables supervised). The target is the
-mean test accuracy over chain positions #0-#5 >= 0.99. Wall-clock excludes evaluation.
+mean test accuracy over chain positions #0-#5 >= 0.99. Because that target can lie beyond a
+CPU budget, a second milestone is timed too: leaving the ln 2 plateau, i.e. the first evaluation
+at which some supervised chain position reaches 90%. Wall-clock excludes evaluation.
 
   ours     the cpu scale's optim block as is (AdamW, warmup + cosine, clipping, ...)
   authors  Adam lr 5e-5, cosine over the same number of steps, no warmup, weight decay 0,
-           no gradient clipping, same batch size; capped at 6x our time-to-99%.
+           no gradient clipping, same batch size; capped at 6x our time-to-99%, or at our
+           whole run's time when we do not reach 99% (then both had the same budget).
 
 Run: `python benchmarks/bench_tta.py [--quick]`.
 """
@@ -27,6 +30,8 @@ from reasonlab.train.optim import lr_at, make_optimizer
 
 TARGET = 0.99
 N_SUP = 6
+ESCAPE = 0.9
+"""Accuracy at which a supervised chain position counts as learned (plateau left)."""
 
 
 def cpu_scale() -> dict[str, Any]:
@@ -51,17 +56,21 @@ def configs(steps: int | None = None) -> tuple[TrainConfig, TrainConfig]:
 
 def timed_run(cfg: TrainConfig, eval_every: int, time_cap: float | None = None,
               log: Callable[[str], None] = print, name: str = "") -> dict[str, Any]:
-    """Train with cfg, evaluate every `eval_every` steps; stop at the target or the cap."""
+    """Train with cfg, evaluate every `eval_every` steps; stop at the target or the cap.
+    Returns the curve [(step, wall s, mean #0-#5 acc, best single #0-#5 acc)] and the
+    (step, wall) at which each milestone was first met (None: never)."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     train_set, test_set = make_data(cfg)
-    model = build_model(cfg)
+    t0 = time.perf_counter()
+    model = build_model(cfg)  # counted: it includes any initialisation phase (mimicking)
+    wall = time.perf_counter() - t0
     opt = make_optimizer(model, cfg.optim)
     torch.manual_seed(int(seeds(cfg.seed, 3, 2**31).generate_state(1)[0]))
     autocast = make_autocast(cfg, torch.device("cpu"))
     model.train()
-    wall, curve = 0.0, []
-    reached = None
+    curve: list[tuple[int, float, float, float]] = []
+    reached = escaped = None
     for step in range(cfg.steps):
         t0 = time.perf_counter()
         loss = train_step(cfg, model, opt, train_set, step, lr_at(step, cfg.steps, cfg.optim),
@@ -70,18 +79,21 @@ def timed_run(cfg: TrainConfig, eval_every: int, time_cap: float | None = None,
         done = step + 1
         if done % eval_every == 0 or done == cfg.steps:
             ev = evaluate(model, test_set, cfg.eval_batch_size, autocast)
-            acc = float(np.mean(ev["acc_by_depth"][:N_SUP]))
-            curve.append((done, wall, acc))
+            sup = ev["acc_by_depth"][:N_SUP]
+            acc, best = float(np.mean(sup)), float(np.max(sup))
+            curve.append((done, wall, acc, best))
+            if escaped is None and best >= ESCAPE:
+                escaped = (done, wall)
             if done % (eval_every * 4) == 0 or acc >= TARGET:
-                log(f"  [{name}] step {done}: {wall:6.1f} s, #0-#5 acc {acc:.4f}, "
-                    f"loss {loss.item():.4f}")
+                log(f"  [{name}] step {done}: {wall:6.1f} s, #0-#5 acc {acc:.4f} "
+                    f"(best {best:.3f}), loss {loss.item():.4f}")
             if acc >= TARGET:
                 reached = (done, wall)
                 break
         if time_cap is not None and wall >= time_cap:
             break
-    return {"reached": reached, "curve": curve, "wall": wall, "steps_run": curve[-1][0]
-            if curve else 0, "steps_total": cfg.steps,
+    return {"reached": reached, "escaped": escaped, "curve": curve, "wall": wall,
+            "steps_run": curve[-1][0] if curve else 0, "steps_total": cfg.steps,
             "final_acc": curve[-1][2] if curve else float("nan")}
 
 
@@ -89,15 +101,17 @@ def bench_tta(quick: bool = False, log: Callable[[str], None] = print,
               cap_ratio: float = 6.0) -> dict[str, Any]:
     ours_cfg, authors_cfg = configs(steps=300 if quick else None)
     eval_every = 25 if quick else 50
-    log(f"[tta] model {ours_cfg.model.model_dump(include={'d_model', 'n_layers', 'n_heads', 'd_mlp', 'norm', 'init_std'})}, "
+    shape = ours_cfg.model.model_dump(include={"d_model", "n_layers", "n_heads", "d_mlp", "norm",
+                                               "init_std", "positions"})
+    log(f"[tta] model {shape}, "
         f"batch {ours_cfg.batch_size}, steps {ours_cfg.steps}, threads {ours_cfg.threads}")
     log(f"[tta] ours optim: {ours_cfg.optim.model_dump()}")
     log(f"[tta] authors optim: {authors_cfg.optim.model_dump()}")
     ours = timed_run(ours_cfg, eval_every, log=log, name="ours")
     if ours["reached"] is None:
-        cap = ours["wall"] * cap_ratio
+        cap, cap_ratio = ours["wall"], 1.0
         log(f"[tta] ours did not reach {TARGET} in {ours['steps_run']} steps "
-            f"({ours['wall']:.1f} s); authors capped at {cap:.0f} s")
+            f"({ours['wall']:.1f} s); authors get the same time")
     else:
         cap = ours["reached"][1] * cap_ratio
     authors = timed_run(authors_cfg, eval_every, time_cap=cap, log=log, name="authors")
@@ -105,25 +119,27 @@ def bench_tta(quick: bool = False, log: Callable[[str], None] = print,
             "steps": ours_cfg.steps}
 
 
-def describe(res: dict[str, Any]) -> tuple[str, str, str]:
+def describe(res: dict[str, Any], key: str = "reached") -> tuple[str, str, str]:
+    """(ours, authors, authors/ours) for milestone `key` ("reached": 99% on #0-#5;
+    "escaped": some supervised position >= 90%)."""
     o, a = res["ours"], res["authors"]
-    so = (f"{o['reached'][1]:.1f} s ({o['reached'][0]} steps)" if o["reached"]
-          else f"not reached in {o['wall']:.1f} s / {o['steps_run']} steps "
-               f"(final {o['final_acc']:.3f})")
-    if a["reached"]:
-        sa = f"{a['reached'][1]:.1f} s ({a['reached'][0]} steps)"
-        ratio = (f"{a['reached'][1] / o['reached'][1]:.2f}" if o["reached"] else "n/a")
+
+    def one(r: dict[str, Any]) -> str:
+        if r[key]:
+            return f"{r[key][1]:.1f} s ({r[key][0]} steps)"
+        best = max((c[3] for c in r["curve"]), default=float("nan"))
+        return (f"not reached in {r['wall']:.1f} s / {r['steps_run']} steps (final #0-#5 "
+                f"{r['final_acc']:.3f}, best position {best:.3f})")
+
+    if o[key] and a[key]:
+        ratio = f"{a[key][1] / o[key][1]:.2f}"
+    elif o[key]:
+        ratio = f"> {a['wall'] / o[key][1]:.1f}"  # authors ran this long without reaching it
+    elif a[key]:
+        ratio = f"< {a[key][1] / o['wall']:.2f}"
     else:
-        why = ("full cosine schedule" if a["steps_run"] >= a["steps_total"]
-               else f"{res['cap_ratio']:.0f}x cap")
-        sa = (f"not reached within {a['wall']:.1f} s ({a['steps_run']} steps, {why}; "
-              f"final #0-#5 acc {a['final_acc']:.3f})")
-        if o["reached"]:
-            lo = a["wall"] / o["reached"][1]
-            ratio = f"> {lo:.1f}" if why.endswith("cap") else f"> {lo:.1f} (schedule ended)"
-        else:
-            ratio = "n/a"
-    return so, sa, ratio
+        ratio = "n/a (neither reached it)"
+    return one(o), one(a), ratio
 
 
 def main() -> None:
@@ -131,8 +147,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     res = bench_tta(args.quick)
-    so, sa, ratio = describe(res)
-    print(f"time to {TARGET} on #0-#5: ours {so}; authors {sa}; authors/ours {ratio}")
+    for key, what in (("escaped", f"some #0-#5 position >= {ESCAPE}"),
+                      ("reached", f"mean #0-#5 >= {TARGET}")):
+        so, sa, ratio = describe(res, key)
+        print(f"time to {what}: ours {so}; authors {sa}; authors/ours {ratio}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 from pydantic import Field, field_validator
+from tqdm.auto import tqdm
 
 from reasonlab.config import StrictModel
 from reasonlab.registry import Registry
@@ -193,7 +194,8 @@ def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
     was = model.training
     model.eval()
     losses = []
-    for _ in range(cfg.steps):
+    # disable=None: a bar on a terminal, silent in logs and tests
+    for _ in tqdm(range(cfg.steps), desc="mimicking", leave=False, disable=None):
         batch = task.sample(rng, cfg.batch_size)  # type: ignore[attr-defined]
         with torch.enable_grad():  # also when called under no_grad
             loss, _ = batch_loss(model, batch, cfg, special)

@@ -61,7 +61,7 @@ def anchor_config(scale: Scale, seed: int, gamma: float, n_layers: int,
 
 def run_solution(spec: RunSpec, result: dict[str, Any], out: Path) -> HeldoutSolution:
     """Load the run's model, rebuild its (seeded) test set, classify its held-out answers."""
-    _, model = load_run_model(out / "runs" / result["id"])
+    _, model = load_run_model(Path(result["dir"]))
     task = build_task(spec.config.task)
     assert isinstance(task, AnchorsTask)
     _, test = make_data(spec.config)

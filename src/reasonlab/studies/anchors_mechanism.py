@@ -97,7 +97,7 @@ class AnchorsMechanism(Study):
 
 
 def mechanism_record(spec: RunSpec, result: dict[str, Any], out: Path) -> dict[str, Any]:
-    _, model = load_run_model(out / "runs" / result["id"])
+    _, model = load_run_model(Path(result["dir"]))
     task = build_task(spec.config.task)
     _, test = make_data(spec.config)
     (sol,) = heldout_solutions(model, task, test)

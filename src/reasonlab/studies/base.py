@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from tqdm.auto import tqdm
 
 from reasonlab.registry import Registry
-from reasonlab.runs import execute
+from reasonlab.runs import execute, run_dir_for
 from reasonlab.train.config import TrainConfig
 
 Scale = Literal["smoke", "cpu", "paper"]
@@ -107,9 +107,15 @@ STUDIES: Registry[type[Study]] = Registry("study")
 def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
               out: Path | None = None, workers: int | None = None,
               quiet: bool = False) -> tuple[Report, Path]:
-    """Run (or reuse) every run of the study, analyse them, write the report."""
+    """Run (or reuse) every run of the study, analyse them, write the report.
+
+    The report goes to `out` (default reasonlab-out/<study>/<scale>). Runs live in
+    `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
+    reasonlab-out otherwise: by default all studies share one runs folder, so a run two
+    studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
     study = STUDIES[name]()
     specs = study.runs(scale, seeds or study.default_seeds[scale])
+    root = out or Path("reasonlab-out")
     out = out or Path("reasonlab-out") / name / scale
     out.mkdir(parents=True, exist_ok=True)
     # Independent runs side by side beat one multi-threaded run on small CPU models (DESIGN §5).
@@ -118,16 +124,18 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
                           min(len(specs), os.cpu_count() or 1))
     results: list[dict[str, Any]]
     if workers == 1:
-        results = [execute(s.config, out, quiet=quiet, desc=f"{s.arm} seed {s.seed}")
+        results = [execute(s.config, root, quiet=quiet, desc=f"{s.arm} seed {s.seed}")
                    for s in tqdm(specs, desc=name, disable=quiet or len(specs) == 1)]
     else:
-        jobs = [(s.config.model_dump(mode="json"), str(out), f"{s.arm} seed {s.seed}",
+        jobs = [(s.config.model_dump(mode="json"), str(root), f"{s.arm} seed {s.seed}",
                  i % workers + 1) for i, s in enumerate(specs)]
         if quiet:
             jobs = [(c, r, d, -1) for c, r, d, _ in jobs]
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             results = list(tqdm(pool.map(_quiet_or_not, jobs), total=len(jobs), desc=name,
                                 position=0, disable=quiet))
+    for s, r in zip(specs, results, strict=True):
+        r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
     report = study.analyse(list(zip(specs, results, strict=True)), out)
     report.write(out)
     return report, out

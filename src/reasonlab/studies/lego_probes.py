@@ -59,7 +59,7 @@ class LegoProbes(Study):
         rows, shuffled_gap = [], 0.0
         chance = 0.5
         for arm, rs in arms.items():
-            probed = [probe_run(out / "runs" / r["id"]) for r in rs]
+            probed = [probe_run(Path(r["dir"])) for r in rs]
             chance = float(np.mean([c for _, _, c in probed]))
             maps[arm] = np.mean([a for a, _, _ in probed], axis=0)
             scores[arm] = np.array([diagonal_score(a, c) for a, _, c in probed])

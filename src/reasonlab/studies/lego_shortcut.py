@@ -24,6 +24,7 @@ from reasonlab.studies.lego_common import (PASS, by_arm, first_pass_steps, gain_
 from reasonlab.studies.lego_extrapolation import N_CLAUSES, lego_task
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
+ARMS = (ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC)  # display order
 SHORTCUT_POS = [0, 1, 2, 3, 4, N_CLAUSES - 1]
 MIDDLE = slice(6, N_CLAUSES - 1)  # #6-#10: unsupervised in both (b) arms
 EARLY_FRACTION = 0.8
@@ -31,7 +32,8 @@ EARLY_FRACTION = 0.8
 
 MIMIC_SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(steps=3, batch_size=16, lr=1e-3),
-    "cpu": dict(steps=200, batch_size=64, lr=1e-3),  # not yet measured
+    # lr 3e-3: at the recipe's width the authors' 5e-5 barely moves the patterns in 150 steps.
+    "cpu": dict(steps=150, batch_size=32, lr=3e-3),
     "paper": dict(steps=1000, batch_size=200, lr=5e-5),
 }
 
@@ -65,7 +67,8 @@ class LegoShortcut(Study):
               "Zhang et al. 2022, §4.3 and Appendix A"),
     )
     cpu_minutes = None  # not yet measured at cpu scale
-    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}  # 4 arms: twice lego-extrapolation's
+    # cpu: one seed, so the 3 runs not shared with lego-extrapolation fit 2 cores in 15 minutes
+    default_seeds = {"smoke": 1, "cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         base = recipe(scale)
@@ -80,11 +83,12 @@ class LegoShortcut(Study):
             if "supervised" in task_kw:
                 task.pop("n_train_vars")
             out += [spec(arm, seed, base, task, **over) for seed in range(seeds)]
-        return out
+        # the longest runs (mimicking first) start first, so that 2 workers finish together
+        return sorted(out, key=lambda s: s.arm != SHORTCUT_MIMIC)
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
         arms = by_arm(results)
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
+        finals = {arm: final_by_depth(arms[arm]) for arm in ARMS}
         plot_curves({ALL: [r["curve"] for r in arms[ALL]]}, out / "curves_all12.png",
                     "all 12 variables supervised: accuracy per chain position")
         plot_positions({a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},

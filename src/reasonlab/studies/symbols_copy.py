@@ -31,6 +31,9 @@ ARMS: dict[str, dict[str, Any]] = {
 }
 WIDTHS: dict[Scale, list[int]] = {"smoke": [8, 16], "cpu": [16, 64, 256],
                                   "paper": [64, 256, 1024, 4096]}
+D_HEAD: dict[Scale, int | None] = {"smoke": None, "cpu": None, "paper": 64}
+"""Paper: the sweep keeps d_head at GPT-2's 64 (heads = d_model / 64); None: the scale's
+n_heads at every width (as measured at cpu scale)."""
 TASK: dict[Scale, dict[str, Any]] = {
     "smoke": {"preset": "copy", "length": 2, "n_train_symbols": 16},
     "cpu": {"preset": "copy", "length": 2, "n_train_symbols": 32},
@@ -41,6 +44,14 @@ N_TRAIN: dict[Scale, int] = {"smoke": 128, "cpu": 5000, "paper": 50_000}
 TRAIN: dict[Scale, dict[str, Any]] = {"smoke": {}, "paper": {},
                                       "cpu": {"steps": 500, "eval_every": 100,
                                               "ckpt_every": 500}}
+
+
+def heads(scale: Scale, d_model: int) -> dict[str, int]:
+    """Head overrides for width d_model: none below paper scale (cpu runs as measured)."""
+    d_head = D_HEAD[scale]
+    return {} if d_head is None else {"n_heads": max(1, d_model // d_head), "d_head": d_head}
+
+
 MIN_DROP = 0.2
 """Inverse scaling: the plain model's mean accuracy at the smallest width minus at the largest
 must be at least this."""
@@ -69,7 +80,7 @@ class SymbolsCopyEmbeddingDim(Study):
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return [RunSpec(arm, seed, config(scale, TASK[scale], N_TRAIN[scale], seed,
                                           {"d_model": d, "d_mlp": 4 * d, "tie_head": True,
-                                           **model}, **TRAIN[scale]))
+                                           **heads(scale, d), **model}, **TRAIN[scale]))
                 for arm, model in ARMS.items() for d in WIDTHS[scale] for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
