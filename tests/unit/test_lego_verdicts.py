@@ -3,7 +3,7 @@
 import numpy as np
 
 from reasonlab.studies.base import Claim
-from reasonlab.studies.lego_common import first_pass_steps, gain_verdict
+from reasonlab.studies.lego_common import first_pass_steps, gain_verdict, needs_fit
 from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
 from reasonlab.studies.lego_pretraining import PRETRAINED, RANDOM, converge_verdict
 from reasonlab.studies.lego_shortcut import last_first_verdict
@@ -22,6 +22,18 @@ def test_gain_verdict_thresholds():
     # a large but noisy gain: inconclusive
     v = gain_verdict(C, np.array([0.5, 0.9]), np.array([0.5, 0.6]), ("a", "b"), "x")
     assert v.status == "inconclusive" and "+0.150" in v.evidence
+
+
+def test_needs_fit_only_when_no_arm_learned_its_supervised_positions():
+    v = gain_verdict(C, np.array([0.5, 0.5]), np.array([0.52, 0.52]), ("a", "b"), "x")
+    assert v.status == "not reproduced"
+    chance = [[0.5, 0.5, 0.5, 0.5]] * 2  # 2 seeds x 4 positions
+    fitted = [[1.0, 0.95, 0.5, 0.5]] * 2
+    sup = slice(0, 2)
+    out = needs_fit(v, {"a": chance, "b": chance}, sup)
+    assert out.status == "inconclusive" and out.evidence.startswith(v.evidence)
+    assert "a 0.500" in out.evidence and "#0-#1" in out.evidence
+    assert needs_fit(v, {"a": chance, "b": fitted}, sup) is v  # one arm fits: unchanged
 
 
 def curve(rows):

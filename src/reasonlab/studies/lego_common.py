@@ -58,6 +58,21 @@ def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tup
     return Verdict(claim, status, ev)  # type: ignore[arg-type]
 
 
+def needs_fit(verdict: Verdict, finals: dict[str, list[list[float]]], supervised: slice
+              ) -> Verdict:
+    """`verdict` compares how far the arms in `finals` extrapolate (or how they solve); when no
+    arm has learned its supervised positions (mean accuracy over them and seeds < PASS), that
+    comparison tests nothing -- the paper's ALBERT "extrapolates as soon as it fits #0-#5"
+    (§3) -- so the verdict becomes inconclusive, keeping its numbers."""
+    fits = {arm: float(span_means(f, supervised).mean()) for arm, f in finals.items()}
+    if max(fits.values()) >= PASS:
+        return verdict
+    where = f"#{supervised.start}-#{supervised.stop - 1}"
+    return Verdict(verdict.claim, "inconclusive", verdict.evidence + "; but no arm fits "
+                   f"{where} (" + ", ".join(f"{a} {v:.3f}" for a, v in fits.items())
+                   + f" < {PASS}), so the comparison tests nothing")
+
+
 def first_pass_steps(curve: list[dict[str, Any]], threshold: float = PASS) -> list[float]:
     """Per chain position, the first evaluated step whose accuracy is >= threshold (inf: never)."""
     n = len(curve[0]["acc_by_depth"])

@@ -28,7 +28,7 @@ from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import by_arm, gain_verdict, span_means
+from reasonlab.studies.lego_common import by_arm, gain_verdict, needs_fit, span_means
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.config import TrainConfig
@@ -205,13 +205,16 @@ class LegoPretraining(NeedsMiniLM):
                          "association and manipulation heads")]
         what = f"mean accuracy #{span.start}-#{span.stop - 1}"
         steps = {a: [converge_steps(r["curve"]) for r in rs] for a, rs in arms.items()}
+        sup = slice(0, n_train)
         rep.verdicts = [
-            gain_verdict(self.claims[0], span_means(finals[PRETRAINED], span),
-                         span_means(finals[RANDOM], span), (PRETRAINED, RANDOM), what),
+            needs_fit(gain_verdict(self.claims[0], span_means(finals[PRETRAINED], span),
+                                   span_means(finals[RANDOM], span), (PRETRAINED, RANDOM), what),
+                      {a: finals[a] for a in (PRETRAINED, RANDOM)}, sup),
             converge_verdict(self.claims[1], steps[PRETRAINED], steps[RANDOM],
                              (PRETRAINED, RANDOM)),
-            gain_verdict(self.claims[2], span_means(finals[RENAMED], span),
-                         span_means(finals[RANDOM], span), (RENAMED, RANDOM), what),
+            needs_fit(gain_verdict(self.claims[2], span_means(finals[RENAMED], span),
+                                   span_means(finals[RANDOM], span), (RENAMED, RANDOM), what),
+                      {a: finals[a] for a in (RENAMED, RANDOM)}, sup),
             heads_verdict(self.claims[3], scores),
         ]
         return rep
