@@ -64,7 +64,8 @@ def cmd_studies(args: argparse.Namespace) -> None:
 
     for name, cls in STUDIES.items():
         cost = ("not yet measured" if cls.cpu_minutes is None
-                else f"about {cls.cpu_minutes:g} min on 2 cores")
+                else f"about {cls.cpu_minutes:g} min on 2 cores"
+                + (f" once {cls.cpu_after} has run" if cls.cpu_after else ""))
         print(f"{name}  (cpu scale: {cost})\n  {cls.title}")
         for c in cls.claims:
             print(f"  - {c.text}  [{c.source}]")

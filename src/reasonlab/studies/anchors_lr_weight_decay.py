@@ -39,6 +39,7 @@ class AnchorsLrWeightDecay(Study):
               "Zhang et al. 2024, §3"),
     )
     cpu_minutes = 8  # measured: 481 s with 2 of 8 runs shared with anchors-init-phase
+    cpu_after = "anchors-init-phase"
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -66,7 +66,8 @@ class AnchorsMechanism(Study):
               "primitive (cosine similarity follows the distance between shifts) more than "
               "symmetric models (lower complexity)", "Zhang et al. 2024, §5"),
     )
-    cpu_minutes = 6  # measured: 317 s with the 2 gamma-0.55 runs shared with the phase
+    cpu_minutes = 6  # measured: 317 s with the 2 gamma-0.55 runs shared with the phase study
+    cpu_after = "anchors-init-phase"
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

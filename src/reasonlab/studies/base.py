@@ -86,6 +86,8 @@ class Study(ABC):
     claims: ClassVar[tuple[Claim, ...]]
     cpu_minutes: ClassVar[float | None]
     """Wall-clock time of the `cpu` scale on a 2-core machine, as measured; None until measured."""
+    cpu_after: ClassVar[str | None] = None
+    """A study whose finished runs `cpu_minutes` assumes (shared runs folder), if any."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
 
     @classmethod
