@@ -4,11 +4,13 @@ arm configs, and verdict helpers. Thresholds are constants fixed before any run.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from reasonlab.studies.base import Claim, RunSpec, Scale, Verdict
+from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
+from reasonlab.studies.base import Claim, Report, RunSpec, Scale, Verdict
 from reasonlab.train.config import TrainConfig
 
 MIN_GAIN = 0.05
@@ -71,6 +73,42 @@ def needs_fit(verdict: Verdict, finals: dict[str, list[list[float]]], supervised
     return Verdict(verdict.claim, "inconclusive", verdict.evidence + "; but no arm fits "
                    f"{where} (" + ", ".join(f"{a} {v:.3f}" for a, v in fits.items())
                    + f" < {PASS}), so the comparison tests nothing")
+
+
+def extrapolation_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str,
+                       worse: str, n_train: int) -> Verdict:
+    """Does arm `better` beat arm `worse` on the 3 positions after the n_train supervised ones
+    (#6-#8 for the paper's n_train = 6)? gain_verdict, then needs_fit on #0..#n_train-1."""
+    span = slice(n_train, min(n_train + 3, len(finals[better][0])))
+    pair = {a: finals[a] for a in (better, worse)}
+    return needs_fit(gain_verdict(claim, span_means(finals[better], span),
+                                  span_means(finals[worse], span), (better, worse),
+                                  f"mean accuracy #{span.start}-#{span.stop - 1}"),
+                     pair, slice(0, n_train))
+
+
+def accuracy_table(finals: dict[str, list[list[float]]]) -> str:
+    """Markdown table: arm x chain position, mean final accuracy over seeds."""
+    n = len(next(iter(finals.values()))[0])
+    rows = [[arm] + [f"{x:.3f}" for x in mean_std(f)[0]] for arm, f in finals.items()]
+    return table(["arm"] + [f"#{i}" for i in range(n)], rows)
+
+
+def accuracy_report(title: str, arms: dict[str, list[dict[str, Any]]], out: Path, n_train: int
+                    ) -> tuple[Report, dict[str, list[list[float]]]]:
+    """A report opening with the final accuracy per chain position (table and figure) and the
+    accuracy curves during training; returns it with the finals [arm -> seeds x positions]."""
+    finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
+    plot_positions(finals, out / "accuracy_by_position.png",
+                   "final test accuracy per chain position", trained=n_train)
+    plot_curves({a: [r["curve"] for r in rs] for a, rs in arms.items()}, out / "curves.png",
+                "test accuracy per chain position during training")
+    rep = Report(title)
+    rep.sections.append("## Final test accuracy per chain position (mean over seeds)\n\n"
+                        + accuracy_table(finals))
+    rep.figures += [("accuracy_by_position.png", "Final accuracy per chain position"),
+                    ("curves.png", "Accuracy per chain position during training")]
+    return rep, finals
 
 
 def first_pass_steps(curve: list[dict[str, Any]], threshold: float = PASS) -> list[float]:

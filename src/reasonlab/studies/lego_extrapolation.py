@@ -13,7 +13,7 @@ import numpy as np
 
 from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import gain_verdict, needs_fit, span_means
+from reasonlab.studies.lego_common import extrapolation_gain
 from reasonlab.train.config import TrainConfig
 
 N_CLAUSES, N_TRAIN_VARS = 12, 6
@@ -128,7 +128,4 @@ def classical_verdict(claim: Claim, finals: dict[str, list[list[float]]]) -> Ver
 
 
 def extrapolation_verdict(claim: Claim, finals: dict[str, list[list[float]]]) -> Verdict:
-    span = slice(N_TRAIN_VARS, N_TRAIN_VARS + 3)
-    v = gain_verdict(claim, span_means(finals["ALBERT"], span), span_means(finals["BERT"], span),
-                     ("ALBERT", "BERT"), "#6-#8 mean")  # needs a lead > MIN_GAIN and > 2 SE
-    return needs_fit(v, finals, slice(0, N_TRAIN_VARS))
+    return extrapolation_gain(claim, finals, "ALBERT", "BERT", N_TRAIN_VARS)  # #6-#8

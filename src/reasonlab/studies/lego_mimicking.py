@@ -15,12 +15,11 @@ import numpy as np
 import torch
 
 from reasonlab.analysis.attention import attention_patterns, head_scores, special_ids
-from reasonlab.report import final_by_depth, plot_curves, plot_positions, table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import by_arm, gain_verdict, span_means
-from reasonlab.studies.lego_pretraining import (PRETRAINED, RANDOM, accuracy_table,
-                                                NeedsMiniLM, extrapolation_span, minilm_spec,
-                                                require_weights)
+from reasonlab.report import table
+from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Verdict
+from reasonlab.studies.lego_common import accuracy_report, by_arm, gain_verdict, span_means
+from reasonlab.studies.lego_pretraining import (PRETRAINED, RANDOM, NeedsMiniLM,
+                                                extrapolation_span, minilm_spec, require_weights)
 from reasonlab.tasks.base import build_task
 from reasonlab.train.loop import build_model
 
@@ -71,19 +70,9 @@ class LegoMimicking(NeedsMiniLM):
             minilm_spec(MIMIC, seed, scale, False, mimic=mimic))]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
         span = extrapolation_span(results[0][0])
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
-        plot_positions(finals, out / "accuracy_by_position.png",
-                       "final test accuracy per chain position", trained=span.start)
-        plot_curves({a: [r["curve"] for r in rs] for a, rs in arms.items()}, out / "curves.png",
-                    "test accuracy per chain position during training")
-        rep = Report(self.title)
-        rep.sections.append("## Final test accuracy per chain position (mean over seeds)\n\n"
-                            + accuracy_table(finals))
+        rep, finals = accuracy_report(self.title, by_arm(results), out, span.start)
         rep.sections.append(mimicked_heads(next(s for s, _ in results if s.arm == MIMIC)))
-        rep.figures += [("accuracy_by_position.png", "Final accuracy per chain position"),
-                        ("curves.png", "Accuracy per chain position during training")]
         rep.verdicts = [closed_verdict(self.claims[0], finals, span,
                                        f"mean accuracy #{span.start}-#{span.stop - 1}")]
         return rep

@@ -14,14 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import (by_arm, gain_verdict, needs_fit, recipe, span_means,
-                                           spec)
+from reasonlab.studies.lego_common import accuracy_report, by_arm, extrapolation_gain, recipe, spec
 from reasonlab.studies.lego_extrapolation import N_CLAUSES, N_TRAIN_VARS, lego_task
 
 FIXED, MIXED = "fixed length 12", f"mixed lengths {N_TRAIN_VARS}-{N_CLAUSES}"
-SPAN = slice(N_TRAIN_VARS, N_TRAIN_VARS + 3)  # #6-#8
 
 
 @STUDIES.register("lego-mixed-lengths")
@@ -42,21 +39,6 @@ class LegoMixedLengths(Study):
                 for arm, task in arms.items() for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
-        plot_positions(finals, out / "accuracy_by_position.png",
-                       "final test accuracy per chain position (12-clause test sentences)",
-                       trained=N_TRAIN_VARS)
-        plot_curves({a: [r["curve"] for r in rs] for a, rs in arms.items()}, out / "curves.png",
-                    "test accuracy per chain position during training")
-        rep = Report(self.title)
-        rows = [[arm] + [f"{x:.3f}" for x in mean_std(f)[0]] for arm, f in finals.items()]
-        rep.sections.append("## Final test accuracy per chain position (mean over seeds)\n\n"
-                            + table(["arm"] + [f"#{i}" for i in range(N_CLAUSES)], rows))
-        rep.figures += [("accuracy_by_position.png", "Final accuracy per chain position"),
-                        ("curves.png", "Accuracy per chain position during training")]
-        rep.verdicts = [needs_fit(gain_verdict(self.claims[0], span_means(finals[MIXED], SPAN),
-                                               span_means(finals[FIXED], SPAN), (MIXED, FIXED),
-                                               "mean accuracy #6-#8"),
-                                  finals, slice(0, N_TRAIN_VARS))]
+        rep, finals = accuracy_report(self.title, by_arm(results), out, N_TRAIN_VARS)
+        rep.verdicts = [extrapolation_gain(self.claims[0], finals, MIXED, FIXED, N_TRAIN_VARS)]
         return rep

@@ -26,9 +26,8 @@ from reasonlab.errors import ConfigError
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer
-from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import by_arm, gain_verdict, needs_fit, span_means
+from reasonlab.studies.lego_common import accuracy_report, by_arm, extrapolation_gain
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.config import TrainConfig
@@ -155,12 +154,6 @@ def heads_verdict(claim: Claim, scores: dict[str, dict[str, torch.Tensor]]) -> V
     return Verdict(claim, "reproduced" if ok else "not reproduced", ev)
 
 
-def accuracy_table(finals: dict[str, list[list[float]]]) -> str:
-    n = len(next(iter(finals.values()))[0])
-    rows = [[arm] + [f"{x:.3f}" for x in mean_std(f)[0]] for arm, f in finals.items()]
-    return table(["arm"] + [f"#{i}" for i in range(n)], rows)
-
-
 @STUDIES.register("lego-pretraining")
 class LegoPretraining(NeedsMiniLM):
     name = "lego-pretraining"
@@ -187,34 +180,18 @@ class LegoPretraining(NeedsMiniLM):
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
         arms = by_arm(results)
-        span = extrapolation_span(results[0][0])
-        n_train = span.start
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
-        plot_positions(finals, out / "accuracy_by_position.png",
-                       "final test accuracy per chain position", trained=n_train)
-        plot_curves({a: [r["curve"] for r in rs] for a, rs in arms.items()}, out / "curves.png",
-                    "test accuracy per chain position during training")
+        n_train = extrapolation_span(results[0][0]).start
+        rep, finals = accuracy_report(self.title, arms, out, n_train)
         first = results[0][0].config
         scores, _, _ = head_evidence(first.task.model_dump(), out, n=min(64, first.n_test))
-        rep = Report(self.title)
-        rep.sections.append("## Final test accuracy per chain position (mean over seeds)\n\n"
-                            + accuracy_table(finals))
-        rep.figures += [("accuracy_by_position.png", "Final accuracy per chain position"),
-                        ("curves.png", "Accuracy per chain position during training"),
-                        ("pretrained_heads.png", "Pretrained model before fine-tuning: best "
-                         "association and manipulation heads")]
-        what = f"mean accuracy #{span.start}-#{span.stop - 1}"
+        rep.figures.append(("pretrained_heads.png", "Pretrained model before fine-tuning: best "
+                            "association and manipulation heads"))
         steps = {a: [converge_steps(r["curve"]) for r in rs] for a, rs in arms.items()}
-        sup = slice(0, n_train)
         rep.verdicts = [
-            needs_fit(gain_verdict(self.claims[0], span_means(finals[PRETRAINED], span),
-                                   span_means(finals[RANDOM], span), (PRETRAINED, RANDOM), what),
-                      {a: finals[a] for a in (PRETRAINED, RANDOM)}, sup),
+            extrapolation_gain(self.claims[0], finals, PRETRAINED, RANDOM, n_train),
             converge_verdict(self.claims[1], steps[PRETRAINED], steps[RANDOM],
                              (PRETRAINED, RANDOM)),
-            needs_fit(gain_verdict(self.claims[2], span_means(finals[RENAMED], span),
-                                   span_means(finals[RANDOM], span), (RENAMED, RANDOM), what),
-                      {a: finals[a] for a in (RENAMED, RANDOM)}, sup),
+            extrapolation_gain(self.claims[2], finals, RENAMED, RANDOM, n_train),
             heads_verdict(self.claims[3], scores),
         ]
         return rep

@@ -11,14 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import (by_arm, gain_verdict, needs_fit, recipe, span_means,
-                                           spec)
+from reasonlab.studies.lego_common import accuracy_report, by_arm, extrapolation_gain, recipe, spec
 from reasonlab.studies.lego_extrapolation import N_TRAIN_VARS, lego_task
 
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
-SPAN = slice(N_TRAIN_VARS, N_TRAIN_VARS + 3)  # #6-#8, where extrapolation shows (§3 Fig. 3)
 
 
 @STUDIES.register("lego-stochastic-depth")
@@ -41,21 +38,7 @@ class LegoStochasticDepth(Study):
                 for arm, depth in arms.items() for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
-        plot_positions(finals, out / "accuracy_by_position.png",
-                       "final test accuracy per chain position", trained=N_TRAIN_VARS)
-        plot_curves({a: [r["curve"] for r in rs] for a, rs in arms.items()}, out / "curves.png",
-                    "test accuracy per chain position during training")
-        rep = Report(self.title)
-        n = len(next(iter(finals.values()))[0])
-        rows = [[arm] + [f"{x:.3f}" for x in mean_std(f)[0]] for arm, f in finals.items()]
-        rep.sections.append("## Final test accuracy per chain position (mean over seeds)\n\n"
-                            + table(["arm"] + [f"#{i}" for i in range(n)], rows))
-        rep.figures += [("accuracy_by_position.png", "Final accuracy per chain position"),
-                        ("curves.png", "Accuracy per chain position during training")]
-        rep.verdicts = [needs_fit(gain_verdict(self.claims[0], span_means(finals[STOCHASTIC], SPAN),
-                                               span_means(finals[FIXED], SPAN),
-                                               (STOCHASTIC, FIXED), "mean accuracy #6-#8"),
-                                  finals, slice(0, N_TRAIN_VARS))]
+        rep, finals = accuracy_report(self.title, by_arm(results), out, N_TRAIN_VARS)
+        rep.verdicts = [extrapolation_gain(self.claims[0], finals, STOCHASTIC, FIXED,
+                                           N_TRAIN_VARS)]
         return rep
