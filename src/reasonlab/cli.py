@@ -15,6 +15,10 @@ from typing import Any, NoReturn
 from reasonlab.errors import ConfigError, ReasonlabError
 
 
+MAX_DATA_N = 1_000_000
+"""Most examples `data` prints or `attention` averages over (memory, not a law)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
@@ -25,7 +29,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
         key, eq, raw = item.partition("=")
-        if not eq or not key:
+        if not eq or not key or "" in key.split("."):
             raise ConfigError(f"override {item!r} is not key=value; write e.g. steps=500")
         try:
             value = json.loads(raw)
@@ -53,10 +57,19 @@ def read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text()
     except OSError as e:
         raise ConfigError(f"cannot read config file {path} ({e.strerror}); check the path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text; give a JSON or TOML "
+                          "file") from None
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
     try:
-        return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"config file {path} is not valid {path.suffix[1:] or 'JSON'} ({e})") from None
+        raise ConfigError(f"config file {path} is not valid {kind} ({e})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold an object of keys at the top level "
+                          f"(e.g. {{\"task\": {{\"name\": \"lego\"}}, ...}}), not "
+                          f"{type(data).__name__}")
+    return data
 
 
 def cmd_studies(args: argparse.Namespace) -> None:
@@ -77,6 +90,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     STUDIES[args.study]  # unknown names fail before anything is written
     if args.seeds is not None and args.seeds < 1:
         raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError(f"--workers {args.workers} must be at least 1 (runs trained side "
+                          "by side; leave it out for one per CPU core)")
     report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers, args.quiet)
     for v in report.verdicts:
         print(f"{v.status.upper():>15}  {v.claim.text}\n{'':>17}{v.evidence}")
@@ -85,11 +101,13 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> None:
     from reasonlab.runs import execute
+    from reasonlab.store import output_dir
     from reasonlab.train.config import TrainConfig
 
     data = deep_merge(read_config_file(args.config), parse_overrides(args.overrides))
     config = TrainConfig.build(data)
-    result = execute(config, args.out, quiet=args.quiet)
+    with output_dir(args.out):
+        result = execute(config, args.out, quiet=args.quiet)
     print(json.dumps(result["final"]))
     print(f"run: {args.out / 'runs' / result['id']}")
 
@@ -99,8 +117,10 @@ def cmd_data(args: argparse.Namespace) -> None:
 
     from reasonlab.tasks.base import build_task
 
-    if args.n < 1:
-        raise ConfigError(f"--n {args.n} must be at least 1")
+    if not 1 <= args.n <= MAX_DATA_N:
+        raise ConfigError(f"--n {args.n} must be between 1 and {MAX_DATA_N:,}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed {args.seed} must be 0 or more")
     task = build_task({"name": args.task, **parse_overrides(args.overrides)})
     batch = task.sample(np.random.default_rng(args.seed), args.n)
     for i in range(args.n):
@@ -112,8 +132,16 @@ def cmd_data(args: argparse.Namespace) -> None:
 
 def cmd_attention(args: argparse.Namespace) -> None:
     from reasonlab.analysis.attention import attention_report, top_heads
+    from reasonlab.store import output_dir
     from reasonlab.tasks.base import build_task
 
+    if not 1 <= args.n <= MAX_DATA_N:
+        raise ConfigError(f"--n {args.n} must be between 1 and {MAX_DATA_N:,}")
+    if not 0 <= args.example < args.n:
+        raise ConfigError(f"--example {args.example} must be between 0 and --n - 1 = "
+                          f"{args.n - 1} (the examples drawn)")
+    if args.window < 0:
+        raise ConfigError(f"--window {args.window} must be 0 or more")
     if args.pretrained is None:
         if len(args.target) != 1:
             raise ConfigError("give one run directory, or --pretrained NAME [task key=value ...]")
@@ -134,8 +162,9 @@ def cmd_attention(args: argparse.Namespace) -> None:
 
     span = CLAUSE_LEN if task.config.name == "lego" and args.chain_order else None
     out = args.out or Path("reasonlab-out") / "attention" / name
-    scores = attention_report(model, task, out, n=args.n, example=args.example, seed=args.seed,
-                              span=span, window=args.window, title=name)
+    with output_dir(out):
+        scores = attention_report(model, task, out, n=args.n, example=args.example,
+                                  seed=args.seed, span=span, window=args.window, title=name)
     for score, s in scores.items():
         best = ", ".join(f"L{l}H{h} {v:.2f}" for l, h, v in top_heads(s, 3))
         print(f"{score:>13}: top heads {best}")
@@ -189,9 +218,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Like parse_args, but key=value overrides may also follow the options
+    (`train c.json --quiet steps=4`): argparse stops filling a `nargs="*"` positional at the
+    first option, and parse_intermixed_args does not support subcommands."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    for name in ("overrides", "target"):
+        if extra and isinstance(getattr(args, name, None), list) and not any(
+                e.startswith("-") for e in extra):
+            getattr(args, name).extend(extra)
+            extra = []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = parse_args(argv)
         args.fn(args)
     except ReasonlabError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -10,7 +10,9 @@ from reasonlab.errors import ConfigError
 class StrictModel(BaseModel):
     """Frozen, typed, rejects unknown keys. Derived values are properties."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # allow_inf_nan=False: `optim.lr=Infinity` parses as a JSON float; no config wants one.
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
+                              allow_inf_nan=False)
 
     @classmethod
     def build(cls, data: dict[str, Any] | None = None, where: str = "", **kw: Any) -> Self:

@@ -11,9 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
+from reasonlab.store import (
+    CorruptRunError,
+    RunRecord,
+    check_partial,
+    check_safetensors,
+    flatten,
+    make_dirs,
+    read_result,
+    remove_empty,
+)
 from reasonlab.train.config import TrainConfig
 
 RESULTS_VERSION = 2
@@ -31,26 +43,61 @@ def run_dir_for(config: TrainConfig, root: Path) -> Path:
 
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "result.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    """The checked result.json of a finished run, or None (see store.read_result)."""
+    return read_result(run_dir)
+
+
+def check_device(config: TrainConfig) -> None:
+    """device=cuda on a machine without CUDA fails before anything is written."""
+    import torch
+
+    if config.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device='cuda' but CUDA is not available here (torch "
+                          f"{torch.__version__}); use device=auto or device=cpu")
 
 
 def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | None = None,
             position: int | None = None) -> dict[str, Any]:
-    """Run `config` under `root/runs/<id>` unless it already finished; return its result."""
+    """Run `config` under `root/runs/<id>` unless it already finished; return its result.
+
+    Everything resuming reads is checked first, so a damaged folder fails with one line before
+    it is touched; a user error raised while starting a run that did not exist before removes
+    the folder again (nothing half-written is left behind)."""
     from reasonlab.train.loop import read_metrics, train
 
     run_dir = run_dir_for(config, root)
     done = load_result(run_dir)
     if done is not None:
         return done
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=1))
-    final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
+    check_device(config)
+    check_partial(run_dir)
+    created = make_dirs(run_dir)
+    try:
+        (run_dir / "config.json").write_text(json.dumps(config.model_dump(mode="json"),
+                                                        indent=1))
+        record = RunRecord(run_dir, run_dir.name, config.task.name,
+                           flatten(config.model_dump(mode="json", exclude_defaults=True)))
+    except OSError as e:
+        shutil.rmtree(run_dir, ignore_errors=True) if created else None
+        remove_empty(created[1:])
+        raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
+    try:
+        final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
+    except ReasonlabError:
+        if created:  # a user error before any training: leave nothing behind
+            shutil.rmtree(run_dir, ignore_errors=True)
+            remove_empty(created[1:])
+        else:
+            record.end("partial")
+        raise
+    except Exception as e:
+        record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
+        raise
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
     tmp = run_dir / "result.json.tmp"
     tmp.write_text(json.dumps(result))
     tmp.replace(run_dir / "result.json")
+    record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
 
 
@@ -58,16 +105,36 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     """The config and the latest checkpointed model of a run directory (eval mode)."""
     from safetensors.torch import load_file
 
-    from reasonlab.errors import CheckpointError
     from reasonlab.model.models import MODELS
 
+    if not (run_dir / "config.json").is_file():
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
+                              "config.json); pass a directory under <out>/runs/")
+    data = _config_json(run_dir)
+    config = TrainConfig.build(data, where=f"{run_dir}/config.json")
+    if not (run_dir / "ckpt" / "state.safetensors").is_file():
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
+                              "ckpt/state.safetensors); train it first")
+    check_safetensors(run_dir, "ckpt/state.safetensors")
     try:
-        config = TrainConfig.build(json.loads((run_dir / "config.json").read_text()))
         tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
-    except (OSError, ValueError) as e:
-        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run ({e}); pass "
-                              "a directory under <out>/runs/") from None
+    except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data
+        raise CorruptRunError(run_dir, "ckpt/state.safetensors", f"is unreadable ({e})") from None
     model = MODELS[config.model.arch](config.model)
-    model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
-                           if k.startswith("model.")})
+    try:
+        model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
+                               if k.startswith("model.")})
+    except RuntimeError as e:
+        raise CorruptRunError(run_dir, "ckpt/state.safetensors", "does not match config.json "
+                              f"({str(e).splitlines()[0]})") from None
     return config, model.eval()
+
+
+def _config_json(run_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((run_dir / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise CorruptRunError(run_dir, "config.json", f"is unreadable ({e})") from None
+    if not isinstance(data, dict):
+        raise CorruptRunError(run_dir, "config.json", "is not a JSON object")
+    return data

@@ -18,8 +18,10 @@ from typing import Any, ClassVar, Literal
 
 from tqdm.auto import tqdm
 
+from reasonlab.errors import ConfigError
 from reasonlab.registry import Registry
-from reasonlab.runs import execute, run_dir_for
+from reasonlab.runs import check_device, execute, load_result, run_dir_for
+from reasonlab.store import check_partial, output_dir
 from reasonlab.train.config import TrainConfig
 
 Scale = Literal["smoke", "cpu", "paper"]
@@ -115,15 +117,35 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
     reasonlab-out otherwise: by default all studies share one runs folder, so a run two
     studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers={workers} must be at least 1")
     study = STUDIES[name]()
     specs = study.runs(scale, seeds or study.default_seeds[scale])
     root = out or Path("reasonlab-out")
     out = out or Path("reasonlab-out") / name / scale
-    out.mkdir(parents=True, exist_ok=True)
+    with output_dir(out):
+        check_runs([s.config for s in specs], root)
+        return _run_study(study, specs, scale, root, out, workers, quiet)
+
+
+def check_runs(configs: list[TrainConfig], root: Path) -> None:
+    """Fail with one line before anything trains: a device this machine lacks, or a damaged
+    run folder among those the configs reuse or resume."""
+    for c in configs:
+        check_device(c)
+        run_dir = run_dir_for(c, root)
+        if load_result(run_dir) is None:
+            check_partial(run_dir)
+
+
+def _run_study(study: Study, specs: list[RunSpec], scale: Scale, root: Path, out: Path,
+               workers: int | None, quiet: bool) -> tuple[Report, Path]:
+    name = study.name
     # Independent runs side by side beat one multi-threaded run on small CPU models (DESIGN §5).
     # (A study may train nothing, e.g. one that measures kernels at initialization.)
-    workers = workers or (1 if not specs or specs[0].config.device == "cuda" else
-                          min(len(specs), os.cpu_count() or 1))
+    workers = min(workers, max(1, len(specs))) if workers else (
+        1 if not specs or specs[0].config.device == "cuda" else
+        min(len(specs), os.cpu_count() or 1))
     results: list[dict[str, Any]]
     if workers == 1:
         results = [execute(s.config, root, quiet=quiet, desc=f"{s.arm} seed {s.seed}")

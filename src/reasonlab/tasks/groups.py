@@ -313,6 +313,7 @@ SPEC_HELP = (
     "z<N> (Z_N on itself; z2 is LEGO Task 1), s<N> / s<N>_points (S_N on itself / on 1..N; "
     "s3 is Task 2), d<N> / d<N>_points (D_N on itself / on its N vertices)"
 )
+MAX_ORDER = 1024
 _SPEC = re.compile(r"^(z|s|d)(\d+)(_points)?$")
 
 
@@ -323,6 +324,10 @@ def from_spec(spec: str) -> GroupAction:
     if m is None:
         raise ConfigError(f"unknown group {spec!r}; use {SPEC_HELP}")
     family, n, points = m.group(1), int(m.group(2)), m.group(3) is not None
+    order = {"z": n, "d": 2 * n}.get(family, 0)
+    if order > MAX_ORDER:  # checked before a Cayley table of order^2 ids is allocated
+        raise ConfigError(f"group {spec!r} has {order:,} elements; at most {MAX_ORDER} fit (its "
+                          f"table takes order^2 x 8 bytes and each element is a token)")
     if family == "z":
         if points:
             raise ConfigError(f"group {spec!r}: Z_N acts on itself only; use z{n}")

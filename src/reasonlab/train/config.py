@@ -42,7 +42,7 @@ class TrainConfig(StrictModel):
     """Architecture; vocab_size, n_classes and max_seq_len are filled from the task."""
     optim: OptimConfig = OptimConfig()
     """Optimiser and schedule."""
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     """Seed of everything random in the run (data, init, dropout, depth draws)."""
     n_train: int = Field(20_000, gt=0)
     """Training examples (generated once, de-duplicated)."""

@@ -1,0 +1,346 @@
+"""The run store on disk: output folders, run-folder checks, provenance, and a fast scan.
+
+A run folder `<root>/runs/<id>` holds what `runs.execute` writes:
+  config.json     the resolved config (its values that differ from defaults give the id)
+  metrics.jsonl   one evaluation per line, each with its `step`
+  ckpt/           state.safetensors + state.json (see train/checkpoint.py)
+  result.json     written last, atomically: {"id", "final", "curve"}; its presence = finished
+  run.json        provenance and a summary for listing (host, torch, git commit, wall time,
+                  status, final accuracy, the changed config values). It never enters a run's
+                  id or its results, so runs with and without it are interchangeable.
+
+Damaged files are reported as one `CorruptRunError` line naming the file and the fix, before
+anything in the folder is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from reasonlab.errors import CheckpointError, ConfigError
+
+RUN_JSON = "run.json"
+FIX = "delete the folder or run `reasonlab runs gc` to retrain it"
+
+
+class CorruptRunError(CheckpointError):
+    """A file of a run folder is unreadable or lacks what the code needs."""
+
+    def __init__(self, run_dir: Path, name: str, problem: str):
+        self.name, self.problem = name, problem
+        super().__init__(f"run folder {run_dir} is damaged: {name} {problem}; {FIX}")
+
+
+# ----------------------------------------------------------------------------- output folders
+
+
+@contextlib.contextmanager
+def output_dir(path: Path, what: str = "--out") -> Iterator[Path]:
+    """Create `path` (and missing parents) for a command's output; if the command then fails
+    with a user error, remove every folder this created that is still empty, so a failed command
+    leaves nothing behind. A folder that exists already is never removed."""
+    created = make_dirs(path, what)
+    try:
+        yield path
+    except BaseException as e:
+        from reasonlab.errors import ReasonlabError
+
+        if isinstance(e, ReasonlabError):
+            remove_empty(created)
+        raise
+
+
+def make_dirs(path: Path, what: str = "--out") -> list[Path]:
+    """mkdir -p `path`; returns the folders it created, deepest first. One-line errors."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        what_p = "is" if p == path else f"lies under {p}, which is"
+        raise ConfigError(f"{what} {path} {what_p} a file, not a folder; choose another {what}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        remove_empty(missing)
+        raise ConfigError(f"cannot create {what} folder {path} ({e.strerror}); choose a "
+                          "writable place") from None
+    if not os.access(path, os.W_OK):
+        raise ConfigError(f"{what} folder {path} is not writable; choose a writable place")
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove these folders (deepest first) where they are empty; leave anything with files."""
+    for p in folders:
+        with contextlib.suppress(OSError):
+            p.rmdir()
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _json_file(run_dir: Path, name: str) -> Any:
+    path = run_dir / name
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or not UTF-8
+        raise CorruptRunError(run_dir, name, f"is unreadable ({e})") from None
+
+
+def read_result(run_dir: Path) -> dict[str, Any] | None:
+    """result.json of a finished run, checked; None when the run has not finished."""
+    result = _json_file(run_dir, "result.json")
+    if result is None:
+        return None
+    if not isinstance(result, dict):
+        raise CorruptRunError(run_dir, "result.json", "is not a JSON object")
+    for key, kind in (("final", dict), ("curve", list)):
+        if not isinstance(result.get(key), kind):
+            raise CorruptRunError(run_dir, "result.json", f"lacks {key!r}")
+    if "step" not in result["final"]:
+        raise CorruptRunError(run_dir, "result.json", "lacks the final step")
+    return result
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """The lines of metrics.jsonl, checked: every complete line is an object with an integer
+    step. A last line without its newline was cut by a kill mid-write and is left out (the
+    resumed run writes it again)."""
+    path = run_dir / "metrics.jsonl"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as e:
+        raise CorruptRunError(run_dir, "metrics.jsonl", f"is unreadable ({e})") from None
+    lines = text.split("\n")[:-1]  # the part after the last newline is cut or empty
+    out = []
+    for i, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise CorruptRunError(run_dir, "metrics.jsonl", f"line {i} is not JSON") from None
+        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+            raise CorruptRunError(run_dir, "metrics.jsonl", f"line {i} lacks an integer 'step'")
+        out.append(row)
+    return out
+
+
+def check_checkpoint(run_dir: Path) -> int | None:
+    """The step of the run's checkpoint (None if it has none), after checking that its
+    state.json holds what resuming needs and its safetensors header is readable."""
+    from reasonlab.train.checkpoint import CKPT_DIR
+
+    ckpt = run_dir / CKPT_DIR
+    if not (ckpt / "state.json").exists() and (run_dir / f".{CKPT_DIR}.old").exists():
+        ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
+    rel = ckpt.name
+    meta = _json_file(run_dir, f"{rel}/state.json")
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        raise CorruptRunError(run_dir, f"{rel}/state.json", "is not a JSON object")
+    for key, kind in (("step", int), ("config_hash", str), ("param_groups", list),
+                      ("optim_scalars", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise CorruptRunError(run_dir, f"{rel}/state.json",
+                                  f"lacks {key!r} (a {kind.__name__})")
+    check_safetensors(run_dir, f"{rel}/state.safetensors")
+    return meta["step"]
+
+
+def check_safetensors(run_dir: Path, name: str) -> None:
+    """Open the file's header and check its size against it (cheap: the tensors stay on disk)."""
+    from safetensors import SafetensorError, safe_open
+
+    path = run_dir / name
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            f.keys()
+    except (OSError, SafetensorError) as e:
+        problem = "is missing" if not path.exists() else f"is unreadable ({e})"
+        raise CorruptRunError(run_dir, name, problem) from None
+
+
+def check_partial(run_dir: Path) -> int:
+    """Check what resuming an unfinished run reads; return the step it resumes from."""
+    if not run_dir.exists():
+        return 0
+    step = check_checkpoint(run_dir) or 0
+    read_metrics(run_dir)
+    return step
+
+
+# ----------------------------------------------------------------------------- provenance
+
+
+@lru_cache(maxsize=1)
+def provenance() -> dict[str, Any]:
+    """Where this process runs: host, torch and Python versions, and the git commit of the
+    reasonlab checkout when it is one (None for an installed package)."""
+    import platform
+    import subprocess
+
+    import torch
+
+    commit = None
+    src = Path(__file__).resolve().parent
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        p = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True,
+                           text=True, timeout=5)
+        if p.returncode == 0:
+            commit = p.stdout.strip()
+    return {"host": platform.node(), "torch": torch.__version__,
+            "python": platform.python_version(), "git_commit": commit}
+
+
+def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}} -> {"a.b": 1}."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out |= flatten(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+class RunRecord:
+    """run.json of one execution of a run: written when it starts, updated when it ends."""
+
+    def __init__(self, run_dir: Path, run_id: str, task: str, changed: dict[str, Any]):
+        self.path = run_dir / RUN_JSON
+        old = _read_json_quietly(self.path)
+        self.data: dict[str, Any] = {
+            "id": run_id, "task": task, "changed": changed,
+            "created": old.get("created", time.time()),
+            "wall_s": float(old.get("wall_s", 0.0)), **provenance(),
+            "status": "running", "pid": os.getpid()}
+        self.start = time.perf_counter()
+        write_json_atomic(self.path, self.data)
+
+    def end(self, status: str, **more: Any) -> None:
+        self.data.update(status=status, wall_s=self.data["wall_s"] + time.perf_counter()
+                         - self.start, ended=time.time(), **more)
+        self.data.pop("pid", None)
+        write_json_atomic(self.path, self.data)
+
+
+def _read_json_quietly(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# ----------------------------------------------------------------------------- scanning
+
+
+@dataclass
+class RunInfo:
+    """One run folder as `reasonlab runs` lists it."""
+
+    id: str
+    path: Path
+    status: str  # finished | partial | running | failed | corrupt
+    step: int | None = None
+    task: str | None = None
+    changed: dict[str, Any] = field(default_factory=dict)
+    acc: float | None = None
+    wall_s: float | None = None
+    created: float | None = None
+    mtime: float = 0.0
+    problem: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "step": self.step, "task": self.task,
+                "acc": self.acc, "wall_s": self.wall_s, "created": self.created,
+                "changed": self.changed, "problem": self.problem}
+
+
+def scan(root: Path) -> list[RunInfo]:
+    """Every run folder under `root/runs`, newest first. Reads run.json (a few hundred bytes)
+    per folder and falls back to the other files only for runs made before run.json existed,
+    unfinished or damaged runs; 10,000 folders take well under 2 s (benchmarks/bench_runs.py)."""
+    runs = root / "runs"
+    try:
+        entries = [e for e in os.scandir(runs) if e.is_dir() and not e.name.startswith(".")]
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise ConfigError(f"cannot list {runs} ({e.strerror})") from None
+    infos = [inspect(Path(e.path), e.stat().st_mtime) for e in entries]
+    infos.sort(key=lambda r: -(r.created or r.mtime))
+    return infos
+
+
+def inspect(run_dir: Path, mtime: float | None = None) -> RunInfo:
+    info = RunInfo(run_dir.name, run_dir, "partial",
+                   mtime=mtime if mtime is not None else run_dir.stat().st_mtime)
+    rec = _read_json_quietly(run_dir / RUN_JSON)
+    info.task, info.changed = rec.get("task"), rec.get("changed") or {}
+    info.wall_s, info.created = rec.get("wall_s"), rec.get("created")
+    try:
+        if rec.get("status") == "finished" and "acc" in rec:
+            info.status, info.step, info.acc = "finished", rec.get("step"), rec["acc"]
+            if (run_dir / "result.json").exists():
+                return info
+        result = read_result(run_dir)
+        if result is not None:
+            info.status, info.step = "finished", result["final"]["step"]
+            info.acc = result["final"].get("acc")
+        else:
+            info.step = check_checkpoint(run_dir) or 0
+            if rec.get("status") == "failed":
+                info.status, info.problem = "failed", rec.get("error")
+            elif rec.get("status") == "running" and _alive(rec):
+                info.status = "running"
+        if info.task is None:
+            cfg = _json_file(run_dir, "config.json")
+            if isinstance(cfg, dict):
+                info.task = (cfg.get("task") or {}).get("name")
+    except CorruptRunError as e:
+        info.status, info.problem = "corrupt", f"{e.name} {e.problem}"
+    return info
+
+
+def _alive(rec: dict[str, Any]) -> bool:
+    """Whether the process that wrote a "running" run.json still runs (on this host; a run on
+    another host is taken to be running)."""
+    import platform
+
+    if rec.get("host") != platform.node() or not isinstance(rec.get("pid"), int):
+        return True
+    try:
+        os.kill(rec["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_run(run_dir: Path) -> None:
+    shutil.rmtree(run_dir)
