@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | run | train | data | attention`.
+"""Command line: `reasonlab studies | run | train | data | attention | runs`.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (DESIGN §3).
 """
@@ -171,6 +171,28 @@ def cmd_attention(args: argparse.Namespace) -> None:
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 
+def cmd_runs(args: argparse.Namespace) -> None:
+    from reasonlab import index
+
+    root = args.out
+    if args.action in (None, "list"):
+        infos = index.filter_runs(index.store_runs(root), index.parse_filters(args.filter))
+        if not infos:
+            raise ConfigError(f"no run under {root / 'runs'} matches "
+                              f"{' '.join(args.filter)}; `reasonlab runs` lists them all")
+        print(index.list_table(infos))
+        counts: dict[str, int] = {}
+        for r in infos:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        print(f"{len(infos)} run(s): " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    elif args.action == "show":
+        print(index.show(root, args.id))
+    elif args.action == "diff":
+        print(index.diff(root, args.id1, args.id2))
+    else:
+        print(index.gc(root, index.parse_age(args.older_than), args.yes))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -215,6 +237,31 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw LEGO positions in sentence order, not chain order")
     s.add_argument("--out", type=Path, default=None)
     s.set_defaults(fn=cmd_attention)
+
+    store = _Parser(add_help=False)
+    store.add_argument("--out", type=Path, default=Path("reasonlab-out"),
+                       help="the store: the folder holding runs/ (default reasonlab-out)")
+    s = sub.add_parser("runs", parents=[store], help="list the run store; show, diff or "
+                       "garbage-collect runs")
+    s.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep runs with this config value (dotted key), status or task; "
+                   "repeatable")
+    s.set_defaults(fn=cmd_runs, action=None)
+    # A sub-action's defaults would overwrite `runs --out X show ID`'s X: suppress them.
+    store = _Parser(add_help=False)
+    store.add_argument("--out", type=Path, default=argparse.SUPPRESS, help="the store")
+    acts = s.add_subparsers(dest="action", parser_class=_Parser)
+    a = acts.add_parser("list", parents=[store], help="list runs (the default)")
+    a.add_argument("--filter", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE")
+    a = acts.add_parser("show", parents=[store], help="config, curve and checkpoint of a run")
+    a.add_argument("id", help="run id or a unique prefix")
+    a = acts.add_parser("diff", parents=[store], help="config and metric differences")
+    a.add_argument("id1")
+    a.add_argument("id2")
+    a = acts.add_parser("gc", parents=[store], help="remove damaged runs, and partial or "
+                        "failed runs older than --older-than; never finished ones")
+    a.add_argument("--older-than", default="1d", help="age, e.g. 30m, 12h, 7d (default 1d)")
+    a.add_argument("--yes", action="store_true", help="remove without asking")
     return p
 
 

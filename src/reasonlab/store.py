@@ -29,6 +29,7 @@ from typing import Any
 from reasonlab.errors import CheckpointError, ConfigError
 
 RUN_JSON = "run.json"
+CKPT_DIR = "ckpt"  # = train.checkpoint.CKPT_DIR, not imported: that would import torch (1-3 s)
 FIX = "delete the folder or run `reasonlab runs gc` to retrain it"
 
 
@@ -144,8 +145,6 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
 def check_checkpoint(run_dir: Path) -> int | None:
     """The step of the run's checkpoint (None if it has none), after checking that its
     state.json holds what resuming needs and its safetensors header is readable."""
-    from reasonlab.train.checkpoint import CKPT_DIR
-
     ckpt = run_dir / CKPT_DIR
     if not (ckpt / "state.json").exists() and (run_dir / f".{CKPT_DIR}.old").exists():
         ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
@@ -170,7 +169,7 @@ def check_safetensors(run_dir: Path, name: str) -> None:
 
     path = run_dir / name
     try:
-        with safe_open(str(path), framework="pt") as f:
+        with safe_open(str(path), framework="numpy") as f:  # numpy: no torch import
             f.keys()
     except (OSError, SafetensorError) as e:
         problem = "is missing" if not path.exists() else f"is unreadable ({e})"
@@ -280,10 +279,10 @@ class RunInfo:
                 "changed": self.changed, "problem": self.problem}
 
 
-def scan(root: Path) -> list[RunInfo]:
+def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
     """Every run folder under `root/runs`, newest first. Reads run.json (a few hundred bytes)
     per folder and falls back to the other files only for runs made before run.json existed,
-    unfinished or damaged runs; 10,000 folders take well under 2 s (benchmarks/bench_runs.py)."""
+    unfinished or damaged runs (or with `thorough`); 10,000 folders take well under 2 s (benchmarks/bench_runs.py)."""
     runs = root / "runs"
     try:
         entries = [e for e in os.scandir(runs) if e.is_dir() and not e.name.startswith(".")]
@@ -291,22 +290,38 @@ def scan(root: Path) -> list[RunInfo]:
         return []
     except OSError as e:
         raise ConfigError(f"cannot list {runs} ({e.strerror})") from None
-    infos = [inspect(Path(e.path), e.stat().st_mtime) for e in entries]
+    infos = []
+    for e in entries:
+        info = None if thorough else _finished_fast(e.path, e.name)
+        infos.append(info or inspect(Path(e.path), e.stat().st_mtime, thorough))
     infos.sort(key=lambda r: -(r.created or r.mtime))
     return infos
 
 
-def inspect(run_dir: Path, mtime: float | None = None) -> RunInfo:
+def _finished_fast(path: str, name: str) -> RunInfo | None:
+    """A finished run from its run.json summary alone (plus one stat that its result.json is
+    there), with plain strings and open(): pathlib costs as much as the read at 10,000 runs."""
+    try:
+        with open(path + "/" + RUN_JSON, "rb") as f:
+            rec = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(rec, dict) or rec.get("status") != "finished" or "acc" not in rec
+            or not os.path.exists(path + "/result.json")):
+        return None
+    return RunInfo(name, Path(path), "finished", rec.get("step"), rec.get("task"),
+                   rec.get("changed") or {}, rec["acc"], rec.get("wall_s"), rec.get("created"))
+
+
+def inspect(run_dir: Path, mtime: float | None = None, thorough: bool = False) -> RunInfo:
+    """What a run folder holds. By default a finished run is taken from its run.json summary;
+    `thorough` also checks its result.json (what `runs gc` and `runs show` rely on)."""
     info = RunInfo(run_dir.name, run_dir, "partial",
                    mtime=mtime if mtime is not None else run_dir.stat().st_mtime)
     rec = _read_json_quietly(run_dir / RUN_JSON)
     info.task, info.changed = rec.get("task"), rec.get("changed") or {}
     info.wall_s, info.created = rec.get("wall_s"), rec.get("created")
     try:
-        if rec.get("status") == "finished" and "acc" in rec:
-            info.status, info.step, info.acc = "finished", rec.get("step"), rec["acc"]
-            if (run_dir / "result.json").exists():
-                return info
         result = read_result(run_dir)
         if result is not None:
             info.status, info.step = "finished", result["final"]["step"]

@@ -9,6 +9,7 @@ before the command runs. `needle` must appear in the error line.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -197,6 +198,26 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
     ("attention-config-garbage", ["attention", "{run}", "--out", "{tmp}/a"], "config.json",
      _write("config.json", "{oops")),
     ("attention-out-file", ["attention", "{run}", "--out", "{file}"], "not a folder", None),
+    # ---- runs
+    ("runs-empty-store", ["runs", "--out", "{tmp}/empty"], "no runs", None),
+    ("runs-out-file", ["runs", "--out", "{file}"], "cannot list", None),
+    ("runs-filter-no-eq", ["runs", "--out", "{store}", "--filter", "seed"], "key=value", None),
+    ("runs-filter-no-match", ["runs", "--out", "{store}", "--filter", "seed=99"], "matches",
+     None),
+    ("runs-show-unknown", ["runs", "show", "abcdef", "--out", "{store}"], "no run abcdef",
+     None),
+    ("runs-show-not-hex", ["runs", "show", "../x", "--out", "{store}"], "not a run id", None),
+    ("runs-show-no-id", ["runs", "show", "--out", "{store}"], "required", None),
+    ("runs-show-corrupt-config", ["runs", "show", "{id}", "--out", "{store}"], "config.json",
+     _write("config.json", "{oops")),
+    ("runs-diff-one-id", ["runs", "diff", "{id}", "--out", "{store}"], "required", None),
+    ("runs-diff-unknown", ["runs", "diff", "{id}", "0000", "--out", "{store}"], "no run 0000",
+     None),
+    ("runs-gc-bad-age", ["runs", "gc", "--older-than", "soon", "--out", "{store}"],
+     "not an age", None),
+    ("runs-gc-no-yes", ["runs", "gc", "--older-than", "0", "--out", "{store}"], "--yes",
+     _write("result.json", "{oops")),
+    ("runs-gc-empty", ["runs", "gc", "--out", "{tmp}/empty"], "no runs", None),
     ("attention-pretrained-unknown", ["attention", "--pretrained", "nope", "--out", "{tmp}/a"],
      "nope", None),
 ]
@@ -226,7 +247,8 @@ def test_bad_input_is_one_line_error(case, finished, tmp_path, capsys, monkeypat
     if setup is not None:
         setup(tmp_path, run)
     subs = {"{tmp}": str(tmp_path), "{cfg}": str(tmp_path / "cfg.json"),
-            "{file}": str(tmp_path / "file.txt"), "{store}": str(store), "{run}": str(run)}
+            "{file}": str(tmp_path / "file.txt"), "{store}": str(store), "{run}": str(run),
+            "{id}": run.name}
     args = []
     for a in argv:
         for k, v in subs.items():
@@ -234,9 +256,11 @@ def test_bad_input_is_one_line_error(case, finished, tmp_path, capsys, monkeypat
         args.append(a)
     before = snapshot(tmp_path)
     capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # no terminal: prompts read EOF
     rc = main(args)  # an uncaught exception (a traceback) fails the test here
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert rc == 2, (rc, err)
     assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in out
     assert needle in err, err
     assert snapshot(tmp_path) == before, "the failed command changed the file system"
