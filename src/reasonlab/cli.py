@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | run | train | data | attention | runs`.
+"""Command line: `reasonlab studies | run | sweep | train | data | attention | runs`.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (DESIGN §3).
 """
@@ -72,6 +72,12 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def check_workers(workers: int | None) -> None:
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers {workers} must be at least 1 (runs trained side "
+                          "by side; leave it out for one per CPU core)")
+
+
 def cmd_studies(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES
 
@@ -90,13 +96,32 @@ def cmd_run(args: argparse.Namespace) -> None:
     STUDIES[args.study]  # unknown names fail before anything is written
     if args.seeds is not None and args.seeds < 1:
         raise ConfigError(f"--seeds {args.seeds} must be at least 1")
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError(f"--workers {args.workers} must be at least 1 (runs trained side "
-                          "by side; leave it out for one per CPU core)")
-    report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers, args.quiet)
+    check_workers(args.workers)
+    report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
+                            args.quiet, args.executor, args.address)
     for v in report.verdicts:
         print(f"{v.status.upper():>15}  {v.claim.text}\n{'':>17}{v.evidence}")
     print(f"report: {out / 'report.md'}")
+
+
+def cmd_sweep(args: argparse.Namespace) -> None:
+    from reasonlab.sweep import run_sweep
+
+    md, folder = run_sweep(args.config, args.axes, args.seeds, args.out, args.workers,
+                           args.quiet, args.yes, args.executor, args.address)
+    print(md)
+    figure = folder / "sweep.png"
+    print(f"table: {folder / 'sweep.md'}" + (f", figure: {figure}" if figure.exists() else ""))
+
+
+def _executor_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--workers", type=int, default=None,
+                   help="runs trained side by side (local; Ray: CPUs of a new local instance)")
+    s.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local process pool (default) or Ray tasks (pip install "
+                   "'reasonlab[ray]')")
+    s.add_argument("--address", default=None, help="Ray cluster address (host:port or "
+                   "ray://host:10001); default: start a local Ray")
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -205,9 +230,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
-    s.add_argument("--workers", type=int, default=None, help="runs trained side by side")
+    _executor_options(s)
     s.add_argument("--quiet", action="store_true", help="no progress bars")
     s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("sweep", help="train a grid over a train config; table of final "
+                       "metrics per cell")
+    s.add_argument("config", type=Path)
+    s.add_argument("axes", nargs="*", metavar="KEY=V1,V2", help="a swept key and its values "
+                   "(dotted keys; JSON values); a single value just overrides")
+    s.add_argument("--seeds", type=int, default=1, help="seeds per cell (0..N-1)")
+    s.add_argument("--out", type=Path, default=None, help="store and report folder (default: "
+                   "runs in reasonlab-out, report in reasonlab-out/sweeps/<config>-<hash>)")
+    s.add_argument("--yes", action="store_true", help="run a grid larger than 64 runs")
+    _executor_options(s)
+    s.add_argument("--quiet", action="store_true", help="no progress bars")
+    s.set_defaults(fn=cmd_sweep)
 
     s = sub.add_parser("train", help="train one run from a JSON or TOML config")
     s.add_argument("config", type=Path)
@@ -271,7 +309,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     first option, and parse_intermixed_args does not support subcommands."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    for name in ("overrides", "target"):
+    for name in ("overrides", "target", "axes"):
         if extra and isinstance(getattr(args, name, None), list) and not any(
                 e.startswith("-") for e in extra):
             getattr(args, name).extend(extra)

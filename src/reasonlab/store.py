@@ -40,6 +40,16 @@ class CorruptRunError(CheckpointError):
         self.name, self.problem = name, problem
         super().__init__(f"run folder {run_dir} is damaged: {name} {problem}; {FIX}")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses process boundaries (pool, Ray) intact
+        return (_corrupt, (str(self), self.name, self.problem))
+
+
+def _corrupt(message: str, name: str, problem: str) -> CorruptRunError:
+    e = CorruptRunError.__new__(CorruptRunError)
+    Exception.__init__(e, message)
+    e.name, e.problem = name, problem
+    return e
+
 
 # ----------------------------------------------------------------------------- output folders
 

@@ -96,6 +96,7 @@ def _damaged_ckpt(tmp: Path, run: Path) -> None:
 NO_CUDA = not torch.cuda.is_available()
 T = ["train", "{cfg}", "--quiet", "--out", "{store}"]  # train the tiny config into {store}
 R = ["run", STUDY, "--scale", "smoke", "--quiet"]
+S = ["sweep", "{cfg}", "--quiet", "--out", "{tmp}/sw"]
 
 CASES: list[tuple[str, list[str], str, Callable | None]] = [
     # ---- argument parsing
@@ -198,6 +199,31 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
     ("attention-config-garbage", ["attention", "{run}", "--out", "{tmp}/a"], "config.json",
      _write("config.json", "{oops")),
     ("attention-out-file", ["attention", "{run}", "--out", "{file}"], "not a folder", None),
+    # ---- sweep
+    ("sweep-no-config", ["sweep"], "required", None),
+    ("sweep-no-axis", S, "at least one axis", None),
+    ("sweep-unknown-key", [*S, "optim.colour=1,2"], "unknown key", None),
+    ("sweep-bad-value", [*S, "steps=4,abc"], "cell steps=\"abc\"", None),
+    ("sweep-axis-no-eq", [*S, "steps"], "key=v1,v2", None),
+    ("sweep-axis-empty-value", [*S, "steps=4,,8"], "empty value", None),
+    ("sweep-axis-repeated-value", [*S, "steps=4,4"], "repeats", None),
+    ("sweep-key-twice", [*S, "steps=4,6", "steps=8"], "twice", None),
+    ("sweep-seed-axis", [*S, "seed=0,1"], "--seeds", None),
+    ("sweep-seeds-0", [*S, "steps=4,6", "--seeds", "0"], "--seeds", None),
+    ("sweep-workers-0", [*S, "steps=4,6", "--workers", "0"], "--workers", None),
+    ("sweep-too-big", [*S, "steps=4,6,8,10,12,14,16,18", "optim.lr=0.1,0.2,0.3,0.4",
+                       "--seeds", "3"], "--yes", None),
+    ("sweep-address-local", [*S, "steps=4,6", "--address", "localhost:1"], "--executor ray",
+     None),
+    ("sweep-lr-infinity", [*S, "optim.lr=0.1,Infinity"], "finite", None),
+    ("sweep-config-list", ["sweep", "{tmp}/c.json", "steps=4,6"], "top level",
+     _config_file("[1]")),
+    ("sweep-out-file", ["sweep", "{cfg}", "steps=4,6", "--out", "{file}"], "not a folder",
+     None),
+    ("sweep-corrupt-run", [*S[:-1], "{store}", "steps=4,6"], "state.json",
+     _edit_json("ckpt/state.json", lambda s: {k: v for k, v in s.items() if k != "step"},
+                True)),
+    ("run-address-local", [*R, "--address", "localhost:1"], "--executor ray", None),
     # ---- runs
     ("runs-empty-store", ["runs", "--out", "{tmp}/empty"], "no runs", None),
     ("runs-out-file", ["runs", "--out", "{file}"], "cannot list", None),

@@ -8,19 +8,14 @@ report: tables, PNG figures and one verdict per claim, with the numbers behind i
 from __future__ import annotations
 
 import json
-import os
 from abc import ABC, abstractmethod
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from tqdm.auto import tqdm
-
-from reasonlab.errors import ConfigError
+from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
-from reasonlab.runs import check_device, execute, load_result, run_dir_for
+from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.store import check_partial, output_dir
 from reasonlab.train.config import TrainConfig
 
@@ -110,22 +105,24 @@ STUDIES: Registry[type[Study]] = Registry("study")
 
 def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
               out: Path | None = None, workers: int | None = None,
-              quiet: bool = False) -> tuple[Report, Path]:
+              quiet: bool = False, executor: Executor = "local",
+              address: str | None = None) -> tuple[Report, Path]:
     """Run (or reuse) every run of the study, analyse them, write the report.
 
     The report goes to `out` (default reasonlab-out/<study>/<scale>). Runs live in
     `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
     reasonlab-out otherwise: by default all studies share one runs folder, so a run two
     studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
-    if workers is not None and workers < 1:
-        raise ConfigError(f"workers={workers} must be at least 1")
+    from reasonlab.cli import check_workers
+
+    check_workers(workers)
     study = STUDIES[name]()
     specs = study.runs(scale, seeds or study.default_seeds[scale])
     root = out or Path("reasonlab-out")
     out = out or Path("reasonlab-out") / name / scale
     with output_dir(out):
         check_runs([s.config for s in specs], root)
-        return _run_study(study, specs, scale, root, out, workers, quiet)
+        return _run_study(study, specs, root, out, workers, quiet, executor, address)
 
 
 def check_runs(configs: list[TrainConfig], root: Path) -> None:
@@ -138,34 +135,14 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
             check_partial(run_dir)
 
 
-def _run_study(study: Study, specs: list[RunSpec], scale: Scale, root: Path, out: Path,
-               workers: int | None, quiet: bool) -> tuple[Report, Path]:
-    name = study.name
-    # Independent runs side by side beat one multi-threaded run on small CPU models (DESIGN §5).
-    # (A study may train nothing, e.g. one that measures kernels at initialization.)
-    workers = min(workers, max(1, len(specs))) if workers else (
-        1 if not specs or specs[0].config.device == "cuda" else
-        min(len(specs), os.cpu_count() or 1))
-    results: list[dict[str, Any]]
-    if workers == 1:
-        results = [execute(s.config, root, quiet=quiet, desc=f"{s.arm} seed {s.seed}")
-                   for s in tqdm(specs, desc=name, disable=quiet or len(specs) == 1)]
-    else:
-        jobs = [(s.config.model_dump(mode="json"), str(root), f"{s.arm} seed {s.seed}",
-                 i % workers + 1) for i, s in enumerate(specs)]
-        if quiet:
-            jobs = [(c, r, d, -1) for c, r, d, _ in jobs]
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            results = list(tqdm(pool.map(_quiet_or_not, jobs), total=len(jobs), desc=name,
-                                position=0, disable=quiet))
+def _run_study(study: Study, specs: list[RunSpec], root: Path, out: Path,
+               workers: int | None, quiet: bool, executor: Executor,
+               address: str | None) -> tuple[Report, Path]:
+    results = execute_all([s.config for s in specs], root,
+                          [f"{s.arm} seed {s.seed}" for s in specs], workers, quiet, executor,
+                          address, desc=study.name)
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
     report = study.analyse(list(zip(specs, results, strict=True)), out)
     report.write(out)
     return report, out
-
-
-def _quiet_or_not(job: tuple[dict[str, Any], str, str, int]) -> dict[str, Any]:
-    config, root, desc, position = job
-    return execute(TrainConfig.build(config), Path(root), quiet=position < 0, desc=desc,
-                   position=max(position, 0))

@@ -1,0 +1,230 @@
+"""`reasonlab sweep CONFIG key=v1,v2 other=a,b --seeds 3`: a grid over a train config.
+
+Every cell x seed is an ordinary run in the content-addressed store, so a sweep run again
+trains only what is missing, and cells shared with other sweeps or studies are reused. The
+table (mean ± std over seeds of each final metric, one row per cell) is printed and written
+as sweep.md next to sweep.json (every run's final metrics) and, when a swept key is numeric,
+sweep.png (final accuracy against it, one line per combination of the other keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reasonlab.errors import ConfigError
+
+MAX_RUNS = 64
+"""A grid of more runs than this needs --yes (a typo such as lr=1,2,...,100 trains for days)."""
+METRICS = ("acc", "acc_supervised", "loss", "train_loss", "train_acc")
+"""Final scalar metrics tabulated, where the runs log them."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str
+    values: tuple[Any, ...]
+
+
+def split_values(raw: str) -> list[str]:
+    """'1,2,[1,2]' -> ['1', '2', '[1,2]']: commas inside brackets or quotes do not split."""
+    out, depth, quote, cur = [], 0, False, []
+    for ch in raw:
+        if ch == '"':
+            quote = not quote
+        elif not quote and ch in "[{":
+            depth += 1
+        elif not quote and ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0 and not quote:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def parse_axes(items: list[str]) -> list[Axis]:
+    axes: list[Axis] = []
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key or "" in key.split("."):
+            raise ConfigError(f"sweep axis {item!r} is not key=v1,v2; write e.g. "
+                              "optim.lr=1e-3,3e-3")
+        parts = split_values(raw)
+        if any(not p for p in parts):
+            raise ConfigError(f"sweep axis {item!r} has an empty value; write key=v1,v2")
+        values = []
+        for p in parts:
+            try:
+                values.append(json.loads(p))
+            except ValueError:
+                values.append(p)
+        if len(set(map(json.dumps, values))) != len(values):
+            raise ConfigError(f"sweep axis {key!r} repeats a value; give each value once")
+        if any(a.key == key for a in axes):
+            raise ConfigError(f"sweep key {key!r} is given twice; list all its values in one "
+                              "key=v1,v2")
+        axes.append(Axis(key, tuple(values)))
+    return axes
+
+
+def nest(key: str, value: Any) -> dict[str, Any]:
+    *parents, leaf = key.split(".")
+    node: dict[str, Any] = {leaf: value}
+    for p in reversed(parents):
+        node = {p: node}
+    return node
+
+
+@dataclass
+class Cell:
+    values: tuple[Any, ...]  # one per axis
+    configs: list[Any]  # TrainConfig per seed
+    results: list[dict[str, Any]] | None = None
+
+
+def build_grid(base: dict[str, Any], axes: list[Axis], seeds: int) -> list[Cell]:
+    """Every combination of axis values x seeds 0..seeds-1, each validated (errors name the
+    cell) before anything runs."""
+    from reasonlab.cli import deep_merge
+    from reasonlab.train.config import TrainConfig
+
+    if any(a.key == "seed" for a in axes):
+        raise ConfigError("sweep the seed with --seeds N, not seed=...")
+    cells = []
+    for combo in itertools.product(*(a.values for a in axes)):
+        data = base
+        for a, v in zip(axes, combo, strict=True):
+            data = deep_merge(data, nest(a.key, v))
+        where = ", ".join(f"{a.key}={json.dumps(v)}" for a, v in zip(axes, combo, strict=True))
+        configs = []
+        for seed in range(seeds):
+            try:
+                configs.append(TrainConfig.build({**data, "seed": seed}))
+            except ConfigError as e:
+                raise ConfigError(f"cell {where}: {e}") from None
+        cells.append(Cell(tuple(combo), configs))
+    return cells
+
+
+def sweep_name(config_path: Path, axes: list[Axis], seeds: int) -> str:
+    spec = json.dumps([[a.key, a.values] for a in axes] + [seeds], sort_keys=True)
+    return f"{config_path.stem}-{hashlib.sha256(spec.encode()).hexdigest()[:8]}"
+
+
+def mean_std(xs: list[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    s = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return m, s
+
+
+def table(axes: list[Axis], cells: list[Cell]) -> tuple[str, list[dict[str, Any]]]:
+    """The Markdown table and its rows (cell values, per-metric mean and std)."""
+    from reasonlab.report import table as md_table
+
+    present = [m for m in METRICS if all(m in r["final"] for c in cells for r in c.results or [])]
+    rows, body = [], []
+    for c in cells:
+        finals = [r["final"] for r in c.results or []]
+        stats = {m: mean_std([float(f[m]) for f in finals]) for m in present}
+        rows.append({"values": dict(zip([a.key for a in axes], c.values, strict=True)),
+                     "seeds": len(finals), "runs": [r["id"] for r in c.results or []],
+                     **{m: {"mean": s[0], "std": s[1]} for m, s in stats.items()}})
+        body.append([json.dumps(v) if not isinstance(v, str) else v for v in c.values]
+                    + [str(len(finals))] + [f"{stats[m][0]:.4f} ± {stats[m][1]:.4f}"
+                                            for m in present])
+    header = [a.key for a in axes] + ["seeds"] + [f"final {m}" for m in present]
+    return md_table(header, body), rows
+
+
+def numeric_axis(axes: list[Axis]) -> int | None:
+    for i, a in enumerate(axes):
+        if len(a.values) > 1 and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                     for v in a.values):
+            return i
+    return None
+
+
+def plot(axes: list[Axis], rows: list[dict[str, Any]], i: int, path: Path, title: str) -> None:
+    """Final accuracy (mean ± std over seeds) against the numeric axis i, one line per
+    combination of the other axes."""
+    from reasonlab.report import plt
+
+    key = axes[i].key
+    groups: dict[str, list[tuple[float, float, float]]] = {}
+    for r in rows:
+        others = ", ".join(f"{k}={json.dumps(v)}" for k, v in r["values"].items() if k != key)
+        groups.setdefault(others, []).append((r["values"][key], r["acc"]["mean"],
+                                              r["acc"]["std"]))
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for label, pts in groups.items():
+        pts.sort()
+        ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                    marker="o", capsize=3, label=label or None)
+    xs = [v for v in axes[i].values]
+    if min(xs) > 0 and max(xs) / min(xs) >= 10:  # e.g. learning rates
+        ax.set_xscale("log")
+    ax.set(xlabel=key, ylabel="final test accuracy", title=title)
+    ax.grid(alpha=0.3)
+    if len(groups) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
+              out: Path | None = None, workers: int | None = None, quiet: bool = False,
+              yes: bool = False, executor: str = "local",
+              address: str | None = None) -> tuple[str, Path]:
+    """Run the grid (reusing finished runs), write sweep.md / sweep.json / sweep.png into the
+    report folder (default reasonlab-out/sweeps/<config>-<hash>); returns (table, folder)."""
+    from reasonlab.cli import check_workers, read_config_file
+    from reasonlab.execution import execute_all
+    from reasonlab.store import output_dir
+    from reasonlab.studies.base import check_runs
+
+    if seeds < 1:
+        raise ConfigError(f"--seeds {seeds} must be at least 1")
+    check_workers(workers)
+    axes = parse_axes(axis_items)
+    if not axes:
+        raise ConfigError("give at least one axis key=v1,v2 to sweep")
+    base = read_config_file(config_path)
+    cells = build_grid(base, axes, seeds)
+    n = len(cells) * seeds
+    if n > MAX_RUNS and not yes:
+        raise ConfigError(f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds), more "
+                          f"than {MAX_RUNS}; pass --yes to run them all")
+    root = out or Path("reasonlab-out")
+    folder = out or Path("reasonlab-out") / "sweeps" / sweep_name(config_path, axes, seeds)
+    configs = [c for cell in cells for c in cell.configs]
+    with output_dir(folder):
+        check_runs(configs, root)
+        descs = [", ".join(f"{a.key}={json.dumps(v)}" for a, v in zip(axes, cell.values,
+                                                                       strict=True))
+                 + f" seed {s}" for cell in cells for s in range(seeds)]
+        results = execute_all(configs, root, descs, workers, quiet, executor,  # type: ignore[arg-type]
+                              address, desc="sweep")
+        for k, cell in enumerate(cells):
+            cell.results = results[k * seeds:(k + 1) * seeds]
+        md, rows = table(axes, cells)
+        title = f"sweep of {config_path.name}: " + " x ".join(a.key for a in axes)
+        text = [f"# {title}", "", f"{len(cells)} cells x {seeds} seeds; final metrics, "
+                "mean ± std over seeds.", "", md, ""]
+        i = numeric_axis(axes)
+        if i is not None and "acc" in rows[0]:
+            plot(axes, rows, i, folder / "sweep.png", title)
+            text += [f"![final accuracy against {axes[i].key}](sweep.png)", ""]
+        (folder / "sweep.md").write_text("\n".join(text))
+        (folder / "sweep.json").write_text(json.dumps(
+            {"config": str(config_path), "base": base, "seeds": seeds,
+             "axes": {a.key: list(a.values) for a in axes}, "cells": rows}, indent=1))
+    return md, folder
