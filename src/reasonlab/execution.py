@@ -99,6 +99,8 @@ def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int 
 def connect_ray(address: str | None, workers: int | None) -> Any:
     """`ray` after connecting: to the cluster at `address`, else to one already started in this
     process, else to a new local instance with `workers` CPUs (default: all)."""
+    if address:
+        check_address(address)
     try:
         import ray
     except ImportError:
@@ -120,6 +122,27 @@ def connect_ray(address: str | None, workers: int | None) -> Any:
                           f"({first}); start a cluster with `ray start --head` and pass its "
                           "address (host:6379), or leave --address out") from None
     return ray
+
+
+def check_address(address: str, timeout: float = 5.0) -> None:
+    """A TCP connection to host:port (or ray://host:port) opens within `timeout` seconds.
+    Checked first because ray.init keeps retrying an unreachable address for minutes."""
+    import re
+    import socket
+
+    if address == "auto":  # the cluster `ray start` recorded on this machine
+        return
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]\s/]+?)\]?:(\d{1,5})", address)
+    if m is None:
+        raise ConfigError(f"--address {address!r} is not host:port or ray://host:port (e.g. "
+                          "10.0.0.5:6379, the address `ray start --head` prints)")
+    host, port = m.group(1), int(m.group(2))
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        raise ConfigError(f"cannot connect to Ray at {address} ({e.strerror or e}); start a "
+                          "cluster with `ray start --head` and pass the address it prints, "
+                          "or leave --address out for a local Ray") from None
 
 
 def _ray_get(ray: Any, ref: Any) -> dict[str, Any]:

@@ -70,13 +70,13 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     if done is not None:
         return done
     check_device(config)
-    check_partial(run_dir)
+    step = check_partial(run_dir)
     created = make_dirs(run_dir)
     try:
         (run_dir / "config.json").write_text(json.dumps(config.model_dump(mode="json"),
                                                         indent=1))
         record = RunRecord(run_dir, run_dir.name, config.task.name,
-                           flatten(config.model_dump(mode="json", exclude_defaults=True)))
+                           flatten(config.model_dump(mode="json", exclude_defaults=True)), step)
     except OSError as e:
         shutil.rmtree(run_dir, ignore_errors=True) if created else None
         remove_empty(created[1:])

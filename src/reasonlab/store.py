@@ -236,16 +236,23 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class RunRecord:
-    """run.json of one execution of a run: written when it starts, updated when it ends."""
+    """run.json of a run: written when it starts (or resumes), updated when it ends. wall_s
+    sums the sessions that ended; one killed outright adds nothing."""
 
-    def __init__(self, run_dir: Path, run_id: str, task: str, changed: dict[str, Any]):
+    def __init__(self, run_dir: Path, run_id: str, task: str, changed: dict[str, Any],
+                 step: int = 0):
         self.path = run_dir / RUN_JSON
         old = _read_json_quietly(self.path)
+        now = time.time()
+        starts = old.get("starts") if isinstance(old.get("starts"), list) else []
         self.data: dict[str, Any] = {
             "id": run_id, "task": task, "changed": changed,
-            "created": old.get("created", time.time()),
+            "created": old.get("created", now),
             "wall_s": float(old.get("wall_s", 0.0)), **provenance(),
-            "status": "running", "pid": os.getpid()}
+            "status": "running", "pid": os.getpid(),
+            # every start of the run: a resume after a kill shows as a second entry
+            "starts": [*starts, {"time": now, "host": provenance()["host"],
+                                 "pid": os.getpid(), "step": step}]}
         self.start = time.perf_counter()
         write_json_atomic(self.path, self.data)
 

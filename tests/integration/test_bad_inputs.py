@@ -223,6 +223,11 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
     ("sweep-corrupt-run", [*S[:-1], "{store}", "steps=4,6"], "state.json",
      _edit_json("ckpt/state.json", lambda s: {k: v for k, v in s.items() if k != "step"},
                 True)),
+    ("sweep-address-malformed", [*S, "steps=4,6", "--executor", "ray", "--address", "nowhere"],
+     "not host:port", None),
+    ("run-address-unreachable", [*R, "--executor", "ray", "--address", "127.0.0.1:1"],
+     "cannot connect to Ray", None),
+    ("run-executor-unknown", [*R, "--executor", "dask"], "invalid choice", None),
     ("run-address-local", [*R, "--address", "localhost:1"], "--executor ray", None),
     # ---- runs
     ("runs-empty-store", ["runs", "--out", "{tmp}/empty"], "no runs", None),
