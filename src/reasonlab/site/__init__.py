@@ -1,0 +1,290 @@
+"""`reasonlab site`: a static HTML site of every study report in a store, viewable offline.
+
+  index.html                       every report: study, scale, verdict badges, date, run count
+  reports/<slug>/index.html        the report's Markdown rendered, with its figures
+  reports/<slug>/runs.html         interactive accuracy curves of its runs (hover: run, step)
+  explorer.html                    attention explorer of trained LEGO runs: layer, head,
+                                   sentence -> pattern over the tokens, head scores beside it
+  assets/                          site.css, site.js (ours) and plotly.min.js (from the
+                                   `plotly` package): nothing is fetched at view time
+
+Reports are found as `report.md` + `verdicts.json` under the store; `study.json` (written by
+`run_study`) names the study, scale and runs, and older reports fall back to their path.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonlab.errors import ConfigError
+
+STATIC = Path(__file__).parent / "static"
+EXPLORER_RUNS = 6
+"""Most LEGO runs in the attention explorer (each adds its patterns to the page)."""
+EXPLORER_SENTENCES = 4
+SCORE_EXAMPLES = 64  # sentences the head scores average over, as `reasonlab attention`
+
+
+@dataclass
+class ReportInfo:
+    folder: Path
+    study: str
+    scale: str
+    title: str
+    verdicts: list[dict[str, Any]]
+    written: float
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs_root: Path | None = None
+    slug: str = ""
+
+
+def _need(module: str, extra: str = "site") -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"`reasonlab site` needs {module.split('.')[0]}; install it with "
+                          f"`pip install 'reasonlab[{extra}]'`") from None
+
+
+def find_reports(store: Path) -> list[ReportInfo]:
+    """Every folder under `store` holding report.md and verdicts.json (runs/ is not entered)."""
+    from reasonlab.studies import STUDIES
+
+    found = []
+    for folder, dirs, files in os.walk(store):
+        dirs[:] = sorted(d for d in dirs if d not in ("runs", "ckpt", "site") and
+                         not d.startswith("."))
+        if "report.md" not in files or "verdicts.json" not in files:
+            continue
+        f = Path(folder)
+        try:
+            verdicts = json.loads((f / "verdicts.json").read_text())
+            meta = json.loads((f / "study.json").read_text()) if "study.json" in files else {}
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"report folder {f} has an unreadable verdicts.json or "
+                              f"study.json ({e}); run its study again to rewrite it") from None
+        if not isinstance(verdicts, list) or not isinstance(meta, dict):
+            raise ConfigError(f"report folder {f} has a malformed verdicts.json or study.json; "
+                              "run its study again to rewrite it")
+        study = meta.get("study") or (f.parent.name if f.parent.name in STUDIES else f.name)
+        scale = meta.get("scale") or (f.name if f.parent.name in STUDIES else "?")
+        title = meta.get("title") or (STUDIES[study].title if study in STUDIES else study)
+        root = meta.get("runs_root")
+        found.append(ReportInfo(f, study, scale, title, verdicts,
+                                meta.get("written") or (f / "report.md").stat().st_mtime,
+                                meta.get("runs") or [], Path(root) if root else None))
+    found.sort(key=lambda r: (r.study, r.scale, -r.written))
+    return found
+
+
+def badge(status: str) -> str:
+    return (f'<span class="badge {html.escape(status.replace(" ", "-"))}">'
+            f"{html.escape(status)}</span>")
+
+
+def page(title: str, body: str, depth: int, scripts: tuple[str, ...] = (),
+         data: Any = None, onload: str | None = None) -> str:
+    up = "../" * depth
+    tags = "".join(f'<script src="{up}assets/{s}"></script>' for s in scripts)
+    blob = ("" if data is None else '<script id="data" type="application/json">'
+            + json.dumps(data).replace("</", "<\\/") + "</script>")
+    run = f"<script>{onload}</script>" if onload else ""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(title)}</title>"
+            f'<link rel="stylesheet" href="{up}assets/site.css">{tags}</head><body>'
+            f'<header><a href="{up}index.html">reasonlab studies</a>'
+            f'<a href="{up}explorer.html">attention explorer</a></header>'
+            f"<main>{body}</main>{blob}{run}</body></html>")
+
+
+def render_markdown(text: str) -> str:
+    """CommonMark + tables via markdown-it-py; raw HTML in reports is escaped, not passed."""
+    mdit = _need("markdown_it")
+    return mdit.MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+
+
+def index_page(reports: list[ReportInfo]) -> str:
+    rows = []
+    for r in reports:
+        badges = " ".join(f'<span title="{html.escape(v.get("text", ""))}">'
+                          f'{badge(v.get("status", "?"))}</span>' for v in r.verdicts)
+        rows.append(f'<tr><td><a class="report" href="reports/{r.slug}/index.html">'
+                    f"{html.escape(r.study)}</a><div class=muted>{html.escape(r.title)}</div>"
+                    f"</td><td>{html.escape(r.scale)}</td><td>{badges}</td>"
+                    f"<td>{time.strftime('%Y-%m-%d %H:%M', time.localtime(r.written))}</td>"
+                    f"<td>{len(r.runs) if r.runs else '-'}</td></tr>")
+    body = ("<h1>Study reports</h1><table id=reports><tr><th>study</th><th>scale</th>"
+            "<th>verdicts</th><th>date</th><th>runs</th></tr>" + "".join(rows) + "</table>")
+    return page("reasonlab studies", body, 0)
+
+
+def _curve(root: Path | None, run_id: str) -> list[dict[str, Any]]:
+    from reasonlab.store import CorruptRunError, read_metrics, read_result
+
+    if root is None or not (root / "runs" / run_id).is_dir():
+        return []
+    try:
+        result = read_result(root / "runs" / run_id)
+        return result["curve"] if result else read_metrics(root / "runs" / run_id)
+    except CorruptRunError:
+        return []
+
+
+def report_pages(r: ReportInfo, folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for png in r.folder.glob("*.png"):
+        shutil.copy2(png, folder / png.name)
+    curves = []
+    for run in r.runs:
+        rows = [m for m in _curve(r.runs_root, run["id"]) if "acc" in m]
+        curves.append({"id": run["id"], "label": f"{run.get('arm', '')} seed {run.get('seed')}",
+                       "steps": [m["step"] for m in rows], "acc": [m["acc"] for m in rows]})
+    run_links = ", ".join(f'<a href="runs.html#{html.escape(c["id"])}">{html.escape(c["label"])}'
+                          f" <code>{html.escape(c['id'])}</code></a>" for c in curves)
+    verdicts = "".join(f"<li>{badge(v.get('status', '?'))} {html.escape(v.get('text', ''))}"
+                       f"<div class=muted>{html.escape(v.get('evidence', ''))}</div></li>"
+                       for v in r.verdicts)
+    body = (f"<p class=muted>{html.escape(r.study)} · scale {html.escape(r.scale)} · "
+            f"{str(r.folder)}</p><ul id=verdicts>{verdicts}</ul>"
+            + (f'<p>Runs (<a href="runs.html">accuracy curves</a>): {run_links}</p>'
+               if curves else "")
+            + f'<article id="report">{render_markdown((r.folder / "report.md").read_text())}'
+            "</article>")
+    (folder / "index.html").write_text(page(f"{r.study} ({r.scale})", body, 2))
+    if curves:
+        body = (f'<h1>{html.escape(r.study)} ({html.escape(r.scale)}): accuracy curves</h1>'
+                f'<p><a href="index.html">back to the report</a></p><div id="curves"></div>')
+        (folder / "runs.html").write_text(page(
+            f"{r.study} runs", body, 2, ("plotly.min.js", "site.js"),
+            {"title": f"{r.study} ({r.scale}): test accuracy", "runs": curves},
+            "drawCurves();"))
+
+
+def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Path]]:
+    """(label, run folder) of up to EXPLORER_RUNS checkpointed LEGO runs: those of the reports
+    first, then any other in the store."""
+    from reasonlab.store import scan
+
+    seen: dict[Path, str] = {}
+    for r in reports:
+        for run in r.runs:
+            d = (r.runs_root or store) / "runs" / run["id"]
+            if d not in seen:
+                seen[d] = f"{r.study}: {run.get('arm', '')} seed {run.get('seed')} ({run['id']})"
+    for info in scan(store):
+        if info.path not in seen and info.status == "finished":
+            seen[info.path] = f"{info.id} ({info.task})"
+    out = []
+    for d, label in seen.items():
+        try:
+            task = json.loads((d / "config.json").read_text())["task"]["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if task == "lego" and (d / "ckpt" / "state.safetensors").is_file():
+            out.append((label, d))
+        if len(out) == EXPLORER_RUNS:
+            break
+    return out
+
+
+def explorer_data(label: str, run_dir: Path) -> dict[str, Any]:
+    import numpy as np
+
+    from reasonlab.analysis.attention import attention_patterns, head_scores, special_ids
+    from reasonlab.runs import load_run_model
+    from reasonlab.tasks.base import build_task
+
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    batch = task.sample(np.random.default_rng(0), SCORE_EXAMPLES)
+    pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
+    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(task.vocab.tokens))
+    sentences = []
+    for i in range(EXPLORER_SENTENCES):
+        n = int(batch.pad_mask[i].sum()) if batch.pad_mask is not None else batch.tokens.shape[1]
+        # attention in thousandths: integers keep the page about half the size of floats
+        p = (pattern[:, i, :, :n, :n] * 1000).round().int()
+        sentences.append({"tokens": task.vocab.decode(batch.tokens[i, :n]),
+                          "text": task.render(batch, i),
+                          "patterns": p.tolist()})  # [L][H][T][T], per mille
+    return {"id": run_dir.name, "label": label, "n_layers": pattern.shape[0],
+            "n_heads": pattern.shape[2], "sentences": sentences,
+            "scores": {k: v.numpy().round(4).tolist() for k, v in scores.items()
+                       if k in ("association", "manipulation")}}
+
+
+def explorer_page(runs: list[dict[str, Any]]) -> str:
+    if not runs:
+        return page("attention explorer", "<h1>Attention explorer</h1><p>No trained LEGO run "
+                    "with a checkpoint in this store; run e.g. `reasonlab run "
+                    "lego-extrapolation` first.</p>", 0)
+    body = ("<h1>Attention explorer</h1><p class=muted>Attention of one head on one sentence "
+            "(rows: queries, columns: keys). Scores: attention mass on the pattern, averaged "
+            f"over {SCORE_EXAMPLES} sentences (LEGO §4.2: association = same variable, "
+            "manipulation = the neighbouring tokens).</p>"
+            '<div class="controls"><label>run<select id="run"></select></label>'
+            '<label>layer<select id="layer"></select></label>'
+            '<label>head<select id="head"></select></label>'
+            '<label>sentence<select id="sentence"></select></label></div>'
+            '<p><code id="text"></code></p><div class="explorer"><div id="pattern"></div>'
+            '<table id="scores"></table></div>')
+    return page("attention explorer", body, 0, ("plotly.min.js", "site.js"), {"runs": runs},
+                "explorer();")
+
+
+def build_site(store: Path, out: Path) -> tuple[Path, int]:
+    """Write the site into `out` (replacing an earlier site there); returns (index, reports)."""
+    from reasonlab.store import make_dirs
+
+    plotly_offline = _need("plotly.offline")
+    _need("markdown_it")
+    if not store.is_dir():
+        raise ConfigError(f"no store at {store}; run a study first or pass --store DIR")
+    reports = find_reports(store)
+    if not reports:
+        raise ConfigError(f"no study reports under {store}; run one with `reasonlab run "
+                          "STUDY` or pass --store DIR")
+    if out.exists() and not (out / "index.html").exists() and any(out.iterdir()):
+        raise ConfigError(f"--out {out} is a non-empty folder that is not a site; choose an "
+                          "empty or new folder")
+    explorer = [explorer_data(label, d) for label, d in explorer_runs(reports, store)]
+    # build next to the target, then swap it in: a failure leaves the old site (or nothing)
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    created = make_dirs(out.parent)
+    try:
+        (tmp / "assets").mkdir(parents=True)
+        for f in STATIC.iterdir():
+            shutil.copy2(f, tmp / "assets" / f.name)
+        (tmp / "assets" / "plotly.min.js").write_text(plotly_offline.get_plotlyjs())
+        used: set[str] = set()
+        for r in reports:  # one folder per report; the same study and scale twice get -2, -3
+            base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{r.study}-{r.scale}").strip("-")
+            r.slug, k = base, 2
+            while r.slug in used:
+                r.slug, k = f"{base}-{k}", k + 1
+            used.add(r.slug)
+        (tmp / "index.html").write_text(index_page(reports))
+        for r in reports:
+            report_pages(r, tmp / "reports" / r.slug)
+        (tmp / "explorer.html").write_text(explorer_page(explorer))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        from reasonlab.store import remove_empty
+
+        remove_empty(created)
+        raise
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.replace(out)
+    return out / "index.html", len(reports)
