@@ -79,6 +79,16 @@ def _study_results_garbage(tmp: Path, run: Path) -> None:
         (d / "result.json").write_text("{not json")
 
 
+def _report(verdicts: str = "[]"):
+    """A study report folder (report.md + verdicts.json) in the store, for `site`."""
+    def setup(tmp: Path, run: Path) -> None:
+        folder = run.parent.parent / "lego-extrapolation" / "smoke"
+        folder.mkdir(parents=True)
+        (folder / "report.md").write_text("# a report\n")
+        (folder / "verdicts.json").write_text(verdicts)
+    return setup
+
+
 def _config_file(content: str, name: str = "c.json"):
     def setup(tmp: Path, run: Path) -> None:
         (tmp / name).write_text(content)
@@ -229,6 +239,17 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
      "cannot connect to Ray", None),
     ("run-executor-unknown", [*R, "--executor", "dask"], "invalid choice", None),
     ("run-address-local", [*R, "--address", "localhost:1"], "--executor ray", None),
+    # ---- site
+    ("site-no-store", ["site", "--store", "{tmp}/none"], "no store", None),
+    ("site-no-reports", ["site", "--store", "{store}"], "no study reports", None),
+    ("site-out-file", ["site", "--store", "{store}", "--out", "{file}"], "not a folder",
+     _report()),
+    ("site-out-foreign", ["site", "--store", "{store}", "--out", "{tmp}"], "not a site",
+     _report()),
+    ("site-bad-verdicts", ["site", "--store", "{store}", "--out", "{tmp}/site"],
+     "verdicts.json", _report("{oops")),
+    ("site-verdicts-not-list", ["site", "--store", "{store}", "--out", "{tmp}/site"],
+     "malformed", _report('{"a": 1}')),
     # ---- runs
     ("runs-empty-store", ["runs", "--out", "{tmp}/empty"], "no runs", None),
     ("runs-out-file", ["runs", "--out", "{file}"], "cannot list", None),

@@ -254,6 +254,8 @@ def build_site(store: Path, out: Path) -> tuple[Path, int]:
     if not reports:
         raise ConfigError(f"no study reports under {store}; run one with `reasonlab run "
                           "STUDY` or pass --store DIR")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose another --out")
     if out.exists() and not (out / "index.html").exists() and any(out.iterdir()):
         raise ConfigError(f"--out {out} is a non-empty folder that is not a site; choose an "
                           "empty or new folder")
