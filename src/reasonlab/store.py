@@ -299,7 +299,8 @@ class RunInfo:
 def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
     """Every run folder under `root/runs`, newest first. Reads run.json (a few hundred bytes)
     per folder and falls back to the other files only for runs made before run.json existed,
-    unfinished or damaged runs (or with `thorough`); 10,000 folders take well under 2 s (benchmarks/bench_runs.py)."""
+    unfinished or damaged runs (or with `thorough`); 10,000 folders take about 1 s
+    (benchmarks/bench_runs.py)."""
     runs = root / "runs"
     try:
         entries = [e for e in os.scandir(runs) if e.is_dir() and not e.name.startswith(".")]
