@@ -28,6 +28,9 @@ Hook points, in forward order (shapes for tokens [batch, seq]):
     blocks.{l}.hook_mlp_out         [batch, seq, d_model]
     blocks.{l}.hook_resid_post      [batch, seq, d_model]   == blocks.{l+1}.hook_resid_pre
     hook_final                      [batch, seq, d_model]   after the final LN (pre-LN only)
+
+LayerNorms: norm="post" (BERT) has ln_embed + ln1/ln2 per layer; norm="post_no_embed_ln"
+only ln1/ln2 (the anchor authors' GPT); norm="pre" ln1/ln2 + ln_final.
 """
 
 from __future__ import annotations
@@ -71,9 +74,9 @@ class MLP(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.fc_in = nn.Linear(config.d_model, config.d_mlp)
+        self.fc_in = nn.Linear(config.d_model, config.d_mlp, bias=config.mlp_bias)
         self.act = nn.GELU() if config.act == "gelu" else nn.ReLU()  # BERT: exact (erf) GELU
-        self.fc_out = nn.Linear(config.d_mlp, config.d_model)
+        self.fc_out = nn.Linear(config.d_mlp, config.d_model, bias=config.mlp_bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
@@ -85,16 +88,18 @@ class MLP(nn.Module):
         return self.fc_in.weight.T
 
     @property
-    def b_in(self) -> torch.Tensor:  # [d_mlp]
-        return self.fc_in.bias
+    def b_in(self) -> torch.Tensor:  # [d_mlp]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_in.bias
+        return b if b is not None else self.fc_in.weight.new_zeros(self.fc_in.out_features)
 
     @property
     def W_out(self) -> torch.Tensor:  # [d_mlp, d_model]
         return self.fc_out.weight.T
 
     @property
-    def b_out(self) -> torch.Tensor:  # [d_model]
-        return self.fc_out.bias
+    def b_out(self) -> torch.Tensor:  # [d_model]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_out.bias
+        return b if b is not None else self.fc_out.weight.new_zeros(self.fc_out.out_features)
 
 
 class BlockHooks(nn.Module):
@@ -162,13 +167,16 @@ class Transformer(HookedModule):
                       if config.positions == "learned" else None)
         self.hook_embed = HookPoint()
         self.hook_pos_embed = HookPoint()
-        # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.).
+        # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
+        # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
         self.ln_embed = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "post" else None
         self.embed_dropout = nn.Dropout(config.dropout)
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
         self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
-        self.ln_final = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "pre" else None
+        self.ln_final = (nn.LayerNorm(d, eps=config.ln_eps,
+                                      elementwise_affine=config.ln_final_affine)
+                         if config.norm == "pre" else None)
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
