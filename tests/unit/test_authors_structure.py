@@ -286,3 +286,27 @@ def test_all_tokens_readout_ranks_every_token():
     assert masked.class_mask("train").sum() == 8 and masked.class_mask("test").sum() == 4
     full = build_task({**base, "answer_classes": "all_tokens"})
     assert full.class_mask("train") is None and full.class_mask("test") is None
+
+
+@pytest.mark.parametrize("scale", ["smoke", "cpu", "paper"])
+def test_studies_build_the_authors_structures(scale):
+    """Every anchor study's model is the authors' GPT (the embedding-norm study's other arms
+    excepted, by name), every abstract-symbols study's transformer the authors' (BERT-init
+    arms excepted, by name); the language-model study is not from models.py and is left out."""
+    from reasonlab.studies import STUDIES
+
+    for name in STUDIES:
+        if not name.startswith(("anchors-", "symbols-")) or name == "symbols-language-model":
+            continue
+        study = STUDIES[name]()
+        for spec in study.runs(scale, 1):
+            m = spec.config.model
+            if name.startswith("anchors-"):
+                if spec.arm in ("authors + embedding LayerNorm", "BERT post-LN (our previous)"):
+                    continue
+                got = {k: getattr(m, k) for k in ANCHOR_AUTHORS}
+                assert got == ANCHOR_AUTHORS, (name, spec.arm)
+                assert spec.config.optim.weight_decay_on == "all"
+            elif "BERT init" not in spec.arm:
+                got = {k: getattr(m, k) for k in SYMBOL_AUTHORS}
+                assert got == SYMBOL_AUTHORS, (name, spec.arm)

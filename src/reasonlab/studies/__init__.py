@@ -2,6 +2,7 @@
 
 from reasonlab.studies import lego_extrapolation  # noqa: F401
 from reasonlab.studies import (  # noqa: F401
+    anchors_embedding_norm,
     anchors_init_phase,
     anchors_lr_weight_decay,
     anchors_mechanism,
