@@ -64,3 +64,26 @@ def test_converge_and_closed_gap():
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "not reproduced"
     finals[PRETRAINED] = [[1, 0.5, 0.5]] * 2  # no gap to close
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "inconclusive"
+
+
+def test_staircase_verdict():
+    from reasonlab.studies.lego_staircase import staircase_verdict
+
+    inf = float("inf")
+    stairs = {"fixed (paper)": [[100, 200, inf], [150, 150, 600]],
+              "given (authors' code)": [[100, 300, inf], [125, 250, inf]]}
+    # random root never leaves the plateau, or leaves it >= 2x later than the slowest #0
+    for late in ([inf, inf], [300, inf]):
+        rnd = {"random (both drawn)": [[late[0]] * 3, [late[1]] * 3]}
+        assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "reproduced"
+    # random root learns a position as early as a one-token #0: not reproduced
+    rnd = {"random (both drawn)": [[100, 500, inf], [inf] * 3]}
+    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "not reproduced"
+    # later, but not 2x later: inconclusive
+    rnd = {"random (both drawn)": [[200, inf, inf], [inf] * 3]}
+    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "inconclusive"
+    # no staircase (a one-token seed learns #1 before #0): inconclusive at best
+    bad = {**stairs, "fixed (paper)": [[300, 200, inf], [150, 150, 600]]}
+    rnd = {"random (both drawn)": [[inf] * 3, [inf] * 3]}
+    v = staircase_verdict(C, {**bad, **rnd}, 750)
+    assert v.status == "inconclusive" and "never" in v.evidence
