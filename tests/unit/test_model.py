@@ -135,7 +135,7 @@ def close(a, b, atol=1e-10):
 
 EXPECTED_PER_LAYER = [
     "hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
-    "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
+    "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
     "hook_resid_post",
 ]
 
@@ -159,7 +159,8 @@ def test_hooks_are_identity_by_default():
         # observing hooks (None) and pass-through hooks (return x) change nothing, bitwise,
         # as long as the attention kernel is the same (hooks on the pattern force the explicit one)
         not_pattern = [
-            n for n in model.hook_points() if not n.endswith(("hook_pattern", "hook_attn_scores"))
+            n for n in model.hook_points()
+            if not n.endswith(("hook_pattern", "hook_attn_scores", "hook_pattern_dropped"))
         ]
         with model.hooks([(n, lambda t, hook: None) for n in not_pattern[::2]]
                          + [(n, lambda t, hook: t) for n in not_pattern[1::2]]):

@@ -22,6 +22,7 @@ Hook points, in forward order (shapes for tokens [batch, seq]):
     blocks.{l}.attn.hook_q/k/v      [batch, seq, n_heads, d_head]
     blocks.{l}.attn.hook_attn_scores [batch, n_heads, q_pos, k_pos]  (masked entries -inf)
     blocks.{l}.attn.hook_pattern    [batch, n_heads, q_pos, k_pos]
+    blocks.{l}.attn.hook_pattern_dropped [batch, n_heads, q_pos, k_pos]  after attention dropout
     blocks.{l}.attn.hook_z          [batch, seq, n_heads, d_head]
     blocks.{l}.hook_attn_out        [batch, seq, d_model]
     blocks.{l}.hook_resid_mid       [batch, seq, d_model]
