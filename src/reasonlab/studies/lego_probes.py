@@ -22,7 +22,8 @@ from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagon
 from reasonlab.report import final_by_depth, table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import by_arm, gain_verdict, needs_fit, recipe, spec
+from reasonlab.studies.lego_common import (arm_model, by_arm, gain_verdict, needs_fit, recipe,
+                                           spec)
 from reasonlab.studies.lego_extrapolation import ARMS, N_TRAIN_VARS, lego_task
 from reasonlab.tasks.base import build_task
 
@@ -54,7 +55,7 @@ class LegoProbes(Study):
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         base = recipe(scale)
-        return [spec(arm, seed, base, lego_task(), model={"tie_layers": tied})
+        return [spec(arm, seed, base, lego_task(), model=arm_model(tied, scale))
                 for arm, tied in ARMS.items() for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
