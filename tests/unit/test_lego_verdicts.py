@@ -64,3 +64,25 @@ def test_converge_and_closed_gap():
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "not reproduced"
     finals[PRETRAINED] = [[1, 0.5, 0.5]] * 2  # no gap to close
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "inconclusive"
+
+
+def test_a_tie_with_the_last_variable_counts_half_not_as_later():
+    # #5 is the last; the middle #1-#4 pass at 30, 30, 30 and 20, #5 at 20 (one tie)
+    rows = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.5, 0.95, 0.95],
+            [0.95] * 6]
+    v = last_first_verdict(C, [curve(rows)])
+    assert v.status == "reproduced"  # (3 + 0.5) / 4 = 0.875 >= 0.8; 'not earlier' gave 0.75
+    assert "earlier than 3, tied with 1" in v.evidence
+    two_ties = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.95, 0.95, 0.95], [0.95] * 6]
+    assert last_first_verdict(C, [curve(two_ties)]).status == "not reproduced"  # 0.75
+
+
+def test_all_of_needs_every_arm():
+    from reasonlab.studies.base import Verdict
+    from reasonlab.studies.lego_shortcut import all_of
+
+    ok, no, unsure = (Verdict(C, s, s) for s in ("reproduced", "not reproduced", "inconclusive"))
+    assert all_of(C, {"BERT": ok, "ALBERT": ok}).status == "reproduced"
+    assert all_of(C, {"BERT": ok, "ALBERT": unsure}).status == "inconclusive"
+    assert all_of(C, {"BERT": unsure, "ALBERT": no}).status == "not reproduced"
+    assert "ALBERT (inconclusive)" in all_of(C, {"BERT": ok, "ALBERT": unsure}).evidence
