@@ -247,6 +247,12 @@ def reading_order(seq: int, starts: Sequence[int], span: int) -> list[int]:
 # ---------------------------------------------------------------------- figures
 
 
+def _short(name: str) -> str:
+    """A score's name in a panel title: association -> ass, association_variable -> ass/var."""
+    head, *rest = name.split("_")
+    return "/".join([head[:3]] + [r[:3] for r in rest])
+
+
 def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
                    heads: Sequence[tuple[int, int]] | None = None,
                    order: Sequence[int] | None = None, title: str = "",
@@ -279,7 +285,7 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
                   vmax=float(pattern[l, h].max()) or 1.0)
         name = f"L{l} H{h}"
         if scores:
-            name += "\n" + " ".join(f"{k[:3]} {float(v[l, h]):.2f}" for k, v in scores.items())
+            name += "\n" + " ".join(f"{_short(k)} {float(v[l, h]):.2f}" for k, v in scores.items())
         ax.set_title(name, fontsize=6)
         if len(heads) <= 4:
             ax.set_xticks(range(T), lab, fontsize=4, rotation=90)

@@ -85,7 +85,8 @@ class LegoProbes(Study):
             + "## Diagonal score per seed (1 = one layer per chain step)\n\n"
             + table(["arm", "seed", f"supervised #0-#{N_TRAIN_VARS - 1}",
                      f"extrapolated #{N_TRAIN_VARS}-#{n_layers - 1} (within reach of "
-                     f"{n_layers} layers)"],
+                     f"{n_layers} layers)" if n_layers > N_TRAIN_VARS else
+                     f"extrapolated (none within reach of {n_layers} layers)"],
                     [[a, str(i), f"{x[0]:.3f}", "n/a" if np.isnan(x[1]) else f"{x[1]:.3f}"]
                      for a, s in scores.items() for i, x in enumerate(s)])
             + "\n\nThe verdict compares the supervised-depth scores.")
