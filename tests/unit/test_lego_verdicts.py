@@ -86,3 +86,29 @@ def test_all_of_needs_every_arm():
     assert all_of(C, {"BERT": ok, "ALBERT": unsure}).status == "inconclusive"
     assert all_of(C, {"BERT": unsure, "ALBERT": no}).status == "not reproduced"
     assert "ALBERT (inconclusive)" in all_of(C, {"BERT": ok, "ALBERT": unsure}).evidence
+
+
+def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control():
+    import torch
+
+    from reasonlab.studies.lego_pretraining import heads_verdict
+
+    def side(variables, permuted, manip, positional=0.0):
+        z = torch.zeros(2, 2)
+        v, p, m = z.clone(), z.clone(), z.clone()
+        v[1, 0], p[1, 0], m[0, 1] = variables, permuted, manip
+        return ({"manipulation": m},
+                {"variables": v, "variables, permuted": p,
+                 "positional head": torch.tensor([[positional]])})
+
+    rand = side(0.05, 0.05, 0.2)
+    good = side(0.9, 0.1, 0.8)
+    scores = {PRETRAINED: good[0], RANDOM: rand[0]}
+    assert heads_verdict(C, scores, {PRETRAINED: good[1], RANDOM: rand[1]}).status == "reproduced"
+    # a head whose variable score its position alone earns (clause-permuted score as high)
+    positional = side(0.9, 0.8, 0.8)
+    v = heads_verdict(C, scores, {PRETRAINED: positional[1], RANDOM: rand[1]})
+    assert v.status == "not reproduced" and "positional control 0.80" in v.evidence
+    same_slot = side(0.9, 0.1, 0.8, positional=0.75)
+    assert heads_verdict(C, scores, {PRETRAINED: same_slot[1], RANDOM: rand[1]}).status == \
+        "not reproduced"
