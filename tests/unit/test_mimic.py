@@ -173,7 +173,8 @@ def test_mimicking_runs_in_train_mode_reading_attention_after_dropout_with_cosin
     b_, _ = batch_loss(model, b, mc, special)
     assert a.item() != b_.item()
     model.eval()
-    assert batch_loss(model, b, mc, special)[0].item() == batch_loss(model, b, mc, special)[0].item()
+    first, second = (batch_loss(model, b, mc, special)[0].item() for _ in range(2))
+    assert first == second
     with torch.no_grad():  # eval mode: the loss is the KL of the plain pattern, summed
         from reasonlab.analysis.attention import attention_patterns
 

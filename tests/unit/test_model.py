@@ -135,8 +135,8 @@ def close(a, b, atol=1e-10):
 
 EXPECTED_PER_LAYER = [
     "hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
-    "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
-    "hook_resid_post",
+    "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out",
+    "hook_resid_mid", "hook_mlp_out", "hook_resid_post",
 ]
 
 
@@ -530,7 +530,8 @@ def test_factorised_tied_model_matches_transformers_albert():
           a + "attention.value.weight": v, a + "attention.value.bias": vb,
           a + "attention.dense.weight": L.attn.out.weight,
           a + "attention.dense.bias": L.attn.out.bias,
-          a + "attention.LayerNorm.weight": L.ln1.weight, a + "attention.LayerNorm.bias": L.ln1.bias,
+          a + "attention.LayerNorm.weight": L.ln1.weight,
+          a + "attention.LayerNorm.bias": L.ln1.bias,
           a + "ffn.weight": L.mlp.fc_in.weight, a + "ffn.bias": L.mlp.fc_in.bias,
           a + "ffn_output.weight": L.mlp.fc_out.weight, a + "ffn_output.bias": L.mlp.fc_out.bias,
           a + "full_layer_layer_norm.weight": L.ln2.weight,
