@@ -13,7 +13,7 @@ import numpy as np
 
 from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import extrapolation_gain
+from reasonlab.studies.lego_common import arm_model, extrapolation_gain
 from reasonlab.train.config import TrainConfig
 
 N_CLAUSES, N_TRAIN_VARS = 12, 6
@@ -47,9 +47,11 @@ SCALES: dict[Scale, dict[str, Any]] = {
                 n_train=50_000, n_test=1_000, batch_size=64, steps=750, eval_every=75,
                 ckpt_every=150, threads=1),
     # The authors' recipe: BERT-base shape, Adam 5e-5 with cosine decay over 200 epochs of
-    # 10,000 x n sentences, batch 1000 (paper §3 and appendix), for a GPU.
+    # 10,000 x n sentences, batch 1000 (paper §3 and appendix), no gradient clipping, for a
+    # GPU. The ALBERT arm also takes albert-base-v1's factorised embedding (arm_model).
     "paper": dict(model=dict(d_model=768, n_layers=12, n_heads=12, d_mlp=3072, dropout=0.1),
-                  optim=dict(lr=5e-5, warmup_steps=0, weight_decay=0.0), n_train=120_000,
+                  optim=dict(lr=5e-5, warmup_steps=0, weight_decay=0.0, grad_clip=None),
+                  n_train=120_000,
                   n_test=12_000, batch_size=1000, steps=24_000, eval_every=600,
                   ckpt_every=1200),
 }
@@ -76,7 +78,7 @@ class LegoExtrapolation(Study):
         base = SCALES[scale]
         return [RunSpec(arm, seed, TrainConfig.build({
                     **base, "task": lego_task(), "seed": seed,
-                    "model": {**base["model"], "tie_layers": tied}}))
+                    "model": {**base["model"], **arm_model(tied, scale)}}))
                 for arm, tied in ARMS.items() for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
@@ -93,7 +95,9 @@ class LegoExtrapolation(Study):
             f"## Recipe\n\n{m.n_layers} layers, d_model {m.d_model}, {m.n_heads} heads, d_mlp "
             f"{m.d_mlp}, {m.norm}-LN, {m.positions} positions, init std {m.init_std}; AdamW lr "
             f"{o.optim.lr}, batch {o.batch_size}, {o.steps} steps, {len(by_arm['BERT'])} seeds per "
-            "arm. The arms differ only in weight tying."
+            "arm. The arms differ only in weight tying"
+            + ("" if all(s.config.model.d_embed is None for s, _ in results) else
+               " and ALBERT's factorised embedding (d_embed, albert-base-v1)") + "."
             + (" Rotary positions depart from the paper's BERT (learned positions): with learned "
                "positions no CPU-sized run left the ln 2 plateau (README, 'Choosing the CPU "
                "scale')." if m.positions == "rotary" else ""))
