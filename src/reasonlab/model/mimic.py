@@ -188,11 +188,12 @@ def _check(model: torch.nn.Module, cfg: MimicConfig) -> list[int]:
     return layers
 
 
-def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: tuple[int, ...]
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: tuple[int, ...],
+               with_floor: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(mimicking loss with its graph, its floor) of `model` on one batch of sentences; the
     attention is read after dropout (identical to the pattern when dropout is off or the model
-    is in eval mode)."""
+    is in eval mode). The floor (a 60-step bisection over [B, h, T, T], about as costly as the
+    forward pass) is skipped with `with_floor=False`: training does not need it."""
     names = {f"blocks.{l}.attn.hook_pattern_dropped" for l in _check(model, cfg)}
     heads = sorted(cfg.heads)
     seen: dict[str, torch.Tensor] = {}
@@ -209,6 +210,8 @@ def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: 
         model(batch.tokens, None, batch.pad_mask)
     loss = mimic_loss([seen[n] for n in sorted(seen)], targets, heads, valid, cfg.smoothing,
                       cfg.reduce)
+    if not with_floor:
+        return loss, None
     floor = floor_of(loss_floor(targets, valid, cfg.smoothing), len(seen), len(heads), cfg.reduce)
     return loss, floor
 
@@ -237,7 +240,7 @@ def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
             group["lr"] = lr_at_step(cfg, step)
         batch = task.sample(rng, cfg.batch_size)  # type: ignore[attr-defined]
         with torch.enable_grad():  # also when called under no_grad
-            loss, _ = batch_loss(model, batch, cfg, special)
+            loss, _ = batch_loss(model, batch, cfg, special, with_floor=False)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
