@@ -16,7 +16,7 @@ from typing import Any
 
 from reasonlab.train.config import TrainConfig
 
-RESULTS_VERSION = 2
+RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
 
 
 def config_id(config: TrainConfig) -> str:

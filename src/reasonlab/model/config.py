@@ -26,6 +26,10 @@ class ModelConfig(StrictModel):
     """Attention heads per layer."""
     d_head: int | None = Field(None, gt=0)
     """Width of one head's queries/keys/values; None means d_model // n_heads."""
+    d_embed: int | None = Field(None, gt=0, exclude_if=lambda v: v is None)
+    """Factorised embedding (ALBERT, Lan et al. 2020 §3.1; `albert-base-v1`: 128 -> 768): token
+    and position embeddings of this width, normalised (post-LN), then projected to d_model by a
+    learned linear map. None: embeddings of width d_model, no projection (BERT)."""
     d_mlp: int = Field(1024, gt=0)
     """Hidden width of the feed-forward block."""
     causal: bool = False
@@ -142,6 +146,9 @@ class ModelConfig(StrictModel):
         if self.arch == "mlp" and (self.attention != "softmax" or self.tie_head):
             raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
                              "and tie_head")
+        if self.tie_head and self.d_embed is not None:
+            raise ValueError("tie_head reads W_E as a d_model-wide read-out; it cannot be "
+                             "combined with a factorised embedding (d_embed): remove one")
         if self.tie_head and self.n_classes != self.vocab_size:
             raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
                              f"({self.vocab_size}): a task with symbolic labels")

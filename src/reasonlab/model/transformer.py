@@ -16,12 +16,15 @@ so `blocks.3.hook_resid_post` exists in a tied model, and `state_dict()` holds e
 
 Hook points, in forward order (shapes for tokens [batch, seq]):
 
-    hook_embed                      [batch, seq, d_model]   W_E[tokens]
-    hook_pos_embed                  [batch, seq, d_model]   W_pos[:seq]
+    hook_embed                      [batch, seq, d_embed]   W_E[tokens]
+    hook_pos_embed                  [batch, seq, d_embed]   W_pos[:seq]
+    (d_embed = d_model unless the embedding is factorised, config.d_embed: then the LayerNormed
+    embeddings are projected to d_model by `embed_proj` before blocks.0.hook_resid_pre)
     blocks.{l}.hook_resid_pre       [batch, seq, d_model]
     blocks.{l}.attn.hook_q/k/v      [batch, seq, n_heads, d_head]
     blocks.{l}.attn.hook_attn_scores [batch, n_heads, q_pos, k_pos]  (masked entries -inf)
     blocks.{l}.attn.hook_pattern    [batch, n_heads, q_pos, k_pos]
+    blocks.{l}.attn.hook_pattern_dropped [batch, n_heads, q_pos, k_pos]  after attention dropout
     blocks.{l}.attn.hook_z          [batch, seq, n_heads, d_head]
     blocks.{l}.hook_attn_out        [batch, seq, d_model]
     blocks.{l}.hook_resid_mid       [batch, seq, d_model]
@@ -161,16 +164,20 @@ class Transformer(HookedModule):
         super().__init__()
         self.config = config
         d = config.d_model
-        self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
+        e = config.d_embed or d  # embedding width: d_model, or ALBERT's factorised width
+        self.W_E = nn.Parameter(torch.empty(config.vocab_size, e))  # [vocab, d_embed]
         # Learned absolute positions (BERT); with rotary positions, attention rotates q and k.
-        self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, d))  # [max_seq_len, d_model]
+        self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, e))  # [max_seq_len, d_embed]
                       if config.positions == "learned" else None)
         self.hook_embed = HookPoint()
         self.hook_pos_embed = HookPoint()
         # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
         # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
-        self.ln_embed = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "post" else None
+        self.ln_embed = nn.LayerNorm(e, eps=config.ln_eps) if config.norm == "post" else None
         self.embed_dropout = nn.Dropout(config.dropout)
+        # ALBERT (Lan et al. 2020 §3.1): embeddings of width d_embed, after LayerNorm and
+        # dropout, mapped to d_model (HF's `embedding_hidden_mapping_in`).
+        self.embed_proj = nn.Linear(e, d) if config.d_embed is not None else None
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
         self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
@@ -206,12 +213,14 @@ class Transformer(HookedModule):
         if not 1 <= depth <= cfg.n_layers:
             raise ValueError(f"depth={depth} must be in [1, n_layers={cfg.n_layers}]")
 
-        x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_model]
+        x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_embed]
         if self.W_pos is not None:
-            x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_model]
+            x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_embed]
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         x = self.embed_dropout(x)
+        if self.embed_proj is not None:
+            x = self.embed_proj(x)  # [batch, seq, d_model]
 
         mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
         for l in range(depth):
@@ -259,6 +268,8 @@ class Transformer(HookedModule):
         depth = cfg.n_layers if depth is None else depth
         per_layer = sum(p.numel() for p in self.layers[0].parameters())
         n_applied = depth * per_layer + sum(p.numel() for p in self.head.parameters())
+        if self.embed_proj is not None:
+            n_applied += self.embed_proj.weight.numel()
         d_attn = cfg.n_heads * cfg.d_head_
         forward = 2 * n_applied + 4 * depth * seq_len * d_attn
         return float(3 * forward if training else forward)

@@ -9,6 +9,7 @@ from reasonlab.studies import (  # noqa: F401
     lego_mimicking,
     lego_mixed_lengths,
     lego_pretraining,
+    lego_staircase,
     lego_probes,
     lego_shortcut,
     lego_stochastic_depth,
