@@ -193,14 +193,18 @@ def cmd_attention(args: argparse.Namespace) -> None:
         name = args.pretrained
     from reasonlab.tasks.lego import CLAUSE_LEN
 
-    span = CLAUSE_LEN if task.config.name == "lego" and args.chain_order else None
+    lego = task.config.name == "lego"
+    span = CLAUSE_LEN if lego and args.chain_order else None
+    # LEGO: also the association over variable queries only (the paper's head, §4.2.1)
+    variables = [task.vocab.id(v) for v in task.var_names] if lego else []
     out = args.out or Path("reasonlab-out") / "attention" / name
     with output_dir(out):
         scores = attention_report(model, task, out, n=args.n, example=args.example,
-                                  seed=args.seed, span=span, window=args.window, title=name)
+                                  seed=args.seed, span=span, window=args.window, title=name,
+                                  variables=variables)
     for score, s in scores.items():
         best = ", ".join(f"L{l}H{h} {v:.2f}" for l, h, v in top_heads(s, 3))
-        print(f"{score:>13}: top heads {best}")
+        print(f"{score:>20}: top heads {best}")
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 

@@ -28,7 +28,7 @@ from reasonlab.store import (
 )
 from reasonlab.train.config import TrainConfig
 
-RESULTS_VERSION = 2
+RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
 
 
 def config_id(config: TrainConfig) -> str:

@@ -133,6 +133,33 @@ def test_position_value_split():
     assert not {tuple(x) for x in train.tokens.tolist()} & {tuple(x) for x in test.tokens.tolist()}
 
 
+def test_authors_split_options():
+    """The authors' predecessor code (anchor_function_pub data.py:181
+    `generate_mod_list(args.data_min, args.data_max, args.seq_len-1)`; data.py:33-35 noise
+    items `random.randint(data_min, data_max)` for every position, in training and test):
+    the split binds the key only, mod seq_len-1 = 8. Training keys never sit at x mod 8 == p,
+    test keys always do, noise items fill every residue at every position."""
+    t = task(split_modulus="seq_len_minus_1", noise_split=False)
+    assert t.m == 8
+    train, test = t.splits(np.random.default_rng(6), 20000, 3200)
+    for b, want in ((train, False), (test, True)):
+        v = values(t, b)
+        kp = key_positions(t, v)
+        r = np.arange(len(v))
+        assert ((v[r, kp] % 8 == kp) == want).all()
+        assert set(kp.tolist()) == set(range(7))
+        noise = (v >= 20) & (np.arange(9)[None, :] != kp[:, None])
+        # unrestricted noise: items at x mod 8 == p appear at every position p < 8
+        hit = {p for p in range(8) if (noise[:, p] & (v[:, p] % 8 == p)).any()}
+        assert hit == set(range(8))
+    check_against_solver(t, test)
+    # the default keeps the old draws bitwise (same run ids, same data)
+    a = task().splits(np.random.default_rng(7), 50, 16)
+    b = task(split_modulus="key_positions", noise_split=True).splits(
+        np.random.default_rng(7), 50, 16)
+    assert all(torch.equal(x.tokens, y.tokens) for x, y in zip(a, b))
+
+
 def test_sampling_is_seeded():
     t = task()
     a = t.splits(np.random.default_rng(5), 100, 32)

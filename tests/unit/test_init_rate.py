@@ -66,3 +66,15 @@ def test_rate_scale_orders_layers():
 def test_rate_config_errors(kw, needle):
     with pytest.raises(ConfigError, match=needle):
         ModelConfig.build(vocab_size=5, n_classes=3, max_seq_len=4, **kw)
+
+
+def test_equivalent_gamma_matches_the_relative_scale():
+    """The cpu grid keeps the paper's scale relative to 1/sqrt(d_in): d^(0.5 - gamma') at
+    d 64 equals 400^(0.5 - gamma) (to the 2-decimal rounding), so gamma 0.3 .. 0.8 at d 400
+    becomes 0.21 .. 0.93 at d 64."""
+    from reasonlab.studies.anchors_common import equivalent_gamma
+
+    for g in (0.3, 0.5, 0.55, 0.8):
+        g64 = equivalent_gamma(g, 64)
+        assert abs(64 ** (0.5 - g64) / 400 ** (0.5 - g) - 1) < 0.03
+    assert (equivalent_gamma(0.3, 64), equivalent_gamma(0.8, 64)) == (0.21, 0.93)

@@ -25,15 +25,17 @@ def check_against_solver(t: LegoTask, batch) -> None:
         assert t.solve(text) == t.labels_text(batch, i), text
 
 
+@pytest.mark.parametrize("root", ["fixed", "given", "random"])
 @pytest.mark.parametrize("group", PRESETS)
-def test_generator_agrees_with_solver(group):
-    t = task(group=group)
+def test_generator_agrees_with_solver(group, root):
+    t = task(group=group, root=root)
     batch = t.sample(np.random.default_rng(1), 2000)
     check_against_solver(t, batch)
 
 
 @settings(max_examples=25, deadline=None)
 @given(
+    root=st.sampled_from(["fixed", "given", "random"]),
     group=st.sampled_from(PRESETS + ["z3", "s4_points"]),
     n_clauses=st.integers(1, 15),
     extra_vars=st.integers(0, 12),
@@ -42,9 +44,10 @@ def test_generator_agrees_with_solver(group):
     seed=st.integers(0, 2**32 - 1),
 )
 def test_generator_agrees_with_solver_any_config(
-    group, n_clauses, extra_vars, shuffle, rename, seed
+    root, group, n_clauses, extra_vars, shuffle, rename, seed
 ):
     t = task(
+        root=root,
         group=group,
         n_clauses=n_clauses,
         n_train_vars=1,
@@ -123,7 +126,10 @@ def test_loss_mask():
 
 
 def test_splits_disjoint_and_deduplicated():
-    t = task(group="z2", n_clauses=2, n_vars=3, n_train_vars=1)  # 6 * 4 * 2 * 2 = 96 sentences
+    # ordered vars 3*2 x non-root ops 2 x root clauses x clause orders 2
+    for root, n in (("fixed", 48), ("given", 48), ("random", 96)):
+        assert task(group="z2", n_clauses=2, n_vars=3, n_train_vars=1, root=root).n_sentences == n
+    t = task(group="z2", n_clauses=2, n_vars=3, n_train_vars=1, root="random")
     assert t.n_sentences == 96
     train, test = t.splits(np.random.default_rng(6), 60, 30)
     tr = {tuple(r) for r in train.tokens.tolist()}
@@ -216,3 +222,62 @@ def test_parse_errors():
         t.parse("a = * +1 ; b = + a")
     with pytest.raises(ParseError):
         t.solve("a = + b ; b = + a")
+
+
+def _root_clauses(t: LegoTask, n: int, seed: int) -> list[list[str]]:
+    """The root clause (the one whose argument is a point, not a variable) of n sentences."""
+    b = t.sample(np.random.default_rng(seed), n)
+    out = []
+    for i in range(n):
+        clauses = [c.split() for c in t.render(b, i).split(" ; ")]
+        roots = [c for c in clauses if c[3] in t.point_names]
+        assert len(roots) == 1  # a line graph: exactly one clause reads the root vertex
+        out.append(roots[0])
+    return out
+
+
+def test_fixed_root_is_the_papers_task1():
+    """LEGO §2, Task 1: "Our sentences thus consists of n clauses of the form a_i = ±a_{i-1},
+    where a_i ∈ A for i = 1, 2, ..., n and a_0 = 1 (we fix r = 1)", the graph being "a line
+    graph directed away from some fixed root vertex r ∈ X". So the root clause is `a = ± +1`:
+    a random sign applied to the fixed point +1, and the label of chain variable #0 is a
+    function of that one sign token -- checked here against the text, not the generator."""
+    t = task()  # the default task is the paper's
+    assert t.config.root == "fixed"
+    roots = _root_clauses(t, 2000, 11)
+    assert {r[3] for r in roots} == {"+1"}  # r = +1 always
+    assert {r[2] for r in roots} == {"+", "-"}  # both signs occur
+    b = t.sample(np.random.default_rng(11), 2000)
+    for i, r in enumerate(roots):
+        assert t.labels_text(b, i)[r[0]] == ("+1" if r[2] == "+" else "-1")
+    # the paper's own example sentence (n = 6), with its stated answer
+    t6 = task(n_clauses=6, n_train_vars=6)
+    text = "a = + +1 ; b = - a ; e = + b ; d = - f ; c = + d ; f = + e"
+    assert t6.solve(text) == {"a": "+1", "b": "-1", "c": "+1", "d": "+1", "e": "-1", "f": "-1"}
+    assert t6.parse(text)  # the paper's sentence is a valid sentence of the default task
+
+
+def test_root_modes_differ_only_in_the_root_clause():
+    """given (the authors' code: `a = val v`) is the identity op on a random point; random
+    draws both; all three modes make the same draws, so the other clauses are identical."""
+    modes = {m: task(root=m, group="s3") for m in ("fixed", "given", "random")}
+    roots = {m: _root_clauses(t, 3000, 12) for m, t in modes.items()}
+    s3 = modes["fixed"]
+    first, ident = s3.point_names[0], s3.op_names[s3.action.group.identity]
+    assert {r[3] for r in roots["fixed"]} == {first} and len({r[2] for r in roots["fixed"]}) == 6
+    assert {r[2] for r in roots["given"]} == {ident} and len({r[3] for r in roots["given"]}) == 6
+    assert len({(r[2], r[3]) for r in roots["random"]}) == 36
+    toks = {m: t.sample(np.random.default_rng(13), 500).tokens for m, t in modes.items()}
+    root_slot = {m: torch.isin(toks[m], torch.tensor(modes[m]._point_ids)) for m in modes}
+    for m in ("fixed", "given"):  # outside the root clause's op and point, every token agrees
+        arg = root_slot["random"]
+        same = toks[m] == toks["random"]
+        assert same[~(arg | arg.roll(-1, 1))].all()
+
+
+def test_parse_rejects_a_root_clause_of_another_mode():
+    with pytest.raises(ParseError, match="root='fixed'"):
+        task(n_clauses=2, n_train_vars=1).parse("a = + -1 ; b = - a")
+    with pytest.raises(ParseError, match="root='given'"):
+        task(n_clauses=2, n_train_vars=1, root="given").parse("a = - -1 ; b = - a")
+    assert task(n_clauses=2, n_train_vars=1, root="random").parse("a = - -1 ; b = - a")

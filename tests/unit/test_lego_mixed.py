@@ -64,3 +64,21 @@ def test_mixed_training_runs_and_model_reads_padded_slots(tmp_path):
 def test_min_clauses_above_n_clauses_is_an_error():
     with pytest.raises(ConfigError, match="min_clauses=9 exceeds n_clauses=8"):
         mixed(min_clauses=9)
+
+
+def test_mixed_lengths_arm_never_supervises_the_chains_last_variable():
+    """Issue 18: with #0-#5 supervised, lengths drawn from 6 make #5 the LAST variable of
+    6-clause sentences (§4.3's shortcut); the study's arm draws from 7 and never does."""
+    from reasonlab.studies.lego_mixed_lengths import MIXED, MIXED_LAST, LegoMixedLengths, \
+        last_supervised
+
+    tasks = LegoMixedLengths.tasks()
+    b = build_task(tasks[MIXED]).sample(np.random.default_rng(3), 5000)
+    n = (b.label_pos >= 0).sum(1)
+    assert set(n.tolist()) == set(range(7, 13))
+    for i in range(len(b)):  # the last chain variable's slot is n - 1: never in the loss
+        assert not b.loss_mask[i, int(n[i]) - 1]
+        assert b.loss_mask[i, :6].all() and not b.loss_mask[i, 6:].any()
+    assert last_supervised(tasks[MIXED], 5000) == 0.0
+    # the earlier mixture does, in the 1 sentence of 7 that has 6 clauses
+    assert last_supervised(tasks[MIXED_LAST], 7000) == pytest.approx(1 / 7, abs=0.02)

@@ -64,3 +64,73 @@ def test_converge_and_closed_gap():
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "not reproduced"
     finals[PRETRAINED] = [[1, 0.5, 0.5]] * 2  # no gap to close
     assert closed_verdict(C, finals, slice(1, 3), "x").status == "inconclusive"
+
+
+def test_a_tie_with_the_last_variable_counts_half_not_as_later():
+    # #5 is the last; the middle #1-#4 pass at 30, 30, 30 and 20, #5 at 20 (one tie)
+    rows = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.5, 0.95, 0.95],
+            [0.95] * 6]
+    v = last_first_verdict(C, [curve(rows)])
+    assert v.status == "reproduced"  # (3 + 0.5) / 4 = 0.875 >= 0.8; 'not earlier' gave 0.75
+    assert "earlier than 3, tied with 1" in v.evidence
+    two_ties = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.95, 0.95, 0.95], [0.95] * 6]
+    assert last_first_verdict(C, [curve(two_ties)]).status == "not reproduced"  # 0.75
+
+
+def test_all_of_needs_every_arm():
+    from reasonlab.studies.base import Verdict
+    from reasonlab.studies.lego_shortcut import all_of
+
+    ok, no, unsure = (Verdict(C, s, s) for s in ("reproduced", "not reproduced", "inconclusive"))
+    assert all_of(C, {"BERT": ok, "ALBERT": ok}).status == "reproduced"
+    assert all_of(C, {"BERT": ok, "ALBERT": unsure}).status == "inconclusive"
+    assert all_of(C, {"BERT": unsure, "ALBERT": no}).status == "not reproduced"
+    assert "ALBERT (inconclusive)" in all_of(C, {"BERT": ok, "ALBERT": unsure}).evidence
+
+
+def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control():
+    import torch
+
+    from reasonlab.studies.lego_pretraining import heads_verdict
+
+    def side(variables, permuted, manip, positional=0.0):
+        z = torch.zeros(2, 2)
+        v, p, m = z.clone(), z.clone(), z.clone()
+        v[1, 0], p[1, 0], m[0, 1] = variables, permuted, manip
+        return ({"manipulation": m},
+                {"variables": v, "variables, permuted": p,
+                 "positional head": torch.tensor([[positional]])})
+
+    rand = side(0.05, 0.05, 0.2)
+    good = side(0.9, 0.1, 0.8)
+    scores = {PRETRAINED: good[0], RANDOM: rand[0]}
+    assert heads_verdict(C, scores, {PRETRAINED: good[1], RANDOM: rand[1]}).status == "reproduced"
+    # a head whose variable score its position alone earns (clause-permuted score as high)
+    positional = side(0.9, 0.8, 0.8)
+    v = heads_verdict(C, scores, {PRETRAINED: positional[1], RANDOM: rand[1]})
+    assert v.status == "not reproduced" and "positional control 0.80" in v.evidence
+    same_slot = side(0.9, 0.1, 0.8, positional=0.75)
+    assert heads_verdict(C, scores, {PRETRAINED: same_slot[1], RANDOM: rand[1]}).status == \
+        "not reproduced"
+
+def test_staircase_verdict():
+    from reasonlab.studies.lego_staircase import staircase_verdict
+
+    inf = float("inf")
+    stairs = {"fixed (paper)": [[100, 200, inf], [150, 150, 600]],
+              "given (authors' code)": [[100, 300, inf], [125, 250, inf]]}
+    # random root never leaves the plateau, or leaves it >= 2x later than the slowest #0
+    for late in ([inf, inf], [300, inf]):
+        rnd = {"random (both drawn)": [[late[0]] * 3, [late[1]] * 3]}
+        assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "reproduced"
+    # random root learns a position as early as a one-token #0: not reproduced
+    rnd = {"random (both drawn)": [[100, 500, inf], [inf] * 3]}
+    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "not reproduced"
+    # later, but not 2x later: inconclusive
+    rnd = {"random (both drawn)": [[200, inf, inf], [inf] * 3]}
+    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "inconclusive"
+    # no staircase (a one-token seed learns #1 before #0): inconclusive at best
+    bad = {**stairs, "fixed (paper)": [[300, 200, inf], [150, 150, 600]]}
+    rnd = {"random (both drawn)": [[inf] * 3, [inf] * 3]}
+    v = staircase_verdict(C, {**bad, **rnd}, 750)
+    assert v.status == "inconclusive" and "never" in v.evidence

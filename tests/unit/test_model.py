@@ -135,8 +135,8 @@ def close(a, b, atol=1e-10):
 
 EXPECTED_PER_LAYER = [
     "hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
-    "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
-    "hook_resid_post",
+    "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out",
+    "hook_resid_mid", "hook_mlp_out", "hook_resid_post",
 ]
 
 
@@ -159,7 +159,8 @@ def test_hooks_are_identity_by_default():
         # observing hooks (None) and pass-through hooks (return x) change nothing, bitwise,
         # as long as the attention kernel is the same (hooks on the pattern force the explicit one)
         not_pattern = [
-            n for n in model.hook_points() if not n.endswith(("hook_pattern", "hook_attn_scores"))
+            n for n in model.hook_points()
+            if not n.endswith(("hook_pattern", "hook_attn_scores", "hook_pattern_dropped"))
         ]
         with model.hooks([(n, lambda t, hook: None) for n in not_pattern[::2]]
                          + [(n, lambda t, hook: t) for n in not_pattern[1::2]]):
@@ -470,3 +471,76 @@ def test_model_config_rejects(bad, field):
     base = dict(vocab_size=VOCAB, n_classes=CLASSES, max_seq_len=SEQ, n_layers=4)
     with pytest.raises(ConfigError, match=field):
         ModelConfig.build({**base, **bad})
+
+
+# -- factorised embedding (ALBERT, d_embed) ------------------------------------------------------
+
+
+def albert(**kw):
+    cfg = ModelConfig.build(dict(vocab_size=11, n_classes=3, max_seq_len=12, d_model=16,
+                                 d_embed=8, n_heads=2, d_mlp=32, n_layers=3, tie_layers=True,
+                                 init_std=0.3, **kw))
+    return Transformer(cfg, generator=torch.Generator().manual_seed(0)).double()
+
+
+def test_factorised_embedding_against_a_naive_reference():
+    model = albert()
+    tokens = torch.tensor([[1, 4, 4, 7, 2, 0], [3, 3, 9, 10, 5, 6]])
+    _, cache = run_with_cache(model, tokens, names_filter=lambda n: n in (
+        "hook_embed", "blocks.0.hook_resid_pre"))
+    assert cache["hook_embed"].shape == (2, 6, 8)
+    W_E, W_pos, proj = model.W_E.detach(), model.W_pos.detach(), model.embed_proj
+    ln = model.ln_embed
+    for b in range(2):
+        for t in range(6):
+            e = W_E[tokens[b, t]] + W_pos[t]  # width 8
+            e = (e - e.mean()) / torch.sqrt(e.var(unbiased=False) + 1e-12) * ln.weight + ln.bias
+            want = proj.weight @ e + proj.bias  # width 16
+            torch.testing.assert_close(cache["blocks.0.hook_resid_pre"][b, t], want)
+    n_embed = 11 * 8 + 12 * 8
+    assert model.num_params() - model.num_params(non_embedding=True) == n_embed
+    with pytest.raises(ConfigError, match="d_embed"):
+        ModelConfig.build(dict(vocab_size=3, n_classes=3, max_seq_len=4, d_embed=8,
+                               tie_head=True))
+
+
+def test_factorised_tied_model_matches_transformers_albert():
+    from transformers import AlbertConfig, AlbertModel
+
+    model = albert()
+    ref = AlbertModel(AlbertConfig(vocab_size=11, embedding_size=8, hidden_size=16,
+                                   num_hidden_layers=3, num_attention_heads=2,
+                                   intermediate_size=32, hidden_act="gelu",
+                                   max_position_embeddings=12, type_vocab_size=1,
+                                   layer_norm_eps=1e-12, hidden_dropout_prob=0.0,
+                                   attention_probs_dropout_prob=0.0)).double().eval()
+    L = model.layers[0]
+    q, k, v = L.attn.qkv.weight.chunk(3)
+    qb, kb, vb = L.attn.qkv.bias.chunk(3)
+    a = "encoder.albert_layer_groups.0.albert_layers.0."
+    sd = {"embeddings.word_embeddings.weight": model.W_E,
+          "embeddings.position_embeddings.weight": model.W_pos,
+          "embeddings.token_type_embeddings.weight": torch.zeros(1, 8, dtype=torch.float64),
+          "embeddings.LayerNorm.weight": model.ln_embed.weight,
+          "embeddings.LayerNorm.bias": model.ln_embed.bias,
+          "encoder.embedding_hidden_mapping_in.weight": model.embed_proj.weight,
+          "encoder.embedding_hidden_mapping_in.bias": model.embed_proj.bias,
+          a + "attention.query.weight": q, a + "attention.query.bias": qb,
+          a + "attention.key.weight": k, a + "attention.key.bias": kb,
+          a + "attention.value.weight": v, a + "attention.value.bias": vb,
+          a + "attention.dense.weight": L.attn.out.weight,
+          a + "attention.dense.bias": L.attn.out.bias,
+          a + "attention.LayerNorm.weight": L.ln1.weight,
+          a + "attention.LayerNorm.bias": L.ln1.bias,
+          a + "ffn.weight": L.mlp.fc_in.weight, a + "ffn.bias": L.mlp.fc_in.bias,
+          a + "ffn_output.weight": L.mlp.fc_out.weight, a + "ffn_output.bias": L.mlp.fc_out.bias,
+          a + "full_layer_layer_norm.weight": L.ln2.weight,
+          a + "full_layer_layer_norm.bias": L.ln2.bias}
+    missing, unexpected = ref.load_state_dict({k: t.detach() for k, t in sd.items()},
+                                              strict=False)
+    assert not unexpected and all(m.startswith("pooler") for m in missing)
+    tokens = torch.tensor([[1, 4, 4, 7, 2, 0, 8, 8], [3, 3, 9, 10, 5, 6, 1, 2]])
+    with torch.no_grad():
+        want = ref(input_ids=tokens).last_hidden_state
+        _, cache = run_with_cache(model, tokens, names_filter="blocks.2.hook_resid_post")
+    torch.testing.assert_close(cache["blocks.2.hook_resid_post"], want)

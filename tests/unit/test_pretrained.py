@@ -92,6 +92,26 @@ def test_map_tokens_exact_then_lowercase_then_arbitrary_distinct():
     assert ids == map_tokens(["[PAD]", "[CLS]", "=", "A", "t0", "+1", "1"], wp, seed=3)
 
 
+def test_lego_points_map_to_the_authors_0_and_1():
+    """Issue 18: the authors write Task 1's points 0 / 1 (real BERT tokens), not arbitrary
+    words; an alias whose word another task token holds falls back to an arbitrary word."""
+    wp = ["[PAD]", "0", "1", "+", "-", "apple", "banana", "cherry"]
+    ids = map_tokens(["[PAD]", "+", "-", "+1", "-1"], wp)
+    assert [wp[i] for i in ids] == ["[PAD]", "+", "-", "0", "1"]
+    ids = map_tokens(["1", "+1", "-1"], wp)  # "1" is taken by the task's own token 1
+    assert wp[ids[0]] == "1" and wp[ids[1]] == "0" and wp[ids[2]] in ("apple", "banana", "cherry")
+    assert [wp[i] for i in map_tokens(["+1", "-1"], wp, aliases={})] != ["0", "1"]
+
+
+@needs_weights
+def test_lego_task1_points_are_bert_0_and_1():
+    task = build_task({"name": "lego", "group": "z2", "n_clauses": 4, "n_train_vars": 2})
+    wp = MINILM.vocab()
+    words = dict(zip(task.vocab.tokens, (wp[i] for i in map_tokens(task.vocab.tokens, wp)),
+                     strict=True))
+    assert words["+1"] == "0" and words["-1"] == "1" and words["+"] == "+"
+
+
 def test_missing_package_says_how_to_install():
     absent = Checkpoint(name="nope", package="no-such-pkg", module="no_such_pkg_xyz",
                         subdir="model", architecture=dict(MINILM.architecture))

@@ -76,3 +76,29 @@ def test_diagonal_score_by_hand():
     assert diagonal_score(np.array([[0.75, 0.5], [0.5, 0.5], [1, 1]]), 0.5) == pytest.approx(0.75)
     # depths beyond the L layers are left out: chance everywhere scores 0.5, not ~0.9
     assert diagonal_score(np.full((3, 12), 0.5), 0.5) == pytest.approx(0.5)
+
+
+def test_for_loop_on_supervised_depths_scores_the_same_with_and_without_extrapolation():
+    """A 12-layer for-loop on #0-#5 (issue 18): the default score counts extrapolation to #6-#7
+    as 'more diagonal'; the supervised-depth score does not, the extrapolated one does."""
+    from reasonlab.analysis.probes import split_diagonal
+
+    L, chance = 12, 0.5
+    layer, depth = np.arange(L + 1)[:, None], np.arange(12)[None, :]
+
+    def loop(resolved):  # depth d known after d + 1 layers, for d < resolved; chance elsewhere
+        return np.where((layer >= depth + 1) & (depth < resolved), 1.0, chance)
+
+    plain, extrap = loop(6), loop(8)
+    # the old summary: 21 and 10 wrong cells of 13 x 12
+    assert diagonal_score(plain, chance) == pytest.approx(1 - 21 / 156)  # 0.865
+    assert diagonal_score(extrap, chance) == pytest.approx(1 - 10 / 156)  # 0.936
+    sup_plain, ext_plain = split_diagonal(plain, chance, 6)
+    sup_extrap, ext_extrap = split_diagonal(extrap, chance, 6)
+    assert sup_plain == sup_extrap == 1.0
+    # #6-#11 (the depths a 12-layer loop reaches): 21 of 78 cells wrong, then 10
+    assert ext_plain == pytest.approx(1 - 21 / 78)
+    assert ext_extrap == pytest.approx(1 - 10 / 78)
+    # a 6-layer model (cpu scale) reaches no depth beyond #5: no extrapolated score
+    assert np.isnan(split_diagonal(loop(6)[:7], chance, 6)[1])
+    assert diagonal_score(plain, chance, []) != diagonal_score(plain, chance, [])  # NaN

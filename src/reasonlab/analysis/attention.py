@@ -13,6 +13,23 @@ Each head gets one score per pattern in [0, 1]: the attention mass a query puts 
 pattern says, averaged over real (non-padding) queries and over examples. For association only
 queries whose token occurs elsewhere in the sentence count (others cannot score above 0).
 
+Two more scores read what the paper means more narrowly:
+
+    association_variable  association over VARIABLE-token queries only (ScoreInput.variables):
+                  §4.2.1's head "moves a value between two occurrences of the same variable,
+                  oblivious to their positions". The any-token score cannot tell position from
+                  content: with fixed 5-token LEGO clauses `=` and `,` repeat every 5 tokens,
+                  so a content-blind "same position mod 5" head scores ~0.50 on it, more than a
+                  perfect variable-to-variable head (~0.38). On variable queries that head
+                  scores 0 (a variable's other occurrence is never at the same clause offset).
+    manipulation_self     manipulation with the query's own position included (|q - k| <=
+                  window): a perfect mimic of the authors' kernel [1, 2, 4, 2, 1] puts 0.4 on
+                  itself, so it scores 0.6 without self and 1.0 with it.
+
+`association_controls` puts the variable score beside two positional controls: the score of
+a content-blind "same position mod clause length" head, and each head's score against the same
+sentences with their clauses permuted (the head's positional habits, content broken).
+
 Everything goes through hook points (`blocks.{l}.attn.hook_pattern`), so any model built on
 `HookedModule` and any token batch works; the scores are registry entries (HEAD_SCORES) taking
 patterns and tokens, so a new pattern is one function.
@@ -25,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import numpy as np
 from torch import nn
 
 from reasonlab.model.hooks import run_with_cache
@@ -40,6 +58,7 @@ class ScoreInput:
     valid    [batch, seq] bool, True = real token (queries and keys)
     special  token ids that count as broadcast targets ([CLS], [SEP])
     window   manipulation half-width: keys with 1 <= |q - k| <= window count
+    variables token ids that are variables (LEGO's a..z): association_variable's queries
     """
 
     pattern: torch.Tensor
@@ -47,6 +66,7 @@ class ScoreInput:
     valid: torch.Tensor
     special: tuple[int, ...] = ()
     window: int = 2
+    variables: tuple[int, ...] = ()
 
 
 ScoreFn = Callable[[ScoreInput], torch.Tensor]
@@ -64,23 +84,48 @@ def _mass(x: ScoreInput, where: torch.Tensor, queries: torch.Tensor) -> torch.Te
     return (mass * w).sum((1, 3)) / n.clamp(min=1)  # [L, H]
 
 
-@HEAD_SCORES.register("association")
-def association(x: ScoreInput) -> torch.Tensor:
-    """Mass on other occurrences of the query's token (LEGO §4.2.1); [layers, heads]."""
+def _same_token(x: ScoreInput) -> torch.Tensor:
+    """[B, q_pos, k_pos] bool: k holds the query's token, k != q, k real."""
     T = x.tokens.shape[1]
     same = x.tokens[:, :, None] == x.tokens[:, None, :]  # [B, q_pos, k_pos]
-    same &= ~torch.eye(T, dtype=torch.bool)[None] & x.valid[:, None, :]
+    return same & ~torch.eye(T, dtype=torch.bool)[None] & x.valid[:, None, :]
+
+
+@HEAD_SCORES.register("association")
+def association(x: ScoreInput) -> torch.Tensor:
+    """Mass on other occurrences of the query's token, any token (LEGO §4.2.1 read broadly);
+    [layers, heads]."""
+    same = _same_token(x)
     return _mass(x, same, x.valid & same.any(-1))
+
+
+@HEAD_SCORES.register("association_variable")
+def association_variable(x: ScoreInput) -> torch.Tensor:
+    """Mass on the other occurrences of the query's VARIABLE, over variable queries only (the
+    paper's association head, §4.2.1); [layers, heads]. Needs `x.variables`."""
+    same = _same_token(x)
+    is_var = torch.isin(x.tokens, torch.tensor(x.variables, dtype=x.tokens.dtype))
+    return _mass(x, same, x.valid & is_var & same.any(-1))
+
+
+def _manipulation(x: ScoreInput, lo: int) -> torch.Tensor:
+    T = x.tokens.shape[1]
+    i = torch.arange(T)
+    gap = (i[:, None] - i[None, :]).abs()  # [q_pos, k_pos]
+    near = (gap >= lo) & (gap <= x.window)
+    return _mass(x, near[None] & x.valid[:, None, :], x.valid)
 
 
 @HEAD_SCORES.register("manipulation")
 def manipulation(x: ScoreInput) -> torch.Tensor:
     """Mass on the other positions within `window` of the query (LEGO §4.2.1)."""
-    T = x.tokens.shape[1]
-    i = torch.arange(T)
-    gap = (i[:, None] - i[None, :]).abs()  # [q_pos, k_pos]
-    near = (gap >= 1) & (gap <= x.window)
-    return _mass(x, near[None] & x.valid[:, None, :], x.valid)
+    return _manipulation(x, 1)
+
+
+@HEAD_SCORES.register("manipulation_self")
+def manipulation_self(x: ScoreInput) -> torch.Tensor:
+    """Mass on the positions within `window` of the query, itself included."""
+    return _manipulation(x, 0)
 
 
 @HEAD_SCORES.register("broadcast")
@@ -105,13 +150,78 @@ def attention_patterns(model: nn.Module, tokens: torch.Tensor,
     return cache.stack("attn.hook_pattern").float()
 
 
+NEEDS_VARIABLES = ("association_variable",)
+"""Scores that read ScoreInput.variables (left out by default when none are given)."""
+
+
 def head_scores(pattern: torch.Tensor, tokens: torch.Tensor, pad_mask: torch.Tensor | None = None,
                 special: Sequence[int] = (), window: int = 2,
-                names: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
-    """name -> [layers, heads] scores in [0, 1] for the patterns of `tokens` [batch, seq]."""
+                names: Sequence[str] | None = None, variables: Sequence[int] = ()
+                ) -> dict[str, torch.Tensor]:
+    """name -> [layers, heads] scores in [0, 1] for the patterns of `tokens` [batch, seq].
+
+    Default names: every HEAD_SCORES entry, the variable-only ones when `variables` is given.
+    """
     valid = torch.ones_like(tokens, dtype=torch.bool) if pad_mask is None else pad_mask.bool()
-    x = ScoreInput(pattern, tokens, valid, tuple(int(s) for s in special), window)
-    return {n: HEAD_SCORES[n](x) for n in (names or list(HEAD_SCORES))}
+    x = ScoreInput(pattern, tokens, valid, tuple(int(s) for s in special), window,
+                   tuple(int(v) for v in variables))
+    names = names or [n for n in HEAD_SCORES if variables or n not in NEEDS_VARIABLES]
+    return {n: HEAD_SCORES[n](x) for n in names}
+
+
+# ---------------------------------------------------------------------- positional controls
+
+
+def positional_head(valid: torch.Tensor, span: int) -> torch.Tensor:
+    """A content-blind head: each query attends uniformly to the other real positions at the
+    same position mod `span` (LEGO: the same slot of every other clause), itself when there is
+    none. valid [batch, seq] -> pattern [1, batch, 1, q_pos, k_pos]."""
+    T = valid.shape[1]
+    i = torch.arange(T)
+    same = ((i[:, None] - i[None, :]) % span == 0) & (i[:, None] != i[None, :])  # [T, T]
+    w = (same[None] & valid[:, None, :]).float()  # [B, q, k]
+    w = torch.where(w.sum(-1, keepdim=True) > 0, w, torch.eye(T)[None].expand_as(w))
+    return (w / w.sum(-1, keepdim=True))[None, :, None]
+
+
+def permute_clauses(tokens: torch.Tensor, valid: torch.Tensor, span: int, start: int,
+                    rng: np.random.Generator) -> torch.Tensor:
+    """Tokens with each sentence's clauses (spans of `span` tokens from `start`, real tokens
+    only) shuffled: positions keep their slot in a clause, content moves to other clauses."""
+    out = tokens.clone()
+    for b in range(tokens.shape[0]):
+        n = (int(valid[b].sum()) - start) // span
+        clauses = tokens[b, start : start + n * span].view(n, span)
+        out[b, start : start + n * span] = clauses[torch.from_numpy(rng.permutation(n))].flatten()
+    return out
+
+
+def association_controls(pattern: torch.Tensor, tokens: torch.Tensor, variables: Sequence[int],
+                         span: int, start: int = 1, pad_mask: torch.Tensor | None = None,
+                         seed: int = 0) -> dict[str, torch.Tensor]:
+    """The association scores of every head with their positional controls, all [layers, heads]
+    except the positional head's ([1, 1]):
+
+        any token              association (today's score)
+        variables              association_variable (the paper's association head)
+        variables, permuted    association_variable on the same attention but with each
+                               sentence's clauses permuted (what position alone earns)
+        positional head        association_variable of `positional_head` (same slot mod span)
+        positional head, any token   its any-token score (~0.50 on LEGO: why that score misleads)
+
+    A head is an association head when its variable score beats both controls (studies decide
+    by how much)."""
+    valid = torch.ones_like(tokens, dtype=torch.bool) if pad_mask is None else pad_mask.bool()
+    names = ["association", "association_variable"]
+    own = head_scores(pattern, tokens, valid, names=names, variables=variables)
+    shuffled = permute_clauses(tokens, valid, span, start, np.random.default_rng(seed))
+    permuted = head_scores(pattern, shuffled, valid, names=names[1:], variables=variables)
+    blind = head_scores(positional_head(valid, span), tokens, valid, names=names,
+                        variables=variables)
+    return {"any token": own["association"], "variables": own["association_variable"],
+            "variables, permuted": permuted["association_variable"],
+            "positional head": blind["association_variable"],
+            "positional head, any token": blind["association"]}
 
 
 def top_heads(scores: torch.Tensor, k: int = 3) -> list[tuple[int, int, float]]:
@@ -135,6 +245,12 @@ def reading_order(seq: int, starts: Sequence[int], span: int) -> list[int]:
 
 
 # ---------------------------------------------------------------------- figures
+
+
+def _short(name: str) -> str:
+    """A score's name in a panel title: association -> ass, association_variable -> ass/var."""
+    head, *rest = name.split("_")
+    return "/".join([head[:3]] + [r[:3] for r in rest])
 
 
 def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
@@ -169,7 +285,7 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
                   vmax=float(pattern[l, h].max()) or 1.0)
         name = f"L{l} H{h}"
         if scores:
-            name += "\n" + " ".join(f"{k[:3]} {float(v[l, h]):.2f}" for k, v in scores.items())
+            name += "\n" + " ".join(f"{_short(k)} {float(v[l, h]):.2f}" for k, v in scores.items())
         ax.set_title(name, fontsize=6)
         if len(heads) <= 4:
             ax.set_xticks(range(T), lab, fontsize=4, rotation=90)
@@ -216,22 +332,22 @@ def special_ids(vocab_tokens: Sequence[str]) -> tuple[int, ...]:
 
 def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, example: int = 0,
                      seed: int = 0, span: int | None = None, window: int = 2,
-                     title: str = "") -> dict[str, torch.Tensor]:
+                     title: str = "", variables: Sequence[int] = ()) -> dict[str, torch.Tensor]:
     """Head scores over `n` fresh task examples and the attention grids of one of them.
 
     Writes attention.png (every head, positions in reading order when `span` is given: the
     labelled slots' spans in label order, e.g. LEGO clauses in chain order), head_scores.png
-    and head_scores.json into `out`; returns name -> [layers, heads] scores.
+    and head_scores.json into `out`; returns name -> [layers, heads] scores (with the
+    variable-only association when `variables` names the variable token ids).
     """
     import json
-
-    import numpy as np
 
     out.mkdir(parents=True, exist_ok=True)
     batch = task.sample(np.random.default_rng(seed), n)  # type: ignore[attr-defined]
     vocab = task.vocab.tokens  # type: ignore[attr-defined]
     pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
-    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window)
+    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window,
+                         variables=variables)
     T = batch.tokens.shape[1]
     starts = [p for p in batch.label_pos[example].tolist() if p >= 0]  # -1: padded slot
     order = reading_order(T, starts, span) if span else None

@@ -16,6 +16,7 @@ Works on any HookedModule and any Batch whose slots are `label_pos` / `labels` /
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,25 +133,46 @@ def for_loop_map(n_layers: int, n_keys: int) -> np.ndarray:
     return (l >= d + 1).astype(float)
 
 
-def diagonal_score(acc: np.ndarray, chance: float) -> float:
+def diagonal_score(acc: np.ndarray, chance: float, depths: Sequence[int] | None = None
+                   ) -> float:
     """How close an accuracy map [layers+1, depths] is to the for-loop: 1 - mean |A - I|.
 
     A = (acc - chance) / (1 - chance) clipped to [0, 1] (0 = chance, 1 = perfect), I the
-    for-loop map, over the depths 0..L-1 that an L-layer for-loop resolves (deeper columns are
-    all-chance in I and would reward a model that resolves nothing). 1 = exactly the diagonal
-    staircase; a map at chance everywhere, or perfect everywhere, scores 0.5.
+    for-loop map, over the chain depths `depths` (default: 0..L-1, the depths an L-layer
+    for-loop resolves; deeper columns are all-chance in I and would reward a model that
+    resolves nothing). 1 = exactly the diagonal staircase; a map at chance everywhere, or
+    perfect everywhere, scores 0.5. NaN when `depths` is empty.
     Our own scalar summary of the paper's Fig. 4 (the paper shows the map only).
+
+    Score a model on its SUPERVISED depths to ask whether it solves them as a for-loop: over
+    the default depths a for-loop on #0-#5 of a 12-layer model scores 0.865 when it stops at
+    #5 and 0.936 when it also resolves #6-#7, a difference that is extrapolation, not shape
+    (both score 1.0 on #0-#5). Score the extrapolated depths separately (`split_diagonal`).
     """
     L = acc.shape[0] - 1
-    a = np.clip((acc[:, :L] - chance) / max(1e-9, 1 - chance), 0, 1)
-    ideal = for_loop_map(L, a.shape[1])
+    cols = list(range(min(L, acc.shape[1]))) if depths is None else list(depths)
+    if not cols:
+        return float("nan")
+    a = np.clip((acc[:, cols] - chance) / max(1e-9, 1 - chance), 0, 1)
+    ideal = for_loop_map(L, acc.shape[1])[:, cols]
     ok = ~np.isnan(a)
     return float(1 - np.abs(a - ideal)[ok].mean())
 
 
+def split_diagonal(acc: np.ndarray, chance: float, n_supervised: int) -> tuple[float, float]:
+    """(diagonal score on the supervised depths 0..n_supervised-1, on the extrapolated depths
+    n_supervised..L-1 that an L-layer for-loop can still reach; NaN when there are none)."""
+    L = acc.shape[0] - 1
+    reach = min(L, acc.shape[1])
+    return (diagonal_score(acc, chance, range(min(n_supervised, acc.shape[1]))),
+            diagonal_score(acc, chance, range(n_supervised, reach)))
+
+
 def plot_probe_maps(maps: dict[str, np.ndarray], path: object, chance: float,
-                    title: str = "") -> None:
-    """Heatmap of accuracy over (layer, depth) per model, with the for-loop staircase."""
+                    title: str = "", n_supervised: int | None = None) -> None:
+    """Heatmap of accuracy over (layer, depth) per model, with the for-loop staircase; the
+    panel titles give the diagonal score (on the supervised and the extrapolated depths when
+    `n_supervised` is given)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -164,7 +186,12 @@ def plot_probe_maps(maps: dict[str, np.ndarray], path: object, chance: float,
         L = acc.shape[0] - 1
         d = np.arange(acc.shape[1])
         ax.step(d, np.minimum(d + 1, L), where="mid", color="w", lw=1, ls="--")
-        ax.set(title=f"{name}\ndiagonal score {diagonal_score(acc, chance):.2f}",
+        if n_supervised is None:
+            what = f"diagonal score {diagonal_score(acc, chance):.2f}"
+        else:
+            sup, ext = split_diagonal(acc, chance, n_supervised)
+            what = f"diagonal score: supervised {sup:.2f}, extrapolated {ext:.2f}"
+        ax.set(title=f"{name}\n{what}",
                xlabel="chain depth", ylabel="layer (0 = embeddings)")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="probe accuracy")
     fig.suptitle(title or "linear probe accuracy (dashed: one layer per step)", fontsize=9)

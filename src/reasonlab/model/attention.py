@@ -73,11 +73,15 @@ class AttentionHooks(nn.Module):
         self.hook_v = HookPoint()  # [batch, seq, n_heads, d_head]
         self.hook_attn_scores = HookPoint()  # [batch, n_heads, q_pos, k_pos], masked = -inf
         self.hook_pattern = HookPoint()  # [batch, n_heads, q_pos, k_pos], rows sum to 1
+        # [batch, n_heads, q_pos, k_pos], after attention dropout: what mixes the values and
+        # what Hugging Face's BERT returns as attentions (== hook_pattern in eval mode)
+        self.hook_pattern_dropped = HookPoint()
         self.hook_z = HookPoint()  # [batch, seq, n_heads, d_head], pattern-weighted values
 
     @property
     def needs_pattern(self) -> bool:
-        return self.hook_attn_scores.has_hooks or self.hook_pattern.has_hooks
+        return (self.hook_attn_scores.has_hooks or self.hook_pattern.has_hooks
+                or self.hook_pattern_dropped.has_hooks)
 
 
 def _cpu_bf16(x: torch.Tensor) -> bool:
@@ -169,7 +173,8 @@ class SoftmaxAttention(nn.Module):
         else:
             scores = hooks.hook_attn_scores(self.scores(q, k, x))  # [batch, H, q_pos, k_pos]
             pattern = hooks.hook_pattern(self.pattern(scores, mask))  # [batch, H, q_pos, k_pos]
-            z = self.pattern_dropout(pattern) @ v.transpose(1, 2)  # [batch, H, q_pos, d_head]
+            dropped = hooks.hook_pattern_dropped(self.pattern_dropout(pattern))
+            z = dropped @ v.transpose(1, 2)  # [batch, H, q_pos, d_head]
         z = hooks.hook_z(z.transpose(1, 2))  # [batch, seq, H, d_head]
         return self.output(z, pattern, x)  # [batch, seq, d_model]
 

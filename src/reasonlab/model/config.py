@@ -26,12 +26,20 @@ class ModelConfig(StrictModel):
     """Attention heads per layer."""
     d_head: int | None = Field(None, gt=0)
     """Width of one head's queries/keys/values; None means d_model // n_heads."""
+    d_embed: int | None = Field(None, gt=0, exclude_if=lambda v: v is None)
+    """Factorised embedding (ALBERT, Lan et al. 2020 §3.1; `albert-base-v1`: 128 -> 768): token
+    and position embeddings of this width, normalised (post-LN), then projected to d_model by a
+    learned linear map. None: embeddings of width d_model, no projection (BERT)."""
     d_mlp: int = Field(1024, gt=0)
     """Hidden width of the feed-forward block."""
     causal: bool = False
     """Causal (decoder) mask instead of bidirectional (encoder) attention."""
-    norm: Literal["pre", "post"] = "post"
-    """LayerNorm placement: post-LN is BERT's; pre-LN adds a final LayerNorm."""
+    norm: Literal["pre", "post", "post_no_embed_ln"] = "post"
+    """LayerNorm placement. "post": BERT's post-LN, which also normalizes the summed
+    embeddings before layer 1. "post_no_embed_ln": post-LN inside the blocks only, the
+    embeddings going straight into layer 1 (Vaswani et al. 2017; the anchor-function authors'
+    GPT, docs/papers.md): an embedding LayerNorm rescales W_E[x] + W_pos to unit RMS and so
+    undoes a small initialization of them. "pre": pre-LN, with a final LayerNorm."""
     positions: Literal["learned", "rotary"] = "learned"
     """How position enters: learned absolute embeddings W_pos added to the input (BERT), or
     rotary embeddings that rotate queries and keys by their position, so that attention logits
@@ -56,7 +64,13 @@ class ModelConfig(StrictModel):
     """Initialization rate gamma of init="rate": std (1/d_in)^gamma (Zhang et al. 2024);
     required by that scheme and rejected by the others."""
     ln_eps: float = Field(1e-12, gt=0.0)
-    """LayerNorm epsilon (BERT's 1e-12)."""
+    """LayerNorm epsilon (BERT's 1e-12; PyTorch's default, which both the anchor and the
+    abstract-symbols authors keep, is 1e-5)."""
+    mlp_bias: bool = True
+    """Biases in the feed-forward linears (BERT's); the anchor authors' have none."""
+    ln_final_affine: bool = True
+    """norm="pre" only: the final LayerNorm has a learned gain and bias; the abstract-symbols
+    authors' has none (a plain standardization before the read-out)."""
 
     # -- abstract-symbols variants (Boix-Adsera et al. 2024; PAPERS.md §2) ------------------
     arch: str = "transformer"
@@ -111,6 +125,9 @@ class ModelConfig(StrictModel):
             if not wants and getattr(self, name) is not None:
                 raise ValueError(f"{name} is only read by init='rate', not init={self.init!r}; "
                                  "remove it or change init")
+        if not self.ln_final_affine and self.norm != "pre":
+            raise ValueError(f"ln_final_affine=False needs norm='pre' (norm={self.norm!r} has "
+                             "no final LayerNorm); remove it or set norm='pre'")
         self._check_symbol_variants()
         return self
 
@@ -129,6 +146,9 @@ class ModelConfig(StrictModel):
         if self.arch == "mlp" and (self.attention != "softmax" or self.tie_head):
             raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
                              "and tie_head")
+        if self.tie_head and self.d_embed is not None:
+            raise ValueError("tie_head reads W_E as a d_model-wide read-out; it cannot be "
+                             "combined with a factorised embedding (d_embed): remove one")
         if self.tie_head and self.n_classes != self.vocab_size:
             raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
                              f"({self.vocab_size}): a task with symbolic labels")

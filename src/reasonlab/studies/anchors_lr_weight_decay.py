@@ -14,12 +14,15 @@ import numpy as np
 
 from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY
 from reasonlab.report import plot_heatmap, table
-from reasonlab.studies.anchors_common import anchor_config, run_solution
+from reasonlab.studies.anchors_common import (
+    SCALES, anchor_config, equivalent_gamma, run_solution)
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
-    "cpu": dict(gamma=0.55, n_layers=2, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
+    # gamma: the paper's 0.55 moved to d_model 64 (same scale relative to 1/sqrt(d_in))
+    "cpu": dict(gamma=equivalent_gamma(0.55, SCALES["cpu"]["model"]["d_model"]), n_layers=2,
+                lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
     "paper": dict(gamma=0.5, n_layers=3, lrs=(5e-5, 2.5e-4), wds=(0.01, 0.1)),
 }
 """gamma near the boundary, depth, (small, large) lr and (small, large) weight decay."""
@@ -38,9 +41,8 @@ class AnchorsLrWeightDecay(Study):
         Claim("wd", "A larger weight decay pushes towards inferential solutions",
               "Zhang et al. 2024, §3"),
     )
-    cpu_minutes = 8  # measured: 481 s with 2 of 8 runs shared with anchors-init-phase
-    cpu_after = "anchors-init-phase"
-    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
+    cpu_minutes = 13  # estimate: 12 runs x 2400 steps at depth 2, two side by side (README)
+    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         s = SETTINGS[scale]

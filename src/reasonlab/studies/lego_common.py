@@ -19,6 +19,18 @@ PASS = 0.9
 """Accuracy at which a chain position counts as learned (first evaluation step above it)."""
 
 
+ALBERT_EMBED = 128
+"""Embedding width of the authors' ALBERT (`albert-base-v1`: embeddings of width 128 projected
+to 768; Lan et al. 2020 §3.1)."""
+
+
+def arm_model(tied: bool, scale: Scale) -> dict[str, Any]:
+    """Model overrides of a BERT-like (tied=False) or ALBERT-like (tied=True) LEGO arm. At paper
+    scale the ALBERT arm is albert-base-v1's shape: tied layers AND the factorised embedding
+    (d_embed); the smaller scales keep d_model-wide embeddings (their d_model is <= 128)."""
+    return {"tie_layers": tied, **({"d_embed": ALBERT_EMBED} if tied and scale == "paper" else {})}
+
+
 def recipe(scale: Scale) -> dict[str, Any]:
     """The LEGO training recipe of `lego-extrapolation` at this scale (referenced, not copied:
     when that study's CPU recipe changes, every LEGO study follows)."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import accuracy_report, by_arm, extrapolation_gain, recipe, spec
+from reasonlab.studies.lego_common import (accuracy_report, arm_model, by_arm, extrapolation_gain,
+                                           recipe, spec)
 from reasonlab.studies.lego_extrapolation import N_TRAIN_VARS, lego_task
 
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
@@ -34,7 +35,7 @@ class LegoStochasticDepth(Study):
         L = base["model"]["n_layers"]
         arms = {FIXED: None, STOCHASTIC: [max(1, L // 2), L]}
         return [spec(arm, seed, base, lego_task(),
-                     model={"tie_layers": True, "depth_range": depth})
+                     model={**arm_model(True, scale), "depth_range": depth})
                 for arm, depth in arms.items() for seed in range(seeds)]
 
     def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:

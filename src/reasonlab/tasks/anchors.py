@@ -22,6 +22,14 @@ thing a test sequence has never shown is that key value at that position. Train 
 therefore disjoint by construction. Every test sequence (seen or held-out pair) uses the test
 placement.
 
+Two options follow the predecessor code of the same authors (`anchor_function_pub`, data.py;
+docs/papers.md): `split_modulus="seq_len_minus_1"` splits by x mod (seq_len-1) instead of
+mod (seq_len-2) (then a value with x mod (seq_len-1) == seq_len-2 has no test position and is a
+training key everywhere), and `noise_split=False` draws noise items from the whole item range
+in training and test alike, the rule then binding the key only. Either way the test key sits at
+a (value, position) no training key ever takes, so the held-out thing is still the key's
+placement.
+
 Output: one classification slot at the last position (label_pos = seq_len-1, which a causal
 decoder reads out; §3). Classes are the target values target_lo..target_hi, where the range
 covers every target a trained pair or a held-out pair's inferential/symmetric answer can take;
@@ -76,6 +84,14 @@ class AnchorsConfig(TaskConfig):
     """Pairs trained with a given non-compositional target."""
     held_out: list[tuple[int, int]] = [(4, 3)]
     """Pairs never trained; tested for inferential vs symmetric answers."""
+    split_modulus: Literal["key_positions", "seq_len_minus_1"] = "key_positions"
+    """Modulus m of the value/position split: "key_positions" m = seq_len-2, the number of
+    key positions (every value has one test position); "seq_len_minus_1" m = seq_len-1, as
+    the authors' predecessor code (data.py: `generate_mod_list(..., args.seq_len-1)`)."""
+    noise_split: bool = True
+    """Noise items obey the training rule too (x mod m != p). False: noise items are drawn
+    from the whole range, in training and test, as in the authors' code (only the key is
+    split)."""
 
     @model_validator(mode="after")
     def _check(self) -> AnchorsConfig:
@@ -95,9 +111,9 @@ class AnchorsConfig(TaskConfig):
             raise ValueError("a pair is listed twice in custom/held_out; list each pair once")
         if len(self.held_out) >= k * k:
             raise ValueError("held_out leaves no pair to train; hold out fewer pairs")
-        m = self.seq_len - 2
+        m = self.modulus
         values = np.arange(self.item_lo, self.item_hi + 1)
-        for p in range(m):
+        for p in range(self.seq_len - 2):  # every key position needs test and training keys
             if not (values % m == p).any():
                 raise ValueError(f"no item in {self.item_lo}..{self.item_hi} has value mod {m} "
                                  f"== {p}, so position {p} has no test key; widen the item range")
@@ -110,6 +126,11 @@ class AnchorsConfig(TaskConfig):
     def n_anchors(self) -> int:
         return len(self.shifts)
 
+    @property
+    def modulus(self) -> int:
+        """m of the split rule x mod m == p (see `split_modulus`)."""
+        return self.seq_len - (2 if self.split_modulus == "key_positions" else 1)
+
 
 @TASKS.register("anchors")
 class AnchorsTask:
@@ -120,8 +141,9 @@ class AnchorsTask:
     def __init__(self, config: AnchorsConfig):
         self.config = config
         c = config
-        k, m = c.n_anchors, c.seq_len - 2
-        self.m = m
+        k, m = c.n_anchors, c.modulus
+        self.m = m  # split modulus
+        self.n_key_pos = c.seq_len - 2  # the key sits at 0..seq_len-3
         self.anchors = tuple(range(1, k + 1))
         self.items = tuple(range(c.item_lo, c.item_hi + 1))
         self.vocab = Vocab((Vocab.PAD, *map(str, self.anchors), *map(str, self.items)))
@@ -146,7 +168,9 @@ class AnchorsTask:
         pos = np.arange(c.seq_len)
         allowed_train = (items[None, :] % m) != pos[:, None]  # [seq_len, n_items]
         self._train_table, self._train_count = _tables(items, allowed_train)
-        allowed_test = (items[None, :] % m) == pos[:m, None]  # [m, n_items]
+        noise = allowed_train if c.noise_split else np.ones_like(allowed_train)
+        self._noise_table, self._noise_count = _tables(items, noise)
+        allowed_test = (items[None, :] % m) == pos[:self.n_key_pos, None]  # [key pos, items]
         self._test_table, self._test_count = _tables(items, allowed_test)
 
     # ------------------------------------------------------------------ shapes and targets
@@ -178,15 +202,16 @@ class AnchorsTask:
         `pair_ids` [n] if given, else uniform over the trained pairs.
         """
         c = self.config
-        T, m = c.seq_len, self.m
+        T = c.seq_len
         if pair_ids is None:
             pair_ids = self.trained_ids[rng.integers(0, len(self.trained_ids), size=n)]
         pair_ids = np.asarray(pair_ids, dtype=np.int64)
-        key_pos = rng.integers(0, m, size=n)  # [n] in 0..seq_len-3
-        # noise everywhere first (training rule at every position), then key and anchors
+        key_pos = rng.integers(0, self.n_key_pos, size=n)  # [n] in 0..seq_len-3
+        # noise everywhere first (training rule at every position unless noise_split=False),
+        # then key and anchors
         u = rng.random((n, T))  # [n, T]
-        idx = np.floor(u * self._train_count[None, :]).astype(np.int64)
-        tokens = self._train_table[np.arange(T)[None, :], idx]  # [n, T] item values
+        idx = np.floor(u * self._noise_count[None, :]).astype(np.int64)
+        tokens = self._noise_table[np.arange(T)[None, :], idx]  # [n, T] item values
         table, count = ((self._train_table, self._train_count) if split == "train"
                         else (self._test_table, self._test_count))
         uk = rng.random(n)

@@ -80,6 +80,13 @@ class LegoConfig(TaskConfig):
     """Map `=`, `,` and op tokens to arbitrary fresh tokens t0..tK (the §4 control)."""
     rename_seed: int = 0
     """Seed of the permutation assigning fresh tokens under rename_ops."""
+    root: Literal["fixed", "given", "random"] = "fixed"
+    """The root clause, the one whose argument is a point of X (LEGO §2).
+    "fixed" (the paper, §2 Task 1: "a_0 = 1 (we fix r = 1)"): a random op applied to the
+    action's first point (`+1` for Task 1), so label #0 depends on one token, the root op.
+    "given" (the authors' public code: `a = val v`): the identity op and a random point, again
+    one token. "random" (this project before RESULTS_VERSION 3): random op AND random point, so
+    every label is a parity of >= 2 tokens -- the setting that sits on long loss plateaus."""
     min_clauses: int | None = Field(None, gt=0, exclude_if=lambda v: v is None)
     """Mixed lengths (dataset composition, LEGO §1 and §4): each TRAINING sentence draws its
     chain length uniformly in [min_clauses, n_clauses] and is right-padded (pad_mask; missing
@@ -226,10 +233,13 @@ class LegoTask:
 
     @property
     def n_sentences(self) -> int:
-        """Number of distinct token sequences: ordered variables x ops x root x clause order."""
+        """Number of distinct token sequences: ordered variables x ops x root x clause order.
+        The root clause shows order x 1 (fixed), 1 x n_points (given) or order x n_points
+        (random) (op, point) pairs."""
         c = self.config
-        n = math.perm(c.n_vars, c.n_clauses) * self.action.group.order**c.n_clauses
-        n *= self.action.n_points
+        n = math.perm(c.n_vars, c.n_clauses) * self.action.group.order ** (c.n_clauses - 1)
+        n *= {"fixed": self.action.group.order, "given": self.action.n_points,
+              "random": self.action.group.order * self.action.n_points}[c.root]
         return n * (math.factorial(c.n_clauses) if c.shuffle else 1)
 
     # ------------------------------------------------------------------ generation
@@ -276,6 +286,11 @@ class LegoTask:
         chain_vars = rng.permuted(letters, axis=1)[:, :N]  # [B, N] var index in chain order
         ops = rng.integers(0, self.action.group.order, size=(N, B))  # [N, B] element ids
         root = rng.integers(0, self.action.n_points, size=B)  # [B] point id
+        # Every root mode makes the same draws, so the modes differ only in the root clause.
+        if c.root == "fixed":  # paper §2: a_0 = g_0 r with r fixed (the first point)
+            root[:] = 0
+        elif c.root == "given" and N:  # authors' code: a_0 = val v (identity op, random v)
+            ops[0] = self.action.group.identity
         if c.shuffle:
             # order[b, j] = chain index of the clause shown in slot j
             order = rng.permuted(np.broadcast_to(np.arange(N), (B, N)), axis=1)
@@ -406,9 +421,21 @@ class LegoTask:
             arg_id = self._parse_var.get(arg, self._parse_point.get(arg))
             if arg_id is None:
                 raise ParseError(f"unknown argument {arg!r} in clause {' '.join(words)!r}")
+            if arg in self._parse_point:
+                self._check_root(words)
             ids += [self._parse_var[var], self._eq_id, self._parse_op[op], arg_id, self._comma_id]
         ids.append(self.vocab.id(SEP))
         return ids
+
+    def _check_root(self, words: list[str]) -> None:
+        """A root clause must have the form the task's `root` mode generates."""
+        mode, clause = self.config.root, " ".join(words)
+        if mode == "fixed" and words[3] != self.point_names[0]:
+            raise ParseError(f"root clause {clause!r}: root='fixed' applies an op to "
+                             f"{self.point_names[0]!r} only")
+        if mode == "given" and words[2] != self.op_names[self.action.group.identity]:
+            raise ParseError(f"root clause {clause!r}: root='given' uses the identity op "
+                             f"{self.op_names[self.action.group.identity]!r} only")
 
     def solve(self, text: str) -> dict[str, str]:
         """Reference answer from the text alone: resolve clauses whose argument is known.

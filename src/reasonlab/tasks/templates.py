@@ -159,6 +159,11 @@ class TemplatesConfig(TaskConfig):
     """Size of the validation alphabet v0.."""
     n_test_symbols: int = Field(100, gt=0)
     """Size of the test alphabet u0.. (never seen in training)."""
+    answer_classes: Literal["split_symbols", "all_tokens"] = "split_symbols"
+    """Symbolic labels: the candidates of the read-out softmax. "split_symbols": training
+    ranks the training symbols and evaluation the test symbols (`class_mask`).
+    "all_tokens": every token in both, as the authors' tied read-out
+    (`x @ to_embedding.weight.T`, experiments/models.py; docs/papers.md)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> TemplatesConfig:
@@ -249,7 +254,7 @@ class TemplatesTask:
         step whatever the gradient's size, so it would no longer be an unseen symbol with a
         random embedding, the premise of the paper's §5. Real labels: None (all classes).
         """
-        if not self.symbolic:
+        if not self.symbolic or self.config.answer_classes == "all_tokens":
             return None
         mask = torch.zeros(len(self.vocab), dtype=torch.bool)
         mask[torch.from_numpy(self.symbol_ids[split])] = True

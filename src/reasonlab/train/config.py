@@ -18,7 +18,11 @@ class OptimConfig(StrictModel):
     lr: float = Field(1e-3, gt=0)
     """Peak learning rate."""
     weight_decay: float = Field(0.01, ge=0)
-    """Decoupled weight decay (not applied to biases and LayerNorms)."""
+    """Decoupled weight decay, on the parameters `weight_decay_on` names."""
+    weight_decay_on: Literal["matrices", "all"] = "matrices"
+    """"matrices": weight matrices and embeddings only, not biases, LayerNorms or scalars
+    (BERT's convention). "all": every parameter, as `torch.optim.AdamW(model.parameters())`
+    does (the anchor-function authors' train.py)."""
     betas: tuple[float, float] = (0.9, 0.999)
     """Adam moment decay rates."""
     eps: float = Field(1e-8, gt=0)

@@ -9,12 +9,13 @@ from reasonlab.train.config import OptimConfig
 
 
 def make_optimizer(model: nn.Module, cfg: OptimConfig) -> torch.optim.AdamW:
-    """AdamW; biases and LayerNorm parameters are not decayed (BERT's convention)."""
+    """AdamW; biases and LayerNorm parameters are not decayed (BERT's convention) unless
+    `weight_decay_on` is "all"."""
     decay, no_decay = [], []
     for p in model.parameters():
         if not p.requires_grad:
             continue
-        (no_decay if p.ndim < 2 else decay).append(p)
+        (no_decay if p.ndim < 2 and cfg.weight_decay_on == "matrices" else decay).append(p)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]
     # foreach=False: the same arithmetic order on every run, cheap at these sizes.
