@@ -30,6 +30,7 @@ STATIC = Path(__file__).parent / "static"
 EXPLORER_RUNS = 6
 """Most LEGO runs in the attention explorer (each adds its patterns to the page)."""
 EXPLORER_SENTENCES = 4
+EXPLORER_SCORES = ("association", "association_variable", "manipulation")
 SCORE_EXAMPLES = 64  # sentences the head scores average over, as `reasonlab attention`
 
 
@@ -175,17 +176,18 @@ def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Pat
     first, then any other in the store."""
     from reasonlab.store import scan
 
-    seen: dict[Path, str] = {}
+    seen: dict[str, tuple[Path, str]] = {}  # run id -> (folder, label)
     for r in reports:
         for run in r.runs:
             d = (r.runs_root or store) / "runs" / run["id"]
-            if d not in seen:
-                seen[d] = f"{r.study}: {run.get('arm', '')} seed {run.get('seed')} ({run['id']})"
+            if run["id"] not in seen and d.is_dir():
+                seen[run["id"]] = (d, f"{r.study}: {run.get('arm', '')} seed {run.get('seed')} "
+                                      f"({run['id']})")
     for info in scan(store):
-        if info.path not in seen and info.status == "finished":
-            seen[info.path] = f"{info.id} ({info.task})"
+        if info.id not in seen and info.status == "finished":
+            seen[info.id] = (info.path, f"{info.id} ({info.task})")
     out = []
-    for d, label in seen.items():
+    for d, label in seen.values():
         try:
             task = json.loads((d / "config.json").read_text())["task"]["name"]
         except (OSError, ValueError, KeyError, TypeError):
@@ -208,7 +210,9 @@ def explorer_data(label: str, run_dir: Path) -> dict[str, Any]:
     task = build_task(config.task)
     batch = task.sample(np.random.default_rng(0), SCORE_EXAMPLES)
     pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
-    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(task.vocab.tokens))
+    variables = [task.vocab.id(v) for v in task.var_names]  # as `reasonlab attention` does
+    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(task.vocab.tokens),
+                         variables=variables)
     sentences = []
     for i in range(EXPLORER_SENTENCES):
         n = int(batch.pad_mask[i].sum()) if batch.pad_mask is not None else batch.tokens.shape[1]
@@ -220,7 +224,7 @@ def explorer_data(label: str, run_dir: Path) -> dict[str, Any]:
     return {"id": run_dir.name, "label": label, "n_layers": pattern.shape[0],
             "n_heads": pattern.shape[2], "sentences": sentences,
             "scores": {k: v.numpy().round(4).tolist() for k, v in scores.items()
-                       if k in ("association", "manipulation")}}
+                       if k in EXPLORER_SCORES}}
 
 
 def explorer_page(runs: list[dict[str, Any]]) -> str:
@@ -231,7 +235,8 @@ def explorer_page(runs: list[dict[str, Any]]) -> str:
     body = ("<h1>Attention explorer</h1><p class=muted>Attention of one head on one sentence "
             "(rows: queries, columns: keys). Scores: attention mass on the pattern, averaged "
             f"over {SCORE_EXAMPLES} sentences (LEGO §4.2: association = same variable, "
-            "manipulation = the neighbouring tokens).</p>"
+            "association_variable = the same, variable queries only; manipulation = the neighbouring "
+            "tokens).</p>"
             '<div class="controls"><label>run<select id="run"></select></label>'
             '<label>layer<select id="layer"></select></label>'
             '<label>head<select id="head"></select></label>'
