@@ -83,22 +83,35 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
     try:
         final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
-    except ReasonlabError:
-        if created:  # a user error before any training: leave nothing behind
+    except Exception as e:
+        user = e if isinstance(e, ReasonlabError) else out_of_memory(e)
+        if user is None:  # a bug: recorded, and its traceback shown
+            record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
+            raise
+        if created:  # a user error while starting: leave nothing behind
             shutil.rmtree(run_dir, ignore_errors=True)
             remove_empty(created[1:])
         else:
             record.end("partial")
-        raise
-    except Exception as e:
-        record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
-        raise
+        raise user from None
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
     tmp = run_dir / "result.json.tmp"
     tmp.write_text(json.dumps(result))
     tmp.replace(run_dir / "result.json")
     record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
+
+
+def out_of_memory(e: BaseException) -> ConfigError | None:
+    """An allocation the machine cannot make (an impossible size: a user error), or None."""
+    text = str(e)
+    if not (isinstance(e, MemoryError) or "can't allocate memory" in text
+            or "out of memory" in text.lower()):
+        return None
+    first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    first = first.split("DefaultCPUAllocator: ")[-1][:160]
+    return ConfigError(f"not enough memory for this run ({first}); lower the model size "
+                       "(d_model, n_layers, d_mlp), batch_size, or n_train / n_test")
 
 
 def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializeAsAny, model_validator
 
@@ -23,7 +23,8 @@ class OptimConfig(StrictModel):
     """"matrices": weight matrices and embeddings only, not biases, LayerNorms or scalars
     (BERT's convention). "all": every parameter, as `torch.optim.AdamW(model.parameters())`
     does (the anchor-function authors' train.py)."""
-    betas: tuple[float, float] = (0.9, 0.999)
+    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (
+        0.9, 0.999)
     """Adam moment decay rates."""
     eps: float = Field(1e-8, gt=0)
     """Adam epsilon."""
