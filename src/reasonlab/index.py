@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reasonlab.cli import confirm
 from reasonlab.errors import ConfigError
 from reasonlab.store import (
     CorruptRunError,
@@ -253,14 +254,10 @@ def gc(root: Path, older_than: float, yes: bool, ask: Any = input) -> str:
     if not doomed:
         return "nothing to remove: no partial, failed or damaged run is that old"
     print(list_table(doomed))
-    if not yes:
-        try:
-            answer = ask(f"remove these {len(doomed)} run folders? [y/N] ")
-        except EOFError:  # no terminal (a script): never remove without --yes
-            raise ConfigError(f"{len(doomed)} runs would be removed; pass --yes to remove "
-                              "them without asking") from None
-        if answer.strip().lower() not in ("y", "yes"):
-            return "nothing removed"
+    if not yes and not confirm(f"remove these {len(doomed)} run folders?",
+                               f"{len(doomed)} runs would be removed; pass --yes to remove "
+                               "them without asking", ask):
+        return "nothing removed"
     for r in doomed:
         remove_run(r.path)
     return (f"removed {len(doomed)} run folders; running their commands again retrains "

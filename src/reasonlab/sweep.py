@@ -183,10 +183,10 @@ def plot(axes: list[Axis], rows: list[dict[str, Any]], i: int, path: Path, title
 def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
               out: Path | None = None, workers: int | None = None, quiet: bool = False,
               yes: bool = False, executor: str = "local",
-              address: str | None = None) -> tuple[str, Path]:
+              address: str | None = None, ask: Any = input) -> tuple[str, Path]:
     """Run the grid (reusing finished runs), write sweep.md / sweep.json / sweep.png into the
     report folder (default reasonlab-out/sweeps/<config>-<hash>); returns (table, folder)."""
-    from reasonlab.cli import check_workers, read_config_file
+    from reasonlab.cli import check_workers, confirm, read_config_file
     from reasonlab.execution import execute_all
     from reasonlab.store import output_dir
     from reasonlab.studies.base import check_runs
@@ -200,9 +200,11 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
     base = read_config_file(config_path)
     cells = build_grid(base, axes, seeds)
     n = len(cells) * seeds
-    if n > MAX_RUNS and not yes:
-        raise ConfigError(f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds), more "
-                          f"than {MAX_RUNS}; pass --yes to run them all")
+    if n > MAX_RUNS and not yes and not confirm(
+            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds); train them all?",
+            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds), more than "
+            f"{MAX_RUNS}; pass --yes to run them all", ask):
+        raise ConfigError("sweep cancelled; nothing was trained")
     root = out or Path("reasonlab-out")
     folder = out or Path("reasonlab-out") / "sweeps" / sweep_name(config_path, axes, seeds)
     configs = [c for cell in cells for c in cell.configs]

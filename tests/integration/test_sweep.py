@@ -57,3 +57,18 @@ def test_non_numeric_sweep_has_no_figure(tmp_path, capsys):
                  str(tmp_path / "o"), "--workers", "1", "--quiet"]) == 0
     assert "figure" not in capsys.readouterr().out
     assert not (tmp_path / "o" / "sweep.png").exists()
+
+
+def test_large_grid_asks_first(tmp_path):
+    import pytest
+
+    from reasonlab.errors import ConfigError
+    from reasonlab.sweep import run_sweep
+
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    asked = []
+    with pytest.raises(ConfigError, match="cancelled"):
+        run_sweep(cfg, ["steps=4,6,8,10,12,14,16,18,20", "optim.lr=0.1,0.2,0.3,0.4"], seeds=2,
+                  out=tmp_path / "o", quiet=True, ask=lambda q: asked.append(q) or "n")
+    assert "72 runs" in asked[0] and not (tmp_path / "o").exists()
