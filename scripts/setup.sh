@@ -25,8 +25,10 @@ extra=""
 # Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
 apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
   export DEBIAN_FRONTEND=noninteractive
+  # `apt-get update` may fail for one repository (seen: an unsigned security mirror) and still
+  # fetch the lists the install needs, so its status is not checked.
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && { apt-get install -y -qq "$1" >/dev/null 2>&1 || {
-       apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$1" >/dev/null 2>&1; }; }; then
+       apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq "$1" >/dev/null 2>&1; }; }; then
     :
   else
     echo "warning: could not install $1; $2" >&2
