@@ -78,8 +78,7 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
         record = RunRecord(run_dir, run_dir.name, config.task.name,
                            flatten(config.model_dump(mode="json", exclude_defaults=True)), step)
     except OSError as e:
-        shutil.rmtree(run_dir, ignore_errors=True) if created else None
-        remove_empty(created[1:])
+        _discard(run_dir, created)
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
     try:
         final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
@@ -89,8 +88,7 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
             record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
             raise
         if created:  # a user error while starting: leave nothing behind
-            shutil.rmtree(run_dir, ignore_errors=True)
-            remove_empty(created[1:])
+            _discard(run_dir, created)
         else:
             record.end("partial")
         raise user from None
@@ -100,6 +98,13 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     tmp.replace(run_dir / "result.json")
     record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
+
+
+def _discard(run_dir: Path, created: list[Path]) -> None:
+    """Remove a run folder this command created, and the empty parents it created with it."""
+    if created:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        remove_empty(created[1:])
 
 
 def out_of_memory(e: BaseException) -> ConfigError | None:
