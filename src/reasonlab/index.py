@@ -16,7 +16,7 @@ from reasonlab.store import (
     RunInfo,
     check_checkpoint,
     flatten,
-    inspect,
+    inspect_run,
     read_metrics,
     read_result,
     remove_run,
@@ -145,7 +145,7 @@ def curve(run_dir: Path) -> list[dict[str, Any]]:
 def show(root: Path, run_id: str) -> str:
     """Config, provenance, learning curve and checkpoint of one run, as text."""
     run_dir = find_run(root, run_id)
-    info = inspect(run_dir, thorough=True)
+    info = inspect_run(run_dir, thorough=True)
     lines = [f"run {info.id}  ({run_dir})", f"status: {status_text(info)}"]
     rec_path = run_dir / "run.json"
     if rec_path.exists():

@@ -290,10 +290,6 @@ class RunInfo:
     mtime: float = 0.0
     problem: str | None = None
 
-    def row(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "step": self.step, "task": self.task,
-                "acc": self.acc, "wall_s": self.wall_s, "created": self.created,
-                "changed": self.changed, "problem": self.problem}
 
 
 def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
@@ -311,7 +307,7 @@ def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
     infos = []
     for e in entries:
         info = None if thorough else _finished_fast(e.path, e.name)
-        infos.append(info or inspect(Path(e.path), e.stat().st_mtime, thorough))
+        infos.append(info or inspect_run(Path(e.path), e.stat().st_mtime, thorough))
     infos.sort(key=lambda r: -(r.created or r.mtime))
     return infos
 
@@ -331,7 +327,7 @@ def _finished_fast(path: str, name: str) -> RunInfo | None:
                    rec.get("changed") or {}, rec["acc"], rec.get("wall_s"), rec.get("created"))
 
 
-def inspect(run_dir: Path, mtime: float | None = None, thorough: bool = False) -> RunInfo:
+def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = False) -> RunInfo:
     """What a run folder holds. By default a finished run is taken from its run.json summary;
     `thorough` also checks its result.json (what `runs gc` and `runs show` rely on)."""
     info = RunInfo(run_dir.name, run_dir, "partial",

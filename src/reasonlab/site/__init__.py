@@ -235,8 +235,8 @@ def explorer_page(runs: list[dict[str, Any]]) -> str:
     body = ("<h1>Attention explorer</h1><p class=muted>Attention of one head on one sentence "
             "(rows: queries, columns: keys). Scores: attention mass on the pattern, averaged "
             f"over {SCORE_EXAMPLES} sentences (LEGO §4.2: association = same variable, "
-            "association_variable = the same, variable queries only; manipulation = the neighbouring "
-            "tokens).</p>"
+            "association_variable = the same, variable queries only; manipulation = the "
+            "neighbouring tokens).</p>"
             '<div class="controls"><label>run<select id="run"></select></label>'
             '<label>layer<select id="layer"></select></label>'
             '<label>head<select id="head"></select></label>'
