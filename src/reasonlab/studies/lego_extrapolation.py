@@ -71,7 +71,7 @@ class LegoExtrapolation(Study):
         Claim("extrapolation", "ALBERT extrapolates further than BERT on #6-#8",
               "Zhang et al. 2022, §3 Fig. 3"),
     )
-    cpu_minutes = 14  # measured: 14 min 5 s on the idle 2-core machine (README)
+    cpu_minutes = 12.3  # measured: 735 s on the 2-core machine (RESULTS_VERSION 3, README)
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
