@@ -134,3 +134,27 @@ def test_staircase_verdict():
     rnd = {"random (both drawn)": [[inf] * 3, [inf] * 3]}
     v = staircase_verdict(C, {**bad, **rnd}, 750)
     assert v.status == "inconclusive" and "never" in v.evidence
+
+
+def test_one_hop_rule_against_the_text():
+    """The shortcut 'own op applied to the root's value', recomputed from the readable text
+    with the solver's own action table: right on #0 and #1, a coin flip beyond for Task 1."""
+    from reasonlab.studies.lego_common import one_hop_rule
+    from reasonlab.tasks import build_task
+
+    for group, root in (("z2", "fixed"), ("s3", "given"), ("d4_points", "random")):
+        t = build_task({"name": "lego", "group": group, "root": root})
+        b = t.sample(np.random.default_rng(3), 400)
+        rule = one_hop_rule(t, b)
+        for i in range(40):
+            clauses = {c.split()[0]: c.split() for c in t.render(b, i).split(" ; ")}
+            root_var = next(v for v, c in clauses.items() if c[3] in t.point_names)
+            root_value = t.solve(t.render(b, i))[root_var]
+            for k, var_tok in enumerate(b.tokens[i, b.label_pos[i]].tolist()):
+                op = clauses[t._readable[var_tok]][2]
+                want = root_value if k == 0 else t._act_by_name[op][root_value]
+                assert t.point_names[rule[i, k]] == want
+        labels = b.labels.numpy()
+        assert (rule[:, :2] == labels[:, :2]).all()
+        if group == "z2":
+            assert 0.4 < (rule[:, 2:] == labels[:, 2:]).mean() < 0.6

@@ -139,3 +139,31 @@ def by_arm(results: list[tuple[RunSpec, dict[str, Any]]]) -> dict[str, list[dict
     for s, r in results:
         arms.setdefault(s.arm, []).append(r)
     return arms
+
+
+def one_hop_rule(task: Any, batch: Any) -> np.ndarray:
+    """The ONE-HOP shortcut's answer per chain position [n, chain]: value(#k) = g_k . value(#0)
+    for k >= 1, one's own op applied to the root's value, skipping the ops in between. It
+    needs no variable lookup (the root clause is the one whose argument is a point) and is
+    right on #0 and #1 only."""
+    elem = {int(t): g for g, t in enumerate(task._op_ids)}  # op token id -> element index
+    ops = np.vectorize(elem.__getitem__)(batch.tokens.gather(1, batch.label_pos + 2).numpy())
+    rule = task.action.act[ops, batch.labels[:, :1].numpy()]
+    rule[:, 0] = batch.labels[:, 0].numpy()  # the root clause itself is computed correctly
+    return rule
+
+
+def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[float]:
+    """Per chain position, the fraction of n fresh sentences on which a trained model's answer
+    equals `one_hop_rule`; 1.0 on every position says the model computes that shortcut."""
+    import torch
+
+    from reasonlab.runs import load_run_model
+    from reasonlab.tasks.base import build_task
+
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    b = task.sample(np.random.default_rng(seed), n)
+    with torch.no_grad():
+        pred = model(b.tokens, b.label_pos, b.pad_mask).argmax(-1).numpy()  # [n, chain]
+    return (pred == one_hop_rule(task, b)).mean(0).tolist()

@@ -25,10 +25,11 @@ import numpy as np
 from reasonlab.report import table
 from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
 from reasonlab.studies.lego_common import (PASS, accuracy_report, by_arm, first_pass_steps,
-                                           recipe, spec)
+                                           one_hop_agreement, recipe, spec)
 from reasonlab.studies.lego_extrapolation import lego_task
 
-MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given", "random (both drawn)": "random"}
+MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
+         "random (both drawn)": "random"}
 SLOWER = 2.0
 """The random root 'stays on the plateau far longer': its first position passes PASS at least
 this many times later than under the one-token roots (or never within the run)."""
@@ -65,6 +66,15 @@ class LegoStaircase(Study):
         n = len(rows[0]) - 1
         rep.sections.insert(0, f"## First step at which a position reaches {PASS}\n\n"
                             + table(["run"] + [f"#{k}" for k in range(n)], rows))
+        agree = [[f"{a} seed {sp.seed}"]
+                 + [f"{x:.2f}" for x in one_hop_agreement(Path(r["dir"]))]
+                 for a in arms for sp, r in results if sp.arm == a]
+        rep.sections.insert(1, "## Agreement with the one-hop rule\n\nFraction of 500 fresh "
+                            "test sentences on which the model's answer equals value(#k) = "
+                            "g_k . value(#0), its own op applied to the root's value, skipping "
+                            "the ops in between (right on #0 and #1 only). 1.00 everywhere: the "
+                            "model computes that shortcut, no variable lookup.\n\n"
+                            + table(["run"] + [f"#{k}" for k in range(n)], agree))
         rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
         return rep
 
