@@ -137,6 +137,20 @@ def _config(run_dir: Path) -> dict[str, Any]:
     return data
 
 
+def _resolved(run_dir: Path) -> dict[str, Any]:
+    """config.json with every default filled in by today's TrainConfig, so that a run written
+    before a field existed compares equal on it (its default keeps the old behaviour); the raw
+    file when it no longer validates."""
+    from reasonlab.errors import ReasonlabError
+    from reasonlab.train.config import TrainConfig
+
+    data = _config(run_dir)
+    try:
+        return TrainConfig.build(data).model_dump(mode="json")
+    except (ReasonlabError, ValueError):
+        return data
+
+
 def curve(run_dir: Path) -> list[dict[str, Any]]:
     result = read_result(run_dir)
     return result["curve"] if result is not None else read_metrics(run_dir)
@@ -181,7 +195,7 @@ def _num(v: Any) -> str:
 def diff(root: Path, id1: str, id2: str) -> str:
     """Config keys whose values differ, then final metrics side by side (with the change)."""
     a, b = find_run(root, id1), find_run(root, id2)
-    ca, cb = flatten(_config(a)), flatten(_config(b))
+    ca, cb = flatten(_resolved(a)), flatten(_resolved(b))
     lines = [f"config: {a.name} vs {b.name}"]
     keys = sorted(k for k in ca.keys() | cb.keys() if ca.get(k) != cb.get(k))
     lines += [f"  {k}: {json.dumps(ca.get(k))} -> {json.dumps(cb.get(k))}" for k in keys]

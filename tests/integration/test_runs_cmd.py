@@ -69,6 +69,20 @@ def test_list_filter_show_diff(copy, capsys):
     assert "seed" not in out.split("final metrics")[0]
 
 
+def test_diff_fills_defaults_of_fields_added_later(copy, capsys):
+    """A run written before a config field existed has no such key in config.json; the field's
+    default keeps the old behaviour, so diff must not report it as a difference."""
+    root, ids = copy
+    cfg = root / "runs" / ids[0] / "config.json"
+    data = json.loads(cfg.read_text())
+    del data["model"]["mlp_bias"], data["task"]["root"]  # as written by an older reasonlab
+    cfg.write_text(json.dumps(data))
+    rc, out, _ = cli(capsys, "runs", "--out", str(root), "diff", ids[0], ids[2])
+    head = out.split("final metrics")[0]
+    assert rc == 0 and "optim.lr: 0.001 -> 0.01" in head
+    assert "mlp_bias" not in head and "root" not in head
+
+
 def test_partial_run_listed_with_its_step_and_collected(copy, capsys):
     root, ids = copy
     partial = root / "runs" / ids[1]
