@@ -44,7 +44,7 @@ class SymbolsMlpVsTransformer(Study):
         Claim("transformer-generalises", "A transformer generalises to unseen symbols given "
               "enough training samples", "Boix-Adsera et al. 2024, Thm 1.1 (§4) and Fig. 1"),
     )
-    cpu_minutes = 4.5  # measured under the shared lock (README)
+    cpu_minutes = 1.0  # measured: 59 s (authors' init)
     default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
