@@ -48,7 +48,7 @@ class AnchorsInitPhase(Study):
         Claim("no-fit", "Very large initialization in deep models fails to fit the seen pairs",
               "Zhang et al. 2024, §3 phase diagram"),
     )
-    cpu_minutes = 15  # estimate: 12 runs x 2400 steps, 76-164 s per run at depth 2, x1.5 at 3
+    cpu_minutes = 10  # measured: 598 s (12 runs x 2400 steps)
     # on one busy core, two runs side by side: 10-15 min (README)
     default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
