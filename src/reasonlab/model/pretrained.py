@@ -133,8 +133,9 @@ _WORD = re.compile(r"^[a-z]{3,}$")
 
 TOKEN_ALIASES: dict[str, str] = {"+1": "0", "-1": "1"}
 """Task tokens with no WordPiece entry of their own -> the real word that names them.
-LEGO Task 1's points: the authors write them 0 / 1 (PAPERS.md §1; their ops `val` / `not` act
-on 0 / 1), read here through x = (-1)^b, so +1 is 0 and -1 is 1 (Z_2 written additively)."""
+LEGO Task 1's points: the authors write them 0 / 1 (docs/papers.md, LEGO; their ops
+`val` / `not` act on 0 / 1), read here through x = (-1)^b, so +1 is 0 and -1 is 1 (Z_2
+written additively)."""
 
 
 def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: int = 0,
