@@ -1,6 +1,7 @@
 """Command line: `reasonlab studies | run | sweep | train | data | attention | runs | site`.
 
-User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md §4 Conventions).
+User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
+§4 Conventions).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reasonlab.errors import ConfigError, ReasonlabError
-
 
 MAX_DATA_N = 1_000_000
 """Most examples `data` prints or `attention` averages over (memory, not a law)."""

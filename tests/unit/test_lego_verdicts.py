@@ -4,10 +4,10 @@ import numpy as np
 
 from reasonlab.studies.base import Claim
 from reasonlab.studies.lego_common import PRETRAINED, RANDOM, first_pass_steps, needs_fit
-from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
-from reasonlab.studies.verdicts import gain_verdict
 from reasonlab.studies.lego_heads import converge_verdict
+from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
 from reasonlab.studies.lego_shortcut import last_first_verdict
+from reasonlab.studies.verdicts import gain_verdict
 
 C = Claim("k", "text", "src")
 

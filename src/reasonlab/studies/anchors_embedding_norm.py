@@ -28,22 +28,22 @@ from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY
 from reasonlab.model import run_with_cache
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
-from reasonlab.studies.anchors_common import STRUCTURES, anchor_config, run_solution
-from reasonlab.studies.anchors_init_phase import CLAIM_MAJORITY, GRID
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
+from reasonlab.studies.anchors_common import (
+    CLAIM_MAJORITY,
+    DEPTH,
+    GRID,
+    STRUCTURES,
+    cell,
+    recipe,
+    run_solution,
+)
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.verdicts import below, requires, threshold_verdict
 from reasonlab.train.loop import make_data
-
-DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}
-
-
-def gamma(scale: Scale) -> float:
-    """The phase grid's smallest initialization (largest gamma) at this scale."""
-    return max(GRID[scale][0])
 
 
 @STUDIES.register("anchors-embedding-norm")
 class AnchorsEmbeddingNorm(Study):
-    name = "anchors-embedding-norm"
     title = "Anchor functions: a LayerNorm on the embeddings and small initialization"
     claims = (
         Claim("embedding-ln", "A LayerNorm on the embeddings undoes small initialization: "
@@ -52,14 +52,13 @@ class AnchorsEmbeddingNorm(Study):
     )
     cpu_minutes = 4.6  # measured: 278 s (6 new runs; the authors' arm is the phase study's cell)
     cpu_after = "anchors-init-phase"
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return [RunSpec(arm, s, anchor_config(scale, s, gamma(scale), DEPTH[scale],
-                                              structure=arm))
-                for arm in STRUCTURES for s in range(seeds)]
+        small = cell(max(GRID[scale][0]), DEPTH[scale])  # the phase grid's smallest init
+        return [s for arm in STRUCTURES
+                for s in grid(recipe(scale, arm), {arm: small}, seeds=seeds)]
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
+    def analyse(self, results: Results, out: Path) -> Report:
         recs = [{"arm": spec.arm, "seed": spec.seed, "layer1_rms": layer1_rms(result),
                  **run_solution(spec, result, out).to_json()} for spec, result in results]
         arms = list(dict.fromkeys(r["arm"] for r in recs))
@@ -75,7 +74,7 @@ class AnchorsEmbeddingNorm(Study):
         rows = [[a, " ".join(r["verdict"][:3] for r in by_arm[a]), f"{share(a):.2f}"] +
                 [f"{mean(a, k):.3f}" for k in ("inferential", "symmetric", "seen_acc",
                                                "layer1_rms")] for a in arms]
-        rep = Report(self.title)
+        rep = Report(self.title, out).recipe(results)
         rep.sections.append(
             f"## Held-out pair (4,3) at gamma={m0.init_gamma:g}, depth {m0.n_layers}\n\n"
             f"Per-run verdicts as in the phase study (unfit below seen accuracy "
@@ -91,12 +90,10 @@ class AnchorsEmbeddingNorm(Study):
               f"{mean(b, 'inferential'):.3f}; layer-1 input RMS {mean(a, 'layer1_rms'):.3f} vs "
               f"{mean(b, 'layer1_rms'):.3f}; seen acc {mean(a, 'seen_acc'):.3f} vs "
               f"{mean(b, 'seen_acc'):.3f}")
-        if share(a) <= CLAIM_MAJORITY:
-            status = "inconclusive"
-            ev += "; inconclusive: without it small init gives no inferential majority either"
-        else:
-            status = "reproduced" if share(b) < CLAIM_MAJORITY else "not reproduced"
-        rep.verdicts = [Verdict(self.claims[0], status, ev)]
+        rep.verdicts = [requires(threshold_verdict(self.claims[0], share(b), ev,
+                                                   below(CLAIM_MAJORITY)),
+                                 share(a) > CLAIM_MAJORITY,
+                                 "without it small init gives no inferential majority either")]
         return rep
 
 

@@ -14,31 +14,23 @@ import numpy as np
 
 from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY, SOLUTION_TYPES
 from reasonlab.report import plot_heatmap, table
-from reasonlab.studies.anchors_common import (
-    SCALES, anchor_config, equivalent_gamma, run_solution)
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-
-PAPER_GAMMAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-"""The paper's grid at d_model 400 (§3)."""
-GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
-    "smoke": ((0.3, 0.8), (1, 2)),
-    # The ends of the paper's grid moved to d_model 64 so that the initial scale relative to
-    # 1/sqrt(d_in), d_in^(0.5 - gamma), spans the paper's 400^0.2 = 3.3 .. 400^-0.3 = 0.17:
-    # gamma 0.21 and 0.93 (`equivalent_gamma`). The inner points are left out for the budget
-    # (12 runs of 2400 steps); no claim reads them.
-    "cpu": (tuple(equivalent_gamma(g, SCALES["cpu"]["model"]["d_model"])
-                  for g in (min(PAPER_GAMMAS), max(PAPER_GAMMAS))), (2, 3)),
-    "paper": (PAPER_GAMMAS, (2, 3, 4, 5, 6)),
-}
-"""(gammas, depths) per scale."""
-
-CLAIM_MAJORITY = 0.5
-"""A claim about a set of runs holds when more than this fraction of them has the type."""
+from reasonlab.studies.anchors_common import CLAIM_MAJORITY, GRID, cell, recipe, run_solution
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+)
+from reasonlab.studies.verdicts import above, threshold_verdict, verdict
 
 
 @STUDIES.register("anchors-init-phase")
 class AnchorsInitPhase(Study):
-    name = "anchors-init-phase"
     title = "Anchor functions: solution type over initialization rate x depth"
     claims = (
         Claim("small-init", "Small initialization (large gamma) gives inferential solutions on "
@@ -50,18 +42,17 @@ class AnchorsInitPhase(Study):
     )
     cpu_minutes = 10  # measured: 598 s (12 runs x 2400 steps)
     # on one busy core, two runs side by side: 10-15 min (README)
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         gammas, depths = GRID[scale]
-        return [RunSpec(f"gamma={g} L={L}", s, anchor_config(scale, s, g, L))
-                for L in depths for g in gammas for s in range(seeds)]
+        return grid(recipe(scale), {f"gamma={g} L={L}": cell(g, L) for L in depths
+                                    for g in gammas}, seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
+    def analyse(self, results: Results, out: Path) -> Report:
         cells = phase_cells(results, out)
         gammas = sorted({g for g, _ in cells})
         depths = sorted({L for _, L in cells})
-        rep = Report(self.title)
+        rep = Report(self.title, out).recipe(results)
         rep.sections.append(phase_section(cells, gammas, depths))
         rep.figures += phase_figures(cells, gammas, depths, out)
         rep.verdicts = phase_verdicts(self.claims, cells, gammas, depths)
@@ -141,24 +132,23 @@ def phase_verdicts(claims, cells, gammas, depths) -> list[Verdict]:
     other = cells[g_hi, L_hi]
     out = []
     share = _share(hi, "inferential")
-    out.append(Verdict(claims[0], "reproduced" if share > CLAIM_MAJORITY else "not reproduced",
-                       f"gamma={g_hi:g}: {share:.2f} of {len(hi)} runs inferential (needs > "
-                       f"{CLAIM_MAJORITY}); mean inferential fraction "
-                       f"{_mean(hi, 'inferential'):.3f}, symmetric {_mean(hi, 'symmetric'):.3f}"))
+    out.append(threshold_verdict(
+        claims[0], share, f"gamma={g_hi:g}: {share:.2f} of {len(hi)} runs inferential (needs > "
+        f"{CLAIM_MAJORITY}); mean inferential fraction {_mean(hi, 'inferential'):.3f}, "
+        f"symmetric {_mean(hi, 'symmetric'):.3f}", above(CLAIM_MAJORITY)))
     if lo_fit:
         share = _share(lo_fit, "symmetric")
-        out.append(Verdict(claims[1], "reproduced" if share > CLAIM_MAJORITY
-                           else "not reproduced",
-                           f"gamma={g_lo:g}: {share:.2f} of {len(lo_fit)} fitted runs symmetric "
-                           f"(needs > {CLAIM_MAJORITY}); mean symmetric fraction "
-                           f"{_mean(lo_fit, 'symmetric'):.3f}, inferential "
-                           f"{_mean(lo_fit, 'inferential'):.3f}"))
+        out.append(threshold_verdict(
+            claims[1], share, f"gamma={g_lo:g}: {share:.2f} of {len(lo_fit)} fitted runs "
+            f"symmetric (needs > {CLAIM_MAJORITY}); mean symmetric fraction "
+            f"{_mean(lo_fit, 'symmetric'):.3f}, inferential {_mean(lo_fit, 'inferential'):.3f}",
+            above(CLAIM_MAJORITY)))
     else:
         out.append(Verdict(claims[1], "inconclusive", f"gamma={g_lo:g}: 0 of "
                            f"{len(depths) * len(cells[g_lo, depths[0]])} runs fitted"))
     u_lo, u_hi = _share(corner, "unfit"), _share(other, "unfit")
     ok = u_lo > CLAIM_MAJORITY and u_lo > u_hi
-    out.append(Verdict(claims[2], "reproduced" if ok else "not reproduced",
+    out.append(verdict(claims[2], ok,
                        f"depth {L_hi}: unfit share {u_lo:.2f} at gamma={g_lo:g} vs {u_hi:.2f} at "
                        f"gamma={g_hi:g} (needs > {CLAIM_MAJORITY} and larger); seen acc "
                        f"{_mean(corner, 'seen_acc'):.3f} vs {_mean(other, 'seen_acc'):.3f}"))

@@ -14,9 +14,19 @@ import numpy as np
 
 from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY
 from reasonlab.report import plot_heatmap, table
-from reasonlab.studies.anchors_common import (
-    SCALES, anchor_config, equivalent_gamma, run_solution)
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
+from reasonlab.studies.anchors_common import SCALES, cell, equivalent_gamma, recipe, run_solution
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+)
+from reasonlab.studies.verdicts import gain_status
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
@@ -33,7 +43,6 @@ MIN_GAIN = 0.1
 
 @STUDIES.register("anchors-lr-weight-decay")
 class AnchorsLrWeightDecay(Study):
-    name = "anchors-lr-weight-decay"
     title = "Anchor functions: learning rate and weight decay near the phase boundary"
     claims = (
         Claim("lr", "A larger learning rate pushes towards inferential solutions",
@@ -42,16 +51,15 @@ class AnchorsLrWeightDecay(Study):
               "Zhang et al. 2024, §3"),
     )
     cpu_minutes = 8.3  # measured: 498 s (12 runs x 2400 steps)
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         s = SETTINGS[scale]
-        return [RunSpec(f"lr={lr:g} wd={wd:g}", seed,
-                        anchor_config(scale, seed, s["gamma"], s["n_layers"], lr=lr,
-                                      weight_decay=wd))
-                for lr in s["lrs"] for wd in s["wds"] for seed in range(seeds)]
+        return grid(recipe(scale), {
+            f"lr={lr:g} wd={wd:g}": cell(s["gamma"], s["n_layers"],
+                                         optim={"lr": lr, "weight_decay": wd})
+            for lr in s["lrs"] for wd in s["wds"]}, seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
+    def analyse(self, results: Results, out: Path) -> Report:
         recs = []
         for spec, result in results:
             sol = run_solution(spec, result, out)
@@ -67,7 +75,7 @@ class AnchorsLrWeightDecay(Study):
         def mean(rs: list[dict[str, Any]], k: str) -> float:
             return float(np.mean([r[k] for r in rs]))
 
-        rep = Report(self.title)
+        rep = Report(self.title, out).recipe(results)
         rows = [[f"{lr:g}", f"{wd:g}", " ".join(r["verdict"][:3] for r in cell(lr, wd))] +
                 [f"{mean(cell(lr, wd), k):.3f}" for k in ("inferential", "symmetric",
                                                          "seen_acc")]
@@ -96,13 +104,7 @@ class AnchorsLrWeightDecay(Study):
                   f"{levels[-1]:g} (gain {b - a:+.3f}, paired SE {se:.3f}; needs > {MIN_GAIN} "
                   f"and > 2 SE); symmetric {mean(lo, 'symmetric'):.3f} -> "
                   f"{mean(hi, 'symmetric'):.3f}")
-            if b - a > MIN_GAIN and b - a > 2 * se:
-                status = "reproduced"
-            elif b - a <= 0 or b - a + 2 * se < MIN_GAIN:
-                status = "not reproduced"
-            else:
-                status = "inconclusive"
-            return Verdict(claim, status, ev)
+            return Verdict(claim, gain_status(b - a, se, MIN_GAIN, len(d)), ev)
 
         rep.verdicts = [effect(self.claims[0], "lr", lrs), effect(self.claims[1], "wd", wds)]
         return rep

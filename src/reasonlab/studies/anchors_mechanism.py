@@ -1,6 +1,6 @@
 """Inside an inferential and a symmetric anchor model (Zhang et al. 2024, arXiv 2405.05409,
-§4-5; docs/papers.md §3 Anchor functions: inferential solutions have lower complexity, the anchor embeddings being
-arranged so that composition is nearly additive).
+§4-5; docs/papers.md §3 Anchor functions: inferential solutions have lower complexity, the
+anchor embeddings being arranged so that composition is nearly additive).
 
 Two arms: a small initialization (large gamma) and a larger one (smaller gamma); where an arm
 equals a cell of `anchors-init-phase` it has the same content-addressed run id, so a shared
@@ -23,28 +23,40 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.analysis.anchor_mechanism import (
-    additivity, anchor_embeddings, cosine_matrix, pair_representations, pca_2d,
-    readout_attention, shift_order_correlation)
+    additivity,
+    anchor_embeddings,
+    cosine_matrix,
+    pair_representations,
+    pca_2d,
+    readout_attention,
+    shift_order_correlation,
+)
 from reasonlab.analysis.solutions import heldout_solutions
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
-from reasonlab.studies.anchors_common import anchor_config
-from reasonlab.studies.anchors_init_phase import GRID
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
+from reasonlab.studies.anchors_common import DEPTH, GRID, cell, recipe
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+)
+from reasonlab.studies.verdicts import verdict
 from reasonlab.tasks.base import build_task
 from reasonlab.train.loop import make_data
 
-ARMS: dict[Scale, dict[str, tuple[float, int | None]]] = {
-    "smoke": {"small init": (max(GRID["smoke"][0]), None),
-              "large init": (min(GRID["smoke"][0]), None)},
-    # cpu: the two ends of the phase study's grid at depth 2, so the runs are that study's
-    "cpu": {"small init": (max(GRID["cpu"][0]), None),
-            "large init": (min(GRID["cpu"][0]), None)},
-    "paper": {"small init": (max(GRID["paper"][0]), None),
-              "large init": (min(GRID["paper"][0]), None)},
-}
-"""Arm -> (gamma, steps or None for the scale's default)."""
-DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}
+
+def arms(scale: Scale) -> dict[str, dict[str, Any]]:
+    """The two ends of the phase study's grid at DEPTH (at cpu scale its runs, shared)."""
+    gammas = GRID[scale][0]
+    return {"small init": cell(max(gammas), DEPTH[scale]),
+            "large init": cell(min(gammas), DEPTH[scale])}
+
 
 MIN_RESID_GAP = 0.1
 """How much smaller the held-out additive residual of inferential models must be."""
@@ -54,7 +66,6 @@ MIN_ORDER_GAP = 0.2
 
 @STUDIES.register("anchors-mechanism")
 class AnchorsMechanism(Study):
-    name = "anchors-mechanism"
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
     claims = (
         Claim("additive", "In inferential models the two anchors combine additively: the "
@@ -67,15 +78,13 @@ class AnchorsMechanism(Study):
     )
     cpu_minutes = 0.2  # measured: 7 s; every run is a depth-2 cell of anchors-init-phase
     cpu_after = "anchors-init-phase"
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return [RunSpec(arm, s, anchor_config(scale, s, g, DEPTH[scale], steps=steps))
-                for arm, (g, steps) in ARMS[scale].items() for s in range(seeds)]
+        return grid(recipe(scale), arms(scale), seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
+    def analyse(self, results: Results, out: Path) -> Report:
         recs = [mechanism_record(spec, result, out) for spec, result in results]
-        rep = Report(self.title)
+        rep = Report(self.title, out).recipe(results)
         rows = [[r["arm"], str(r["seed"]), r["verdict"], f"{r['inferential']:.3f}",
                  f"{r['symmetric']:.3f}", f"{r['r2_fit']:.3f}", f"{r['heldout_resid']:.3f}",
                  f"{r['cos_to_mirror']:.3f}", f"{r['order_corr']:.3f}"] for r in recs]
@@ -122,7 +131,7 @@ def compare(claim: Claim, inf: list[dict[str, Any]], sym: list[dict[str, Any]], 
     diff = sign * (a - b)
     ev = (f"{key}: inferential models {a:.3f} (n={len(inf)}), symmetric {b:.3f} "
           f"(n={len(sym)}); {'lower' if sign < 0 else 'higher'} by {diff:+.3f}, needs > {gap}")
-    return Verdict(claim, "reproduced" if diff > gap else "not reproduced", ev)
+    return verdict(claim, diff > gap, ev)
 
 
 def mechanism_figures(recs: list[dict[str, Any]], out: Path) -> list[tuple[str, str]]:

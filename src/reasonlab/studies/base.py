@@ -19,8 +19,17 @@ from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.store import check_partial, output_dir
-from reasonlab.studies.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
-                                    grid, merge)
+from reasonlab.studies.core import (
+    SCALES,
+    Claim,
+    Results,
+    RunSpec,
+    Scale,
+    Status,
+    Verdict,
+    grid,
+    merge,
+)
 from reasonlab.studies.reporting import Report
 from reasonlab.train.config import TrainConfig
 

@@ -10,10 +10,25 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid)
-from reasonlab.studies.lego_common import (N_TRAIN_VARS, SEEDS, bert_albert, extrapolation_gain,
-                                           one_hop_section, recipe)
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+)
+from reasonlab.studies.lego_common import (
+    N_TRAIN_VARS,
+    SEEDS,
+    bert_albert,
+    extrapolation_gain,
+    one_hop_section,
+    recipe,
+)
 from reasonlab.studies.verdicts import verdict
 
 CLASSICAL_THRESHOLD = 0.95

@@ -15,9 +15,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from reasonlab.analysis.attention import (association_controls, attention_patterns,
-                                          head_scores, plot_attention, reading_order,
-                                          special_ids, top_heads)
+from reasonlab.analysis.attention import (
+    association_controls,
+    attention_patterns,
+    head_scores,
+    plot_attention,
+    reading_order,
+    special_ids,
+    top_heads,
+)
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer

@@ -15,11 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Verdict, grid
-from reasonlab.studies.lego_common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
-                                           extrapolation_span, minilm_arms, minilm_recipe,
-                                           span_means)
+from reasonlab.studies.lego_common import (
+    PRETRAINED,
+    RANDOM,
+    NeedsMiniLM,
+    accuracy_report,
+    extrapolation_span,
+    minilm_arms,
+    minilm_recipe,
+    span_means,
+)
 from reasonlab.studies.lego_heads import mimicked_heads, substitution_note
-from reasonlab.studies.verdicts import gain_verdict, requires, threshold_verdict, at_least
+from reasonlab.studies.verdicts import at_least, gain_verdict, requires, threshold_verdict
 
 MIMIC = "mimicking init"
 CLOSED = 0.5

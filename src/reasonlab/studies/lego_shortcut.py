@@ -22,11 +22,28 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid, merge)
-from reasonlab.studies.lego_common import (N_CLAUSES, PASS, albert, first_pass_steps, needs_fit,
-                                           recipe, span_means)
-from reasonlab.studies.verdicts import all_of, gain_verdict
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+    merge,
+)
+from reasonlab.studies.lego_common import (
+    N_CLAUSES,
+    PASS,
+    albert,
+    first_pass_steps,
+    needs_fit,
+    recipe,
+    span_means,
+)
+from reasonlab.studies.verdicts import all_of, gain_verdict, verdict
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
 ALL_TIED = "#0-#11, ALBERT"
@@ -67,7 +84,7 @@ def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verd
     if not any(fin for fin, _ in per_seed):
         return Verdict(claim, "inconclusive", ev + " (#11 never passed)")
     ok = sum(fin and f >= EARLY_FRACTION for fin, f in per_seed) > len(per_seed) / 2
-    return Verdict(claim, "reproduced" if ok else "not reproduced", ev)
+    return verdict(claim, ok, ev)
 
 
 @STUDIES.register("lego-shortcut")

@@ -18,13 +18,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from reasonlab.report import plot_first_pass
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid)
-from reasonlab.studies.lego_common import (PASS, accuracy_report, first_pass_steps,
-                                           one_hop_section, recipe)
+from reasonlab.studies.base import (
+    STUDIES,
+    Claim,
+    Report,
+    Results,
+    RunSpec,
+    Scale,
+    Study,
+    Verdict,
+    grid,
+)
+from reasonlab.studies.lego_common import (
+    PASS,
+    accuracy_report,
+    first_pass_steps,
+    one_hop_section,
+    recipe,
+)
 
 MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}

@@ -1,4 +1,5 @@
-"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024; docs/papers.md §2 Abstract symbols).
+"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024;
+docs/papers.md §2 Abstract symbols).
 
 The model is the authors' (`eboix/relational-reasoning` experiments/models.py; docs/papers.md,
 checked by tests/unit/test_authors_structure.py): a pre-LayerNorm transformer, bias-free
@@ -19,15 +20,11 @@ closed-form least squares on +-1 targets.
 
 from __future__ import annotations
 
-from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from reasonlab.report import plt
-from reasonlab.studies.base import RunSpec, Scale
-from reasonlab.train.config import TrainConfig
+from reasonlab.studies.base import Report, Scale, merge
 
 # Per-scale model and optimisation. `cpu`: d_model 64, 1000 steps of batch 64 (about 10-20 s
 # per run on one core); measured sweeps in README ("abstract-symbols studies"). `paper`: our
@@ -58,64 +55,28 @@ SYMBOLS: dict[Scale, dict[str, int]] = {
 }
 
 
-def config(scale: Scale, task: dict[str, Any], n_train: int, seed: int,
-           model: dict[str, Any] | None = None, **train: Any) -> TrainConfig:
-    """A run of the given scale: templates task + the paper's model shape + overrides."""
-    return TrainConfig.build({
-        **TRAIN[scale], **train, "seed": seed, "n_train": n_train,
-        "task": {"name": "templates", **SYMBOLS[scale], **task},
-        "model": {**MODEL[scale], **(model or {})}})
+def recipe(scale: Scale, **task: Any) -> dict[str, Any]:
+    """A run of the given scale: the templates task (symbol alphabets of the scale; `task`
+    overrides, e.g. preset="same_different") and the paper's model shape; no n_train (arms or
+    sweeps set it)."""
+    return merge(TRAIN[scale], {"task": {"name": "templates", **SYMBOLS[scale], **task},
+                                "model": MODEL[scale]})
 
 
-def by_n_train(spec: RunSpec) -> int:
-    return spec.config.n_train
+def n_train_sweep(ns: list[int]) -> list[dict[str, Any]]:
+    return [{"n_train": n} for n in ns]
 
 
-def final(results: list[tuple[RunSpec, dict[str, Any]]], arm: str,
-          x: Callable[[RunSpec], int] = by_n_train, key: str = "acc") -> dict[int, list[float]]:
-    """x -> final metric per seed for one arm (x: the swept quantity, n_train by default)."""
-    out: dict[int, list[float]] = {}
-    for spec, r in results:
-        if spec.arm == arm:
-            out.setdefault(x(spec), []).append(float(r["final"][key]))
-    return dict(sorted(out.items()))
+TEST_HEADING = "Test accuracy on unseen symbols (mean ± std over seeds)"
 
 
-def plot_sweep(arms: dict[str, dict[int, list[float]]], path: Path, xlabel: str, title: str,
-               chance: float | None = None, logx: bool = True) -> None:
-    """Mean final accuracy against the swept quantity, one line per arm, band = ±1 std."""
-    fig, ax = plt.subplots(figsize=(6.2, 3.8))
-    for arm, by_x in arms.items():
-        xs = np.array(list(by_x))
-        vals = [np.asarray(v) for v in by_x.values()]
-        m = np.array([v.mean() for v in vals])
-        s = np.array([v.std(ddof=1) if len(v) > 1 else 0.0 for v in vals])
-        ax.plot(xs, m, marker="o", label=f"{arm} (seeds={len(vals[0])})")
-        ax.fill_between(xs, m - s, m + s, alpha=0.2)
-    if chance is not None:
-        ax.axhline(chance, color="grey", ls="--", lw=1, label="chance")
-    if logx:
-        ax.set_xscale("log")
-    ax.set(xlabel=xlabel, ylabel="test accuracy (unseen symbols)", ylim=(-0.02, 1.02),
-           title=title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def sweep_table(arms: dict[str, dict[int, list[float]]], xname: str) -> tuple[list[str],
-                                                                               list[list[str]]]:
-    """Header (xname, x values) and one row per arm: mean ± std over seeds at each x."""
-    xs = sorted({x for by_x in arms.values() for x in by_x})
-    rows = [[arm, *(fmt_seeds(by_x[x]) if x in by_x else "-" for x in xs)]
-            for arm, by_x in arms.items()]
-    return [xname, *(str(x) for x in xs)], rows
-
-
-def fmt_seeds(v: list[float]) -> str:
-    return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
+def samples_section(rep: Report, test: dict[str, dict[Any, list[float]]], before: str = "",
+                    heading: str = TEST_HEADING) -> Report:
+    """The same/different sweep over training samples: table and figure (chance 0.5)."""
+    return rep.sweep(test, "n_train", heading, xlabel="training samples n",
+                     title="same/different, unseen symbols", name="accuracy_vs_samples.png",
+                     caption="Test accuracy on unseen symbols against training samples, log "
+                     "scale (band: ±1 std over seeds)", chance=0.5, before=before)
 
 
 def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:
