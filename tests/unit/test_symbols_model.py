@@ -184,12 +184,16 @@ def test_mlp_equality_features_are_symbol_invariant():
 
 
 def test_config_rejects_inconsistent_variant_options():
-    with pytest.raises(ConfigError, match="identity_terms needs attention='identity'"):
+    with pytest.raises(ConfigError, match="identity_terms is an option of attention='identity'"):
         cfg(identity_terms="a")
-    with pytest.raises(ConfigError, match="identity_zero_diag needs"):
+    with pytest.raises(ConfigError, match="identity_zero_diag is an option of attention="):
         cfg(identity_zero_diag=True)
-    with pytest.raises(ConfigError, match="mlp_equality needs arch='mlp'"):
+    with pytest.raises(ConfigError, match="mlp_equality is an option of arch='mlp'"):
         cfg(mlp_equality=True)
+    with pytest.raises(ConfigError, match="unknown key 'model.attention.terms'"):
+        cfg(attention={"name": "softmax", "terms": "a"})
+    with pytest.raises(ConfigError, match="model.attention.terms: Input should be"):
+        cfg(attention={"name": "identity", "terms": "c"})
     with pytest.raises(ConfigError, match="tie_head needs n_classes"):
         cfg(tie_head=True)
     with pytest.raises(ConfigError, match="arch='mlp' has no attention"):
