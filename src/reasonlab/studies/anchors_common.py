@@ -111,14 +111,14 @@ at cpu scale the phase grid's depth 2, so their runs are cells of `anchors-init-
 
 def recipe(scale: Scale, structure: str = "authors") -> dict[str, Any]:
     """The anchor recipe at this scale: the paper's task and a causal decoder with the given
-    structure (STRUCTURES) and the rate initialization; arms set init_gamma and n_layers."""
+    structure (STRUCTURES) and the rate initialization; arms set its gamma and n_layers."""
     return merge(SCALES[scale], {"task": TASK, "model": {**STRUCTURES[structure], "causal": True,
-                                                         "init": "rate"}})
+                                                         "init": {"name": "rate"}}})
 
 
 def cell(gamma: float, n_layers: int, **over: Any) -> dict[str, Any]:
     """Overrides of one (gamma, depth) cell, plus any top-level ones (e.g. steps, optim)."""
-    return merge({"model": {"init_gamma": gamma, "n_layers": n_layers}}, over)
+    return merge({"model": {"init": {"gamma": gamma}, "n_layers": n_layers}}, over)
 
 
 def run_solution(spec: RunSpec, result: dict[str, Any], out: Path) -> HeldoutSolution:

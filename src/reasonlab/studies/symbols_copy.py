@@ -43,7 +43,7 @@ from reasonlab.train.metrics import evaluate
 ALL_TOKENS = {"answer_classes": "all_tokens"}
 ARMS: dict[str, dict[str, Any]] = {
     "transformer": {"task": ALL_TOKENS},
-    "+ b term": {"model": {"attention": "identity", "identity_terms": "b"}, "task": ALL_TOKENS},
+    "+ b term": {"model": {"attention": {"name": "identity", "terms": "b"}}, "task": ALL_TOKENS},
     "transformer, BERT init, masked read-out": {"model": BERT_INIT},
 }
 """The claims read the first two arms."""

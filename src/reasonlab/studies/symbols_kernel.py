@@ -80,10 +80,10 @@ class SymbolsKernel(Study):
             task = build_task({"name": "templates", **SYMBOLS[scale], **spec})
             out[name] = {}
             for setting, (_, _, zero_diag) in SETTINGS.items():
-                cfg = ModelConfig.build({**model, "attention": "identity", "vocab_size":
-                                         len(task.vocab), "n_classes": task.n_classes,
-                                         "max_seq_len": task.seq_len,
-                                         "identity_zero_diag": zero_diag})
+                cfg = ModelConfig.build({
+                    **model, "attention": {"name": "identity", "zero_diag": zero_diag},
+                    "vocab_size": len(task.vocab), "n_classes": task.n_classes,
+                    "max_seq_len": task.seq_len})
                 a, b = ab_values(setting, cfg.d_model)
 
                 def make(i: int, a: float = a, b: float = b) -> Transformer:

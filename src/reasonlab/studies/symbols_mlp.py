@@ -20,7 +20,7 @@ from reasonlab.studies.symbols_common import n_train_sweep, recipe, samples_sect
 from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
 
 ARMS = {"transformer": {}, "MLP": {"model": {"arch": "mlp", "n_layers": 2}},
-        "MLP + X X^T": {"model": {"arch": "mlp", "n_layers": 2, "mlp_equality": True}}}
+        "MLP + X X^T": {"model": {"arch": {"name": "mlp", "equality": True}, "n_layers": 2}}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [64, 256], "cpu": [1000, 10_000],
                                    "paper": [1000, 10_000, 100_000]}
 CHANCE = 0.5
