@@ -1,9 +1,9 @@
-"""Shared pieces of the anchor studies (Zhang et al. 2024, arXiv 2405.05409): the paper's
-model and recipe per scale, and the per-run solution analysis.
+"""The anchor studies' recipe (Zhang et al. 2024, arXiv 2405.05409): the paper's model and
+training per scale, and the phase grid; reading trained models is in anchors_analysis.py.
 
 The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head,
-d_head set apart from d_model, learned positions, read out at the last token, every parameter initialized with std
-(1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md, checked by
+d_head set apart from d_model, learned positions, read out at the last token, every parameter
+initialized with std (1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md, checked by
 tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the embeddings go
 straight into layer 1, since a LayerNorm there would rescale them to unit RMS and undo the very
 initialization scale the paper varies (our finding, study `anchors-embedding-norm`) -- Q/K/V/O
@@ -24,15 +24,10 @@ available). That is 60M sequences seen, about 29,300 steps of 2048: our `paper` 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-from reasonlab.analysis.solutions import HeldoutSolution, heldout_solutions
-from reasonlab.runs import load_run_model
-from reasonlab.studies.base import RunSpec, Scale, merge
-from reasonlab.tasks.anchors import AnchorsTask
-from reasonlab.tasks.base import build_task
-from reasonlab.train.loop import make_data
+from reasonlab.studies.base import Scale, merge
+
 
 TASK: dict[str, Any] = {"name": "anchors", "split_modulus": "seq_len_minus_1",
                         "noise_split": False}
@@ -65,8 +60,8 @@ def equivalent_gamma(gamma: float, d_in: int, d_ref: int = PAPER_WIDTH) -> float
 
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=16, n_heads=1, d_head=8, d_mlp=32),
-                  optim=dict(lr=3e-3, warmup_steps=2, weight_decay_on="all"), n_train=512, n_test=160,
-                  batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
+                  optim=dict(lr=3e-3, warmup_steps=2, weight_decay_on="all"), n_train=512,
+                  n_test=160, batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
     # cpu: width, batch and lr chosen by measurement with our previous structure (README,
     # "Choosing the CPU scale of the anchor studies") and kept: lr 1e-3 at batch 256 rather than
     # the paper's 2.5e-4 at batch 2048. Steps 2400 (was 1200): with the authors' layers the
@@ -121,11 +116,3 @@ def cell(gamma: float, n_layers: int, **over: Any) -> dict[str, Any]:
     return merge({"model": {"init": {"gamma": gamma}, "n_layers": n_layers}}, over)
 
 
-def run_solution(spec: RunSpec, result: dict[str, Any], out: Path) -> HeldoutSolution:
-    """Load the run's model, rebuild its (seeded) test set, classify its held-out answers."""
-    _, model = load_run_model(Path(result["dir"]))
-    task = build_task(spec.config.task)
-    assert isinstance(task, AnchorsTask)
-    _, test = make_data(spec.config)
-    (sol,) = heldout_solutions(model, task, test)  # the preset holds out one pair, (4,3)
-    return sol

@@ -19,27 +19,13 @@ hook_resid_pre`) on the test set: about 1 with the LayerNorm, the initial scale 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import torch
-
-from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY
-from reasonlab.model import run_with_cache
-from reasonlab.report import table
-from reasonlab.runs import load_run_model
-from reasonlab.studies.anchors_common import (
-    CLAIM_MAJORITY,
-    DEPTH,
-    GRID,
-    STRUCTURES,
-    cell,
-    recipe,
-    run_solution,
-)
+from reasonlab.studies.anchors_analysis import (heldout_section, layer1_rms, mean_of,
+                                                run_solution, share_of)
+from reasonlab.studies.anchors_common import (CLAIM_MAJORITY, DEPTH, GRID, STRUCTURES, cell,
+                                              recipe)
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.verdicts import below, requires, threshold_verdict
-from reasonlab.train.loop import make_data
 
 
 @STUDIES.register("anchors-embedding-norm")
@@ -59,48 +45,24 @@ class AnchorsEmbeddingNorm(Study):
                 for s in grid(recipe(scale, arm), {arm: small}, seeds=seeds)]
 
     def analyse(self, results: Results, out: Path) -> Report:
-        recs = [{"arm": spec.arm, "seed": spec.seed, "layer1_rms": layer1_rms(result),
+        recs = [{"arm": spec.arm, "layer1_rms": layer1_rms(result),
                  **run_solution(spec, result, out).to_json()} for spec, result in results]
-        arms = list(dict.fromkeys(r["arm"] for r in recs))
-        by_arm = {a: [r for r in recs if r["arm"] == a] for a in arms}
-        m0 = results[0][0].config.model
-
-        def mean(a: str, k: str) -> float:
-            return float(np.mean([r[k] for r in by_arm[a]]))
-
-        def share(a: str) -> float:
-            return float(np.mean([r["verdict"] == "inferential" for r in by_arm[a]]))
-
-        rows = [[a, " ".join(r["verdict"][:3] for r in by_arm[a]), f"{share(a):.2f}"] +
-                [f"{mean(a, k):.3f}" for k in ("inferential", "symmetric", "seen_acc",
-                                               "layer1_rms")] for a in arms]
-        rep = Report(self.title, out).recipe(results)
-        rep.sections.append(
-            f"## Held-out pair (4,3) at gamma={m0.init.gamma:g}, depth {m0.n_layers}\n\n"
-            f"Per-run verdicts as in the phase study (unfit below seen accuracy "
-            f"{FIT_THRESHOLD}; a type needs >= {MAJORITY} of the held-out predictions). "
-            "Layer-1 input RMS: root mean square of `blocks.0.hook_resid_pre` on the test "
-            "set, after training.\n\n" + table(
-                ["structure", "verdicts (seeds)", "inferential share", "inferential",
-                 "symmetric", "seen acc", "layer-1 input RMS"], rows))
-        a, b = "authors", "authors + embedding LayerNorm"
-        ev = (f"inferential share {share(a):.2f} without the embedding LayerNorm vs "
-              f"{share(b):.2f} with it (needs > {CLAIM_MAJORITY} without, < {CLAIM_MAJORITY} "
-              f"with); mean inferential fraction {mean(a, 'inferential'):.3f} vs "
-              f"{mean(b, 'inferential'):.3f}; layer-1 input RMS {mean(a, 'layer1_rms'):.3f} vs "
-              f"{mean(b, 'layer1_rms'):.3f}; seen acc {mean(a, 'seen_acc'):.3f} vs "
-              f"{mean(b, 'seen_acc'):.3f}")
-        rep.verdicts = [requires(threshold_verdict(self.claims[0], share(b), ev,
-                                                   below(CLAIM_MAJORITY)),
-                                 share(a) > CLAIM_MAJORITY,
+        by_arm = {a: [r for r in recs if r["arm"] == a] for a in STRUCTURES}
+        share = {a: share_of(rs, "inferential") for a, rs in by_arm.items()}
+        rep = heldout_section(Report(self.title, out).recipe(results),
+                              results, {(a, f"{share[a]:.2f}"): rs for a, rs in by_arm.items()},
+                              ["structure", "inferential share"],
+                              ("inferential", "symmetric", "seen_acc", "layer1_rms"),
+                              " Layer-1 input RMS: root mean square of "
+                              "`blocks.0.hook_resid_pre` on the test set, after training.")
+        a, b = (by_arm[k] for k in ("authors", "authors + embedding LayerNorm"))
+        sa, sb = share["authors"], share["authors + embedding LayerNorm"]
+        ev = (f"inferential share {sa:.2f} without the embedding LayerNorm vs {sb:.2f} with it "
+              f"(needs > {CLAIM_MAJORITY} without, < {CLAIM_MAJORITY} with); " + "; ".join(
+                  f"{what} {mean_of(a, k):.3f} vs {mean_of(b, k):.3f}" for what, k in (
+                      ("mean inferential fraction", "inferential"),
+                      ("layer-1 input RMS", "layer1_rms"), ("seen acc", "seen_acc"))))
+        rep.verdicts = [requires(threshold_verdict(self.claims[0], sb, ev, below(CLAIM_MAJORITY)),
+                                 sa > CLAIM_MAJORITY,
                                  "without it small init gives no inferential majority either")]
         return rep
-
-
-@torch.no_grad()
-def layer1_rms(result: dict[str, Any]) -> float:
-    """RMS of the first block's input over the run's test set."""
-    config, model = load_run_model(Path(result["dir"]))
-    _, test = make_data(config)
-    _, cache = run_with_cache(model, test.tokens[:500], names_filter="blocks.0.hook_resid_pre")
-    return float(cache["blocks.0.hook_resid_pre"].pow(2).mean().sqrt())

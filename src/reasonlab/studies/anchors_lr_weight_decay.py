@@ -12,21 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY
-from reasonlab.report import plot_heatmap, table
-from reasonlab.studies.anchors_common import SCALES, cell, equivalent_gamma, recipe, run_solution
-from reasonlab.studies.base import (
-    STUDIES,
-    Claim,
-    Report,
-    Results,
-    RunSpec,
-    Scale,
-    Study,
-    Verdict,
-    grid,
-)
-from reasonlab.studies.verdicts import gain_status
+from reasonlab.report import plot_heatmap
+from reasonlab.studies.anchors_analysis import heldout_section, mean_of, run_solution
+from reasonlab.studies.anchors_common import SCALES, cell, equivalent_gamma, recipe
+from reasonlab.studies.anchors_verdicts import effect_verdict
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
@@ -60,51 +51,20 @@ class AnchorsLrWeightDecay(Study):
             for lr in s["lrs"] for wd in s["wds"]}, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        recs = []
-        for spec, result in results:
-            sol = run_solution(spec, result, out)
-            recs.append({"lr": spec.config.optim.lr, "wd": spec.config.optim.weight_decay,
-                         "seed": spec.seed, **sol.to_json()})
-        lrs = sorted({r["lr"] for r in recs})
-        wds = sorted({r["wd"] for r in recs})
-        m0 = results[0][0].config.model
-
-        def cell(lr: float, wd: float) -> list[dict[str, Any]]:
-            return [r for r in recs if r["lr"] == lr and r["wd"] == wd]
-
-        def mean(rs: list[dict[str, Any]], k: str) -> float:
-            return float(np.mean([r[k] for r in rs]))
-
-        rep = Report(self.title, out).recipe(results)
-        rows = [[f"{lr:g}", f"{wd:g}", " ".join(r["verdict"][:3] for r in cell(lr, wd))] +
-                [f"{mean(cell(lr, wd), k):.3f}" for k in ("inferential", "symmetric",
-                                                         "seen_acc")]
-                for lr in lrs for wd in wds]
-        rep.sections.append(
-            f"## Held-out pair (4,3) at gamma={m0.init.gamma:g}, depth {m0.n_layers}\n\n"
-            f"Per-run verdicts as in the phase study (unfit below seen accuracy "
-            f"{FIT_THRESHOLD}; a type needs >= {MAJORITY} of the held-out predictions).\n\n"
-            + table(["lr", "weight decay", "verdicts (seeds)", "inferential", "symmetric",
-                     "seen acc"], rows))
+        recs = [{"lr": spec.config.optim.lr, "wd": spec.config.optim.weight_decay,
+                 **run_solution(spec, result, out).to_json()} for spec, result in results]
+        lrs, wds = sorted({r["lr"] for r in recs}), sorted({r["wd"] for r in recs})
+        cells = {(f"{lr:g}", f"{wd:g}"): [r for r in recs if r["lr"] == lr and r["wd"] == wd]
+                 for lr in lrs for wd in wds}
+        rep = heldout_section(Report(self.title, out).recipe(results), results, cells,
+                              ["lr", "weight decay"], ("inferential", "symmetric", "seen_acc"))
         for key in ("inferential", "symmetric"):
-            vals = np.array([[mean(cell(lr, wd), key) for lr in lrs] for wd in wds])
+            vals = np.array([[mean_of(cells[f"{lr:g}", f"{wd:g}"], key) for lr in lrs]
+                             for wd in wds])
             plot_heatmap(vals, out / f"{key}.png", f"mean {key} fraction on (4,3)",
                          [f"{x:g}" for x in lrs], [f"{x:g}" for x in wds], "learning rate",
                          "weight decay")
-            rep.figures.append((f"{key}.png", f"Mean {key} fraction per (lr, weight decay)"))
-
-        def effect(claim: Claim, field: str, levels: list[float]) -> Verdict:
-            lo = [r for r in recs if r[field] == levels[0]]
-            hi = [r for r in recs if r[field] == levels[-1]]
-            a, b = mean(lo, "inferential"), mean(hi, "inferential")
-            d = np.array([r["inferential"] for r in hi]) - np.array([r["inferential"]
-                                                                     for r in lo])
-            se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
-            ev = (f"mean inferential fraction {a:.3f} at {field}={levels[0]:g} -> {b:.3f} at "
-                  f"{levels[-1]:g} (gain {b - a:+.3f}, paired SE {se:.3f}; needs > {MIN_GAIN} "
-                  f"and > 2 SE); symmetric {mean(lo, 'symmetric'):.3f} -> "
-                  f"{mean(hi, 'symmetric'):.3f}")
-            return Verdict(claim, gain_status(b - a, se, MIN_GAIN, len(d)), ev)
-
-        rep.verdicts = [effect(self.claims[0], "lr", lrs), effect(self.claims[1], "wd", wds)]
+            rep.figure(f"{key}.png", f"Mean {key} fraction per (lr, weight decay)")
+        rep.verdicts = [effect_verdict(self.claims[0], recs, "lr", lrs, MIN_GAIN),
+                        effect_verdict(self.claims[1], recs, "wd", wds, MIN_GAIN)]
         return rep
