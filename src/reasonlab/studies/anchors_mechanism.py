@@ -4,8 +4,8 @@ anchor embeddings being arranged so that composition is nearly additive).
 
 Two arms: a small initialization (large gamma) and a larger one (smaller gamma); where an arm
 equals a cell of `anchors-init-phase` it has the same content-addressed run id, so a shared
-`runs` folder trains it once (README). The analysis groups runs by their *measured* solution type, not by
-arm, and compares the inferential with the symmetric models:
+`runs` folder trains it once (README). The analysis groups runs by their *measured* solution
+type, not by arm, and compares the inferential with the symmetric models:
 
   - cosine similarity of the anchor embeddings and their 2-D PCA projection;
   - attention of the read-out (last) position to the key, anchor 1, anchor 2, other items;

@@ -29,16 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from reasonlab.report import fmt_seeds
-from reasonlab.runs import load_run_model
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols_common import BERT_INIT, recipe
+from reasonlab.studies.symbols_analysis import READOUTS, readout_sweeps
+from reasonlab.studies.symbols_common import BERT_INIT, copy_recipe, width_sweep
 from reasonlab.studies.verdicts import requires, trend_verdict, verdict
-from reasonlab.tasks.base import build_task
-from reasonlab.train.loop import make_data
-from reasonlab.train.metrics import evaluate
 
 ALL_TOKENS = {"answer_classes": "all_tokens"}
 ARMS: dict[str, dict[str, Any]] = {
@@ -46,34 +42,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "+ b term": {"model": {"attention": {"name": "identity", "terms": "b"}}, "task": ALL_TOKENS},
     "transformer, BERT init, masked read-out": {"model": BERT_INIT},
 }
-"""The claims read the first two arms."""
-READOUTS = ("all tokens", "test symbols")
-"""The two read-outs every run is evaluated with."""
-# cpu: 64 / 128 / 256 since issue 17 (was 16 / 64 / 256: at d 16 the model does not fit the
-# training symbols, README), the widths of the issue's measurement.
-WIDTHS: dict[Scale, list[int]] = {"smoke": [8, 16], "cpu": [64, 128, 256],
-                                  "paper": [64, 256, 1024, 4096]}
-D_HEAD: dict[Scale, int | None] = {"smoke": None, "cpu": None, "paper": 64}
-"""Paper: the sweep keeps d_head at GPT-2's 64 (heads = d_model / 64); None: the scale's
-n_heads at every width (as measured at cpu scale)."""
-TASK: dict[Scale, dict[str, Any]] = {
-    "smoke": {"preset": "copy", "length": 2, "n_train_symbols": 16},
-    "cpu": {"preset": "copy", "length": 2, "n_train_symbols": 32},
-    "paper": {"preset": "copy", "length": 2, "n_train_symbols": 128},
-}
-N_TRAIN: dict[Scale, int] = {"smoke": 128, "cpu": 5000, "paper": 50_000}
-# cpu: 500 steps (test accuracy is flat after ~100 in our trial runs at d_model 128).
-TRAIN: dict[Scale, dict[str, Any]] = {"smoke": {}, "paper": {},
-                                      "cpu": {"steps": 500, "eval_every": 100,
-                                              "ckpt_every": 500}}
-
-
-def heads(scale: Scale, d_model: int) -> dict[str, int]:
-    """Head overrides for width d_model: none below paper scale (cpu runs as measured)."""
-    d_head = D_HEAD[scale]
-    return {} if d_head is None else {"n_heads": max(1, d_model // d_head), "d_head": d_head}
-
-
+"""The claims read the first two arms (recipe and widths: symbols_common.COPY)."""
 MIN_DROP = 0.2
 """Inverse scaling: the plain model's mean accuracy at the smallest width minus at the largest
 must be at least this."""
@@ -84,18 +53,6 @@ stays below MIN_DROP / 2."""
 
 def width(spec: RunSpec) -> int:
     return spec.config.model.d_model
-
-
-def readout_accuracies(result: dict[str, Any]) -> dict[str, float]:
-    """A finished run's test accuracy under both read-outs: argmax over every token, and
-    argmax among the test symbols."""
-    config, model = load_run_model(Path(result["dir"]))
-    _, test = make_data(config)
-    task = build_task(config.task)
-    only_test = torch.zeros(len(task.vocab), dtype=torch.bool)
-    only_test[torch.from_numpy(task.symbol_ids["test"])] = True
-    return {key: float(evaluate(model, test, config.eval_batch_size, classes=mask)["acc"])
-            for key, mask in zip(READOUTS, (None, only_test))}
 
 
 @STUDIES.register("symbols-copy-embedding-dim")
@@ -110,17 +67,10 @@ class SymbolsCopyEmbeddingDim(Study):
     cpu_minutes = 4.7  # measured: 283 s (27 runs)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        base = {**recipe(scale, **TASK[scale]), "n_train": N_TRAIN[scale], **TRAIN[scale]}
-        widths = [{"model": {"d_model": d, "d_mlp": 4 * d, "tie_head": True, **heads(scale, d)}}
-                  for d in WIDTHS[scale]]
-        return grid(base, ARMS, widths, seeds)
+        return grid(copy_recipe(scale), ARMS, width_sweep(scale), seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        both = {key: {} for key in READOUTS}  # read-out -> arm -> width -> per seed
-        for spec, result in results:
-            for key, acc in readout_accuracies(result).items():
-                both[key].setdefault(spec.arm, {}).setdefault(width(spec), []).append(acc)
-        both = {k: {a: dict(sorted(v.items())) for a, v in by.items()} for k, by in both.items()}
+        both = readout_sweeps(results, width)  # read-out -> arm -> width -> per seed
         test = results.sweep(x=width)  # each arm read out as it trains: its `final` accuracy
         chance = 1 / results.first.config.task.n_test_symbols  # type: ignore[attr-defined]
         rep = Report(self.title, out).recipe(results).sweep(

@@ -12,19 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.base import (
-    STUDIES,
-    Claim,
-    Report,
-    Results,
-    RunSpec,
-    Scale,
-    Study,
-    Verdict,
-    grid,
-)
-from reasonlab.studies.symbols_common import n_to_reach, n_train_sweep, recipe, samples_section
-from reasonlab.studies.verdicts import at_least, below, never, threshold_verdict
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.symbols_analysis import samples_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
+from reasonlab.studies.symbols_verdicts import fmt_n, fmt_ratio, n_to_reach, ratio_verdict
+
 
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [32, 128], "cpu": [100, 300, 1000, 3000, 10_000],
@@ -60,35 +52,9 @@ class SymbolsDataEfficiency(Study):
         lines = []
         for target in (TARGET, SECOND_TARGET):
             n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
-            lines.append([f"{target}", _n(n_p), _n(n_m), _ratio(n_p, n_m, max(plain))])
+            lines.append([f"{target}", fmt_n(n_p), fmt_n(n_m), fmt_ratio(n_p, n_m, max(plain))])
         rep = samples_section(Report(self.title, out).recipe(results), test)
         rep.table("Samples needed to reach a target accuracy (log-linear interpolation)",
                   ["target", "transformer", "+ identity", "ratio"], lines)
-        rep.verdicts = [self._verdict(plain, mod)]
+        rep.verdicts = [ratio_verdict(self.claims[0], plain, mod, TARGET, MIN_RATIO, NO_GAIN)]
         return rep
-
-    def _verdict(self, plain: dict[int, list[float]], mod: dict[int, list[float]]) -> Verdict:
-        """Reproduced at a ratio >= MIN_RATIO; not reproduced below NO_GAIN or when the
-        modified model never reaches TARGET; inconclusive between, or when the plain model
-        never reaches it (the ratio is then a lower bound)."""
-        n_p, n_m = n_to_reach(plain, TARGET), n_to_reach(mod, TARGET)
-        ev = (f"n to reach {TARGET}: transformer {_n(n_p)}, + identity {_n(n_m)}; ratio "
-              f"{_ratio(n_p, n_m, max(plain))}; reproduced if >= {MIN_RATIO:.2f}, not "
-              f"reproduced if < {NO_GAIN} or the modified model never reaches {TARGET}")
-        if n_m is None:
-            return Verdict(self.claims[0], "not reproduced", ev)
-        ratio = (n_p if n_p is not None else max(plain)) / n_m  # a lower bound when n_p is None
-        return threshold_verdict(self.claims[0], ratio, ev, at_least(MIN_RATIO),
-                                 below(NO_GAIN) if n_p is not None else never)
-
-
-def _n(n: float | None) -> str:
-    return "not reached" if n is None else f"{n:.0f}"
-
-
-def _ratio(n_plain: float | None, n_mod: float | None, n_max: int) -> str:
-    if n_mod is None:
-        return "-"
-    if n_plain is None:
-        return f"> {n_max / n_mod:.1f}"
-    return f"{n_plain / n_mod:.1f}"

@@ -3,49 +3,24 @@
 modification).
 
 Offline stand-in (docs/design.md §9 Offline assets): a character-level causal LM on WordNet
-glosses (Debian wordnet-base), trained from scratch with and without attention="identity" (a_h, b_h = 0 at
-init), same seeds, same steps; validation perplexity on held-out glosses at every evaluation.
+glosses (Debian wordnet-base), trained from scratch with and without attention="identity"
+(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out glosses at every evaluation.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from reasonlab.report import plt
-from reasonlab.studies.base import (
-    STUDIES,
-    Claim,
-    Report,
-    Results,
-    RunSpec,
-    Scale,
-    Study,
-    Verdict,
-    grid,
-    merge,
-)
+from reasonlab.report import plot_perplexity
+from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                    Verdict, grid)
+from reasonlab.studies.symbols_common import lm_recipe
 from reasonlab.studies.verdicts import gain_status, standard_error
 
+
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
-BASE = dict(norm="pre", attn_bias=False, causal=True)
-SCALES: dict[Scale, dict[str, Any]] = {
-    "smoke": dict(model=dict(d_model=16, n_layers=1, n_heads=2, d_mlp=32), seq_len=16,
-                  n_train=64, n_test=8, batch_size=8, steps=10, eval_every=5, ckpt_every=10,
-                  optim=dict(lr=1e-3, warmup_steps=2), threads=1),
-    # d_model 128 x 4 layers x 64 characters ran at ~1 step/s on the shared machine (1500
-    # steps: ~25 min), so the cpu scale is 4x narrower in tokens and 8x in parameters.
-    "cpu": dict(model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=256), seq_len=32,
-                n_train=20_000, n_test=200, batch_size=32, steps=1000, eval_every=200,
-                ckpt_every=1000, optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01),
-                threads=1),
-    # our reading of the paper's GPT-2 small from scratch, at character level, for a GPU
-    "paper": dict(model=dict(d_model=768, n_layers=12, n_heads=12, d_mlp=3072), seq_len=256,
-                  n_train=200_000, n_test=2000, batch_size=64, steps=50_000, eval_every=2500,
-                  ckpt_every=5000, optim=dict(lr=3e-4, warmup_steps=2000, weight_decay=0.1)),
-}
 
 
 @STUDIES.register("symbols-language-model")
@@ -60,10 +35,7 @@ class SymbolsLanguageModel(Study):
     default_seeds = {"cpu": 2, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        s = dict(SCALES[scale])
-        seq_len = s.pop("seq_len")
-        recipe = merge(s, {"task": {"name": "corpus_lm", "seq_len": seq_len}, "model": BASE})
-        return grid(recipe, ARMS, seeds=seeds)
+        return grid(lm_recipe(scale), ARMS, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         curves = results.curves()
@@ -91,16 +63,3 @@ class SymbolsLanguageModel(Study):
         return Verdict(self.claims[0], gain_status(diff, se, 0.0, len(p), min_seeds=2), ev)
 
 
-def plot_perplexity(ppl: dict[str, np.ndarray], steps: list[int], path: Path) -> None:
-    """Validation perplexity against step, one line per arm (mean; band: min-max over seeds)."""
-    fig, ax = plt.subplots(figsize=(6.2, 3.8))
-    for arm, p in ppl.items():
-        ax.plot(steps, p.mean(0), marker="o", label=f"{arm} (seeds={len(p)})")
-        ax.fill_between(steps, p.min(0), p.max(0), alpha=0.2)
-    ax.set(xlabel="step", ylabel="validation perplexity (per character)", yscale="log",
-           title="character LM on held-out WordNet glosses")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -16,8 +16,10 @@ import numpy as np
 
 from reasonlab.report import fmt_seeds
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols_common import n_train_sweep, recipe, samples_section
+from reasonlab.studies.symbols_analysis import samples_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
 from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
+
 
 ARMS = {"transformer": {}, "MLP": {"model": {"arch": "mlp", "n_layers": 2}},
         "MLP + X X^T": {"model": {"arch": {"name": "mlp", "equality": True}, "n_layers": 2}}}

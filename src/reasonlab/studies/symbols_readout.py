@@ -23,13 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.analysis.readout import converged_readout
 from reasonlab.report import fmt_seeds
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols_common import TEST_HEADING, n_train_sweep, recipe, samples_section
+from reasonlab.studies.symbols_analysis import TEST_HEADING, frozen_readout, samples_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
 from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
-from reasonlab.train.config import TrainConfig
-from reasonlab.train.loop import build_model, make_data
+
 
 WIDTH: dict[Scale, dict[str, int]] = {"smoke": {}, "cpu": {"d_model": 128, "d_mlp": 512},
                                       "paper": {}}
@@ -49,13 +48,6 @@ largest n."""
 MIN_LEAD = 0.1
 """Full training 'needs fewer samples' when its accuracy exceeds the read-out arm's by at least
 this on average over the grid (not reproduced if the lead is <= 0)."""
-
-
-def frozen_readout(cfg: TrainConfig) -> dict[str, float]:
-    """The converged read-out on the run's initial (random) network and its data."""
-    train, test = make_data(cfg)
-    model = build_model(cfg)
-    return converged_readout(model, train, test, cfg.model.n_classes)
 
 
 @STUDIES.register("symbols-readout-vs-full")
