@@ -158,3 +158,14 @@ def test_one_hop_rule_against_the_text():
         assert (rule[:, :2] == labels[:, :2]).all()
         if group == "z2":
             assert 0.4 < (rule[:, 2:] == labels[:, 2:]).mean() < 0.6
+
+
+def test_classical_verdict_needs_every_seed_of_every_arm():
+    from reasonlab.studies.lego_verdicts import classical_verdict
+
+    good = [[1.0] * 6 + [0.5] * 6, [0.96] * 6 + [0.5] * 6]  # 2 seeds, #0-#5 learned
+    weak = [[1.0] * 6 + [0.5] * 6, [0.94] * 6 + [0.5] * 6]  # one seed at 0.94 < 0.95
+    v = classical_verdict(C, {"BERT": good, "ALBERT": good})
+    assert v.status == "reproduced" and "BERT #0-#5 mean 0.980 (worst seed 0.960)" in v.evidence
+    v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
+    assert v.status == "not reproduced" and "worst seed 0.940" in v.evidence
