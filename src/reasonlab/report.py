@@ -130,6 +130,11 @@ def fmt_seeds(v: list[float]) -> str:
     return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
 
 
+def fmt_sweep(by_x: dict[Any, list[float]], x: str = "n") -> str:
+    """"n=1000: 0.500 ± 0.010, n=10000: ..." (mean ± std over seeds at each swept value)."""
+    return ", ".join(f"{x}={k}: {fmt_seeds(v)}" for k, v in by_x.items())
+
+
 def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path,
                     threshold: float = 0.9) -> None:
     """First step at which each chain position reaches `threshold`, one line per arm (mean

@@ -4,9 +4,9 @@ training per scale, and the phase grid; reading trained models is in anchors_ana
 The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head,
 d_head set apart from d_model, learned positions, read out at the last token, every parameter
 initialized with std (1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md
-§5.1, checked by tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the embeddings go
-straight into layer 1, since a LayerNorm there would rescale them to unit RMS and undo the very
-initialization scale the paper varies (our finding, study `anchors-embedding-norm`) -- Q/K/V/O
+§5.1, checked by tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the
+embeddings go straight into layer 1, since a LayerNorm there would rescale them to unit RMS
+and undo the very initialization scale the paper varies (our finding, study `anchors-embedding-norm`) -- Q/K/V/O
 and MLP linears without bias, ReLU, LayerNorm eps 1e-5.
 
 Recipe details taken from the authors' predecessor code rather than our earlier reading

@@ -20,6 +20,7 @@ from reasonlab.model.transformer import Transformer
 from reasonlab.runs import load_run_model
 from reasonlab.studies.base import Report, Results, RunSpec, Scale
 from reasonlab.studies.symbols_common import MODEL, SYMBOLS
+from reasonlab.studies.symbols_verdicts import fmt_n, fmt_ratio, n_to_reach
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model, make_data
@@ -36,6 +37,17 @@ def samples_section(rep: Report, test: dict[str, dict[Any, list[float]]], before
                      title="same/different, unseen symbols", name="accuracy_vs_samples.png",
                      caption="Test accuracy on unseen symbols against training samples, log "
                      "scale (band: ±1 std over seeds)", chance=0.5, before=before)
+
+
+def targets_section(rep: Report, plain: dict[int, list[float]], mod: dict[int, list[float]],
+                    targets: tuple[float, ...]) -> Report:
+    """Samples each arm needs to reach each target accuracy (n_to_reach), and their ratio."""
+    rows = []
+    for target in targets:
+        n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
+        rows.append([f"{target}", fmt_n(n_p), fmt_n(n_m), fmt_ratio(n_p, n_m, max(plain))])
+    return rep.table("Samples needed to reach a target accuracy (log-linear interpolation)",
+                     ["target", "transformer", "+ identity", "ratio"], rows)
 
 
 READOUTS = ("all tokens", "test symbols")

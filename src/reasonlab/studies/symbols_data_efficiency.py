@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols_analysis import samples_section
+from reasonlab.studies.symbols_analysis import samples_section, targets_section
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
-from reasonlab.studies.symbols_verdicts import fmt_n, fmt_ratio, n_to_reach, ratio_verdict
+from reasonlab.studies.symbols_verdicts import ratio_verdict
 
 
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
@@ -49,12 +49,7 @@ class SymbolsDataEfficiency(Study):
     def analyse(self, results: Results, out: Path) -> Report:
         test = results.sweep()
         plain, mod = (test[a] for a in ARMS)
-        lines = []
-        for target in (TARGET, SECOND_TARGET):
-            n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
-            lines.append([f"{target}", fmt_n(n_p), fmt_n(n_m), fmt_ratio(n_p, n_m, max(plain))])
         rep = samples_section(Report(self.title, out).recipe(results), test)
-        rep.table("Samples needed to reach a target accuracy (log-linear interpolation)",
-                  ["target", "transformer", "+ identity", "ratio"], lines)
+        targets_section(rep, plain, mod, (TARGET, SECOND_TARGET))
         rep.verdicts = [ratio_verdict(self.claims[0], plain, mod, TARGET, MIN_RATIO, NO_GAIN)]
         return rep

@@ -4,7 +4,8 @@ modification).
 
 Offline stand-in (docs/design.md §9 Offline assets): a character-level causal LM on WordNet
 glosses (Debian wordnet-base), trained from scratch with and without attention="identity"
-(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out glosses at every evaluation.
+(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out glosses at
+every evaluation.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from reasonlab.report import plot_perplexity
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid)
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols_common import lm_recipe
-from reasonlab.studies.verdicts import gain_status, standard_error
+from reasonlab.studies.symbols_verdicts import perplexity_verdict
 
 
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
@@ -47,19 +47,6 @@ class SymbolsLanguageModel(Study):
             [[arm, *(f"{x:.3f}" for x in p.mean(0))] for arm, p in ppl.items()])
         rep.figure("perplexity.png", "Validation perplexity during training (band: min-max "
                    "over seeds)")
-        rep.verdicts = [self._verdict({arm: p[:, -1] for arm, p in ppl.items()})]
+        rep.verdicts = [perplexity_verdict(self.claims[0], ppl["transformer"][:, -1],
+                                           ppl["+ identity (a, b)"][:, -1])]
         return rep
-
-    def _verdict(self, fin: dict[str, np.ndarray]) -> Verdict:
-        """gain_status of the perplexity drop with its SE, over >= 2 seeds (one has no SE)."""
-        p, m = fin["transformer"], fin["+ identity (a, b)"]
-        diff = float(p.mean() - m.mean())  # > 0: the modification is better
-        se = standard_error(p, m)
-        ev = (f"final validation perplexity: transformer {p.mean():.4f} (seeds "
-              f"{', '.join(f'{x:.4f}' for x in p)}), + identity {m.mean():.4f} (seeds "
-              f"{', '.join(f'{x:.4f}' for x in m)}); improvement {diff:+.4f} "
-              f"({100 * diff / p.mean():+.2f}%), standard error {se:.4f}; reproduced if the "
-              "improvement is > 0 and > 2 SE over >= 2 seeds, not reproduced if <= 0")
-        return Verdict(self.claims[0], gain_status(diff, se, 0.0, len(p), min_seeds=2), ev)
-
-

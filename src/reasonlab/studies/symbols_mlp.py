@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.report import fmt_seeds
+from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols_analysis import samples_section
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
@@ -53,16 +53,13 @@ class SymbolsMlpVsTransformer(Study):
         rep = samples_section(Report(self.title, out).recipe(results), test)
         rep.sweep(train, "n_train", "Accuracy on training examples (seen symbols)")
         mlp, tr = test["MLP"], test["transformer"]
-        n_max = max(tr)
-        ev = ("MLP test accuracy " + ", ".join(f"n={n}: {fmt_seeds(v)}" for n, v in mlp.items())
-              + f" (train accuracy at n={min(mlp)}: {fmt_seeds(train['MLP'][min(mlp)])}); "
-              f"chance {CHANCE}, needs <= {MLP_MAX} at every n")
-        ev2 = ("transformer test accuracy " + ", ".join(f"n={n}: {fmt_seeds(v)}"
-                                                        for n, v in tr.items())
-               + f"; needs >= {TRANSFORMER_MIN} at n={n_max}")
+        n0, n_max = min(mlp), max(tr)
         rep.verdicts = [
-            threshold_verdict(self.claims[0], max(float(np.mean(v)) for v in mlp.values()), ev,
-                              at_most(MLP_MAX)),
-            threshold_verdict(self.claims[1], float(np.mean(tr[n_max])), ev2,
-                              at_least(TRANSFORMER_MIN))]
+            threshold_verdict(self.claims[0], max(float(np.mean(v)) for v in mlp.values()),
+                              f"MLP test accuracy {fmt_sweep(mlp)} (train accuracy at n={n0}: "
+                              f"{fmt_seeds(train['MLP'][n0])}); chance {CHANCE}, needs <= "
+                              f"{MLP_MAX} at every n", at_most(MLP_MAX)),
+            threshold_verdict(self.claims[1], float(np.mean(tr[n_max])), f"transformer test "
+                              f"accuracy {fmt_sweep(tr)}; needs >= {TRANSFORMER_MIN} at "
+                              f"n={n_max}", at_least(TRANSFORMER_MIN))]
         return rep

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.report import fmt_seeds
+from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols_analysis import TEST_HEADING, frozen_readout, samples_section
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
@@ -99,8 +99,8 @@ class SymbolsReadoutVsFull(Study):
             + f"; needs >= {READOUT_MIN} at n={n_max}; widest frozen network (d_model "
             f"{w_max}, n={n_sweep}): {fmt_seeds([f['test_acc'] for f in sweep[w_max]])}")
         lead = float(np.mean([np.mean(full[n]) - np.mean(ro[n]) for n in ro]))
-        ev2 = ("all layers: " + ", ".join(f"n={n}: {fmt_seeds(v)}" for n, v in full.items())
-               + f"; mean lead over the converged read-out {lead:+.3f} (needs >= {MIN_LEAD})")
+        ev2 = (f"all layers: {fmt_sweep(full)}; mean lead over the converged read-out "
+               f"{lead:+.3f} (needs >= {MIN_LEAD})")
         rep.verdicts = [
             threshold_verdict(self.claims[0], float(np.mean(ro[n_max])), ev1,
                               at_least(READOUT_MIN)),

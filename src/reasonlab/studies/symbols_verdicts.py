@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from reasonlab.studies.base import Claim, Verdict
-from reasonlab.studies.verdicts import at_least, below, never, threshold_verdict
+from reasonlab.studies.verdicts import (at_least, below, gain_status, never, standard_error,
+                                        threshold_verdict)
 
 
 def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:
@@ -51,3 +52,17 @@ def ratio_verdict(claim: Claim, plain: dict[int, list[float]], mod: dict[int, li
     ratio = (n_p if n_p is not None else max(plain)) / n_m  # a lower bound when n_p is None
     return threshold_verdict(claim, ratio, ev, at_least(min_ratio),
                              below(no_gain) if n_p is not None else never)
+
+
+def perplexity_verdict(claim: Claim, p: np.ndarray, m: np.ndarray) -> Verdict:
+    """Final validation perplexity per seed of the plain model (p) and the modified one (m):
+    gain_status of the drop p - m with its SE, needing > 0, > 2 SE and >= 2 seeds (one seed
+    has no error bar); not reproduced when the drop is <= 0."""
+    diff = float(p.mean() - m.mean())  # > 0: the modification is better
+    se = standard_error(p, m)
+    ev = (f"final validation perplexity: transformer {p.mean():.4f} (seeds "
+          f"{', '.join(f'{x:.4f}' for x in p)}), + identity {m.mean():.4f} (seeds "
+          f"{', '.join(f'{x:.4f}' for x in m)}); improvement {diff:+.4f} "
+          f"({100 * diff / p.mean():+.2f}%), standard error {se:.4f}; reproduced if the "
+          "improvement is > 0 and > 2 SE over >= 2 seeds, not reproduced if <= 0")
+    return Verdict(claim, gain_status(diff, se, 0.0, len(p), min_seeds=2), ev)

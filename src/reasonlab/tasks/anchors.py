@@ -13,8 +13,8 @@ the composition g(g(x; a1); a2) = x + shifts[a1-1] + shifts[a2-1], except for
     mirrored pair (a2, a1) is trained to ((3,4): x-6).
 
 Train/test split by value and position (docs/papers.md §3 Anchor functions; the paper's text in
-papers/ is only the abstract, so this is our reading, stated here): positions are 0-based and the key may sit at
-p in 0..seq_len-3, which is exactly m = seq_len-2 positions; that is why the rule is mod m:
+papers/ is only the abstract, so this is our reading, stated here): positions are 0-based and
+the key may sit at p in 0..seq_len-3, which is exactly m = seq_len-2 positions; that is why the rule is mod m:
 every key value x has exactly one "test position" x mod m. In TRAINING no item (key or noise)
 sits at a position p with x mod m == p (positions >= m never match). At TEST the key sits at
 its test position (x mod m == p) and the noise items follow the training rule, so the only
