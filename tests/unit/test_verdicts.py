@@ -153,3 +153,40 @@ def test_ratio_verdict():
     v = ratio_verdict(C, never_plain, mid, 0.9, 10 ** 0.5, 1.5)  # a lower bound: > 2.2
     assert v.status == "inconclusive" and "> 2.2" in v.evidence
     assert ratio_verdict(C, plain, never_plain, 0.9, 10 ** 0.5, 1.5).status == "not reproduced"
+
+
+def test_undoes_verdict():
+    from reasonlab.studies.anchors_verdicts import undoes_verdict
+
+    inf = rec("inferential", inferential=0.9, layer1_rms=0.1)
+    sym = rec("symmetric", symmetric=0.9, layer1_rms=1.0)
+    v = undoes_verdict(C, [inf, inf, sym], [sym, sym, inf])  # 0.67 without, 0.33 with
+    assert v.status == "reproduced" and "share 0.67 without" in v.evidence
+    assert "layer-1 input RMS 0.400 vs 0.700" in v.evidence
+    assert undoes_verdict(C, [inf, inf], [inf, sym, inf]).status == "not reproduced"
+    v = undoes_verdict(C, [inf, sym], [sym, sym])  # 0.5 is no majority without it
+    assert v.status == "inconclusive" and "no inferential majority" in v.evidence
+
+
+def test_chance_and_reaches_verdicts():
+    from reasonlab.studies.symbols_verdicts import chance_verdict, reaches_verdict
+
+    at_chance = {100: [0.5, 0.52], 1000: [0.54, 0.55]}  # worst mean 0.545 <= 0.55
+    v = chance_verdict(C, at_chance, {100: [1.0, 1.0]}, 0.5, 0.55)
+    assert v.status == "reproduced" and "train accuracy at n=100: 1.000" in v.evidence
+    above_chance = {100: [0.5, 0.52], 1000: [0.6, 0.55]}  # 0.575 at n=1000
+    assert chance_verdict(C, above_chance, {100: [1.0]}, 0.5, 0.55).status == "not reproduced"
+    assert reaches_verdict(C, {100: [0.5], 1000: [0.9, 0.92]}, 0.9).status == "reproduced"
+    v = reaches_verdict(C, {100: [0.95], 1000: [0.85, 0.9]}, 0.9)  # only the largest n counts
+    assert v.status == "not reproduced" and "at n=1000" in v.evidence
+
+
+def test_perplexity_verdict():
+    from reasonlab.studies.symbols_verdicts import perplexity_verdict
+
+    plain, better = np.array([10.0, 10.2]), np.array([9.0, 9.1])  # drop 1.05, SE ~0.12
+    assert perplexity_verdict(C, plain, better).status == "reproduced"
+    assert perplexity_verdict(C, plain[:1], better[:1]).status == "inconclusive"  # one seed
+    assert perplexity_verdict(C, better, plain).status == "not reproduced"
+    noisy = np.array([8.8, 11.3])  # mean 10.05: drop 0.05 with SE ~1.25
+    assert perplexity_verdict(C, plain, noisy).status == "inconclusive"

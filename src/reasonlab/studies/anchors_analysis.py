@@ -185,3 +185,24 @@ def heldout_section(rep: Report, results: Results, groups: dict[tuple[str, ...],
 
 def share_of(recs: list[dict[str, Any]], kind: str) -> float:
     return sum(r["verdict"] == kind for r in recs) / len(recs) if recs else float("nan")
+
+
+def cells_by(recs: list[dict[str, Any]], x: str, y: str
+             ) -> tuple[tuple[list[float], list[float]], dict[tuple[str, str], list[dict]]]:
+    """The sorted levels of fields x and y, and the runs of every (x, y) cell, keyed by the
+    levels as text (in x-major order)."""
+    xs, ys = sorted({r[x] for r in recs}), sorted({r[y] for r in recs})
+    return (xs, ys), {(f"{a:g}", f"{b:g}"): [r for r in recs if r[x] == a and r[y] == b]
+                      for a in xs for b in ys}
+
+
+def mean_heatmaps(rep: Report, cells: dict[tuple[str, str], list[dict[str, Any]]],
+                  labels: tuple[str, str], keys: tuple[str, ...]) -> Report:
+    """One heatmap per key: its mean over each (x, y) cell's runs (figures `<key>.png`)."""
+    xs, ys = list(dict.fromkeys(x for x, _ in cells)), list(dict.fromkeys(y for _, y in cells))
+    for key in keys:
+        vals = np.array([[mean_of(cells[x, y], key) for x in xs] for y in ys])
+        plot_heatmap(vals, rep.out / f"{key}.png", f"mean {key} fraction on (4,3)", xs, ys,
+                     *labels)
+        rep.figure(f"{key}.png", f"Mean {key} fraction per ({labels[0]}, {labels[1]})")
+    return rep

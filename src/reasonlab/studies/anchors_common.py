@@ -6,8 +6,8 @@ d_head set apart from d_model, learned positions, read out at the last token, ev
 initialized with std (1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md
 §5.1, checked by tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the
 embeddings go straight into layer 1, since a LayerNorm there would rescale them to unit RMS
-and undo the very initialization scale the paper varies (our finding, study `anchors-embedding-norm`) -- Q/K/V/O
-and MLP linears without bias, ReLU, LayerNorm eps 1e-5.
+and undo the very initialization scale the paper varies (our finding, study
+`anchors-embedding-norm`) -- Q/K/V/O and MLP linears without bias, ReLU, LayerNorm eps 1e-5.
 
 Recipe details taken from the authors' predecessor code rather than our earlier reading
 (docs/papers.md): AdamW decays every parameter (`weight_decay_on="all"`), and the key/position
@@ -27,7 +27,6 @@ import math
 from typing import Any
 
 from reasonlab.studies.base import Scale, merge
-
 
 TASK: dict[str, Any] = {"name": "anchors", "split_modulus": "seq_len_minus_1",
                         "noise_split": False}

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.anchors_analysis import (heldout_section, layer1_rms, mean_of,
-                                                run_solution, share_of)
-from reasonlab.studies.anchors_common import (CLAIM_MAJORITY, DEPTH, GRID, STRUCTURES, cell,
-                                              recipe)
+from reasonlab.studies.anchors_analysis import (heldout_section, layer1_rms, run_solution,
+                                                share_of)
+from reasonlab.studies.anchors_common import DEPTH, GRID, STRUCTURES, cell, recipe
+from reasonlab.studies.anchors_verdicts import undoes_verdict
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.verdicts import below, requires, threshold_verdict
 
 
 @STUDIES.register("anchors-embedding-norm")
@@ -55,14 +54,6 @@ class AnchorsEmbeddingNorm(Study):
                               ("inferential", "symmetric", "seen_acc", "layer1_rms"),
                               " Layer-1 input RMS: root mean square of "
                               "`blocks.0.hook_resid_pre` on the test set, after training.")
-        a, b = (by_arm[k] for k in ("authors", "authors + embedding LayerNorm"))
-        sa, sb = share["authors"], share["authors + embedding LayerNorm"]
-        ev = (f"inferential share {sa:.2f} without the embedding LayerNorm vs {sb:.2f} with it "
-              f"(needs > {CLAIM_MAJORITY} without, < {CLAIM_MAJORITY} with); " + "; ".join(
-                  f"{what} {mean_of(a, k):.3f} vs {mean_of(b, k):.3f}" for what, k in (
-                      ("mean inferential fraction", "inferential"),
-                      ("layer-1 input RMS", "layer1_rms"), ("seen acc", "seen_acc"))))
-        rep.verdicts = [requires(threshold_verdict(self.claims[0], sb, ev, below(CLAIM_MAJORITY)),
-                                 sa > CLAIM_MAJORITY,
-                                 "without it small init gives no inferential majority either")]
+        rep.verdicts = [undoes_verdict(self.claims[0], by_arm["authors"],
+                                       by_arm["authors + embedding LayerNorm"])]
         return rep

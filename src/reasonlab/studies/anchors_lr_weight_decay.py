@@ -10,14 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from reasonlab.report import plot_heatmap
-from reasonlab.studies.anchors_analysis import heldout_section, mean_of, run_solution
+from reasonlab.studies.anchors_analysis import (cells_by, heldout_section, mean_heatmaps,
+                                                run_solution)
 from reasonlab.studies.anchors_common import SCALES, cell, equivalent_gamma, recipe
 from reasonlab.studies.anchors_verdicts import effect_verdict
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.5, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
@@ -53,18 +50,10 @@ class AnchorsLrWeightDecay(Study):
     def analyse(self, results: Results, out: Path) -> Report:
         recs = [{"lr": spec.config.optim.lr, "wd": spec.config.optim.weight_decay,
                  **run_solution(spec, result, out).to_json()} for spec, result in results]
-        lrs, wds = sorted({r["lr"] for r in recs}), sorted({r["wd"] for r in recs})
-        cells = {(f"{lr:g}", f"{wd:g}"): [r for r in recs if r["lr"] == lr and r["wd"] == wd]
-                 for lr in lrs for wd in wds}
+        (lrs, wds), cells = cells_by(recs, "lr", "wd")
         rep = heldout_section(Report(self.title, out).recipe(results), results, cells,
                               ["lr", "weight decay"], ("inferential", "symmetric", "seen_acc"))
-        for key in ("inferential", "symmetric"):
-            vals = np.array([[mean_of(cells[f"{lr:g}", f"{wd:g}"], key) for lr in lrs]
-                             for wd in wds])
-            plot_heatmap(vals, out / f"{key}.png", f"mean {key} fraction on (4,3)",
-                         [f"{x:g}" for x in lrs], [f"{x:g}" for x in wds], "learning rate",
-                         "weight decay")
-            rep.figure(f"{key}.png", f"Mean {key} fraction per (lr, weight decay)")
+        mean_heatmaps(rep, cells, ("learning rate", "weight decay"), ("inferential", "symmetric"))
         rep.verdicts = [effect_verdict(self.claims[0], recs, "lr", lrs, MIN_GAIN),
                         effect_verdict(self.claims[1], recs, "wd", wds, MIN_GAIN)]
         return rep

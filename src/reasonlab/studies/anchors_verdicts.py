@@ -12,7 +12,8 @@ import numpy as np
 from reasonlab.studies.anchors_analysis import mean_of, share_of
 from reasonlab.studies.anchors_common import CLAIM_MAJORITY
 from reasonlab.studies.base import Claim, Verdict
-from reasonlab.studies.verdicts import above, gain_status, threshold_verdict, verdict
+from reasonlab.studies.verdicts import (above, below, gain_status, requires, threshold_verdict,
+                                        verdict)
 
 
 def phase_verdicts(claims, cells, gammas, depths) -> list[Verdict]:
@@ -78,3 +79,18 @@ def effect_verdict(claim: Claim, recs: list[dict[str, Any]], field: str, levels:
           f"and > 2 SE); symmetric {mean_of(lo, 'symmetric'):.3f} -> "
           f"{mean_of(hi, 'symmetric'):.3f}")
     return Verdict(claim, gain_status(b - a, se, min_gain, len(d)), ev)
+
+
+def undoes_verdict(claim: Claim, without: list[dict[str, Any]], with_: list[dict[str, Any]]
+                   ) -> Verdict:
+    """A layer undoes small initialization: reproduced when the runs without it are mostly
+    inferential (share > CLAIM_MAJORITY) and those with it are not (< CLAIM_MAJORITY);
+    inconclusive when even the runs without it have no inferential majority."""
+    sa, sb = share_of(without, "inferential"), share_of(with_, "inferential")
+    ev = (f"inferential share {sa:.2f} without the embedding LayerNorm vs {sb:.2f} with it "
+          f"(needs > {CLAIM_MAJORITY} without, < {CLAIM_MAJORITY} with); " + "; ".join(
+              f"{what} {mean_of(without, k):.3f} vs {mean_of(with_, k):.3f}" for what, k in (
+                  ("mean inferential fraction", "inferential"),
+                  ("layer-1 input RMS", "layer1_rms"), ("seen acc", "seen_acc"))))
+    return requires(threshold_verdict(claim, sb, ev, below(CLAIM_MAJORITY)), sa > CLAIM_MAJORITY,
+                    "without it small init gives no inferential majority either")

@@ -26,7 +26,6 @@ from reasonlab.studies.lego_common import (PRETRAINED, RANDOM, NeedsMiniLM, accu
 from reasonlab.studies.lego_verdicts import (converge_steps, converge_verdict, extrapolation_gain,
                                              heads_verdict)
 
-
 RENAMED = "pretrained, renamed ops"
 
 

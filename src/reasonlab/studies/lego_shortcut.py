@@ -26,7 +26,6 @@ from reasonlab.studies.lego_verdicts import (first_pass_steps, last_first_verdic
                                              span_means)
 from reasonlab.studies.verdicts import all_of, gain_verdict
 
-
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
 ALL_TIED = "#0-#11, ALBERT"
 ARMS = (ALL, ALL_TIED, FIRST6, SHORTCUT, SHORTCUT_MIMIC)  # display order
@@ -78,10 +77,9 @@ class LegoShortcut(Study):
                    "All 12 supervised, BERT-like and ALBERT-like: accuracy per position during "
                    "training (#11 is the brightest)", "curves_all12.png")
         every = next(s.config.eval_every for s, _ in results if s.arm == ALL)
-        rep.table(f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
-                  f"{every} steps)", ["arm", "seed"] + [f"#{i}" for i in range(N_CLAUSES)],
-                  [[a, str(i)] + [f"{s:g}" for s in first_pass_steps(c)]
-                   for a, cs in curves.items() for i, c in enumerate(cs)])
+        rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
+                       f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
+                       f"{every} steps)")
         what = "mean accuracy #6-#10"
         rep.verdicts = [
             all_of(self.claims[0], {a: last_first_verdict(self.claims[0], cs)

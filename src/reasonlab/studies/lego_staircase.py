@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.report import plot_first_pass
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.lego_analysis import one_hop_section
 from reasonlab.studies.lego_common import PASS, accuracy_report, recipe
-from reasonlab.studies.lego_verdicts import first_pass_steps, staircase_verdict, step_text
+from reasonlab.studies.lego_verdicts import first_pass_steps, staircase_verdict
 
 MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}
@@ -47,14 +46,8 @@ class LegoStaircase(Study):
         n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
         passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
         steps = results.first.config.steps
-        plot_first_pass(passes, steps, out / "first_pass.png", PASS)
         rep, _ = accuracy_report(self.title, results, out, n_train)
-        rep.figures.insert(0, ("first_pass.png", f"Step at which each chain position first "
-                               f"reaches {PASS} test accuracy (top row: never)"))
-        rows = [[f"{a} seed {i}"] + [step_text(x) for x in p]
-                for a, ps in passes.items() for i, p in enumerate(ps)]
-        rep.table(f"First step at which a position reaches {PASS}",
-                  ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
         one_hop_section(rep, results)
         rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
         return rep

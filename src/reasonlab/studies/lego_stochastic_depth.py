@@ -15,7 +15,6 @@ from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Sc
 from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, accuracy_report, albert, recipe
 from reasonlab.studies.lego_verdicts import extrapolation_gain
 
-
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
 
 

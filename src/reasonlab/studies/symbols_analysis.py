@@ -26,7 +26,6 @@ from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model, make_data
 from reasonlab.train.metrics import evaluate
 
-
 TEST_HEADING = "Test accuracy on unseen symbols (mean ± std over seeds)"
 
 

@@ -17,7 +17,6 @@ from reasonlab.studies.symbols_analysis import samples_section, targets_section
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
 from reasonlab.studies.symbols_verdicts import ratio_verdict
 
-
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [32, 128], "cpu": [100, 300, 1000, 3000, 10_000],
                                    "paper": [100, 300, 1000, 3000, 10_000, 30_000, 100_000]}

@@ -24,7 +24,6 @@ from reasonlab.studies.symbols_analysis import ab_values, kernel_matrices
 from reasonlab.studies.symbols_common import MODEL
 from reasonlab.studies.verdicts import verdict
 
-
 TASKS: dict[str, dict[str, Any]] = {
     "same/different": {"preset": "same_different"},
     "variable binding": {"preset": "variable_binding"},

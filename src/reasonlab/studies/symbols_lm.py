@@ -19,7 +19,6 @@ from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Sca
 from reasonlab.studies.symbols_common import lm_recipe
 from reasonlab.studies.symbols_verdicts import perplexity_verdict
 
-
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
 
 

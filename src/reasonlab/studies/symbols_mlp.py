@@ -12,14 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols_analysis import samples_section
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
-from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
-
+from reasonlab.studies.symbols_verdicts import chance_verdict, reaches_verdict
 
 ARMS = {"transformer": {}, "MLP": {"model": {"arch": "mlp", "n_layers": 2}},
         "MLP + X X^T": {"model": {"arch": {"name": "mlp", "equality": True}, "n_layers": 2}}}
@@ -52,14 +48,6 @@ class SymbolsMlpVsTransformer(Study):
         test, train = results.sweep(), results.sweep(key="train_acc")
         rep = samples_section(Report(self.title, out).recipe(results), test)
         rep.sweep(train, "n_train", "Accuracy on training examples (seen symbols)")
-        mlp, tr = test["MLP"], test["transformer"]
-        n0, n_max = min(mlp), max(tr)
-        rep.verdicts = [
-            threshold_verdict(self.claims[0], max(float(np.mean(v)) for v in mlp.values()),
-                              f"MLP test accuracy {fmt_sweep(mlp)} (train accuracy at n={n0}: "
-                              f"{fmt_seeds(train['MLP'][n0])}); chance {CHANCE}, needs <= "
-                              f"{MLP_MAX} at every n", at_most(MLP_MAX)),
-            threshold_verdict(self.claims[1], float(np.mean(tr[n_max])), f"transformer test "
-                              f"accuracy {fmt_sweep(tr)}; needs >= {TRANSFORMER_MIN} at "
-                              f"n={n_max}", at_least(TRANSFORMER_MIN))]
+        rep.verdicts = [chance_verdict(self.claims[0], test["MLP"], train["MLP"], CHANCE, MLP_MAX),
+                        reaches_verdict(self.claims[1], test["transformer"], TRANSFORMER_MIN)]
         return rep

@@ -29,7 +29,6 @@ from reasonlab.studies.symbols_analysis import TEST_HEADING, frozen_readout, sam
 from reasonlab.studies.symbols_common import n_train_sweep, recipe
 from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
 
-
 WIDTH: dict[Scale, dict[str, int]] = {"smoke": {}, "cpu": {"d_model": 128, "d_mlp": 512},
                                       "paper": {}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [64, 256], "cpu": [1000, 10_000, 30_000],

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.base import Claim, Verdict
-from reasonlab.studies.verdicts import (at_least, below, gain_status, never, standard_error,
-                                        threshold_verdict)
+from reasonlab.studies.verdicts import (at_least, at_most, below, gain_status, never,
+                                        standard_error, threshold_verdict)
 
 
 def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:
@@ -66,3 +67,21 @@ def perplexity_verdict(claim: Claim, p: np.ndarray, m: np.ndarray) -> Verdict:
           f"({100 * diff / p.mean():+.2f}%), standard error {se:.4f}; reproduced if the "
           "improvement is > 0 and > 2 SE over >= 2 seeds, not reproduced if <= 0")
     return Verdict(claim, gain_status(diff, se, 0.0, len(p), min_seeds=2), ev)
+
+
+def chance_verdict(claim: Claim, test: dict[int, list[float]], train: dict[int, list[float]],
+                   chance: float, most: float) -> Verdict:
+    """'Stays at chance on unseen symbols': the mean test accuracy is <= `most` at every n of
+    the sweep; the evidence shows the training accuracy at the smallest n beside it."""
+    n0 = min(test)
+    return threshold_verdict(claim, max(float(np.mean(v)) for v in test.values()),
+                             f"MLP test accuracy {fmt_sweep(test)} (train accuracy at n={n0}: "
+                             f"{fmt_seeds(train[n0])}); chance {chance}, needs <= {most} at "
+                             "every n", at_most(most))
+
+
+def reaches_verdict(claim: Claim, test: dict[int, list[float]], need: float) -> Verdict:
+    """'Generalises given enough samples': the mean test accuracy at the largest n is >= need."""
+    n_max = max(test)
+    return threshold_verdict(claim, float(np.mean(test[n_max])), f"transformer test accuracy "
+                             f"{fmt_sweep(test)}; needs >= {need} at n={n_max}", at_least(need))
