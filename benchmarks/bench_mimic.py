@@ -18,8 +18,7 @@ import numpy as np
 import torch
 
 from reasonlab.model.mimic import MimicConfig, batch_loss, special_ids
-from reasonlab.studies.lego_common import recipe
-from reasonlab.studies.lego_extrapolation import lego_task
+from reasonlab.studies.lego_common import lego_task, recipe
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model
 from reasonlab.tasks.base import build_task

@@ -54,6 +54,11 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
     assert Child.default_seeds == {"smoke": 1, "cpu": 2, "paper": 5}
     with pytest.raises(NotImplementedError):  # trains = True with no runs() is a bug
         Toy().runs("smoke", 1)
+
+    class Computes(Toy):
+        trains = False
+
+    assert Computes().runs("cpu", 3) == []
     for name, cls in STUDIES.items():  # every study is named by its registry entry only
         assert cls.name == name and "\n    name = " not in inspect.getsource(cls)
 

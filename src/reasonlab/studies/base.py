@@ -66,8 +66,11 @@ class Study(ABC):
         return None
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        """The runs to train at this scale (`grid(...)`); a study with trains = False has none."""
-        raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
+        """The runs to train at this scale (`grid(...)`). A study with trains = False does not
+        define it and has none; one that trains must."""
+        if self.trains:
+            raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
+        return []
 
     @abstractmethod
     def analyse(self, results: Results, out: Path) -> Report: ...
