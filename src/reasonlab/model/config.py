@@ -158,8 +158,12 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         sub = data.get(field, ModelConfig.model_fields[field].default)
-        sub = {"name": sub} if isinstance(sub, str) else (
-            sub.model_dump() if isinstance(sub, VariantConfig) else dict(sub))
+        if isinstance(sub, str):
+            sub = {"name": sub}
+        elif isinstance(sub, VariantConfig):
+            sub = sub.model_dump()
+        elif not isinstance(sub, dict):
+            raise ValueError(f"{field} must be a name or an object with a \"name\" key")
         if sub.get("name") != entry:
             raise ValueError(f"{old} is an option of {field}={entry!r} (now {field}."
                              f"{option}), not of {field}={sub.get('name')!r}; remove it or set "
