@@ -1,7 +1,7 @@
 """Abstract-symbols model variants against naive references written here.
 
 Identity-augmented attention (logits += a_h X X^T, output += b_h Attn_h X), bias-free
-projections, the read-out tied to the embedding, and the MLP baseline (PAPERS.md §2).
+projections, the read-out tied to the embedding, and the MLP baseline (docs/papers.md §2 Abstract symbols).
 """
 
 from __future__ import annotations
