@@ -3,11 +3,12 @@
 
 Before fine-tuning, chosen heads are trained to reproduce target attention patterns built from
 token ids and positions alone, on random task sentences: no pretraining data is involved. The
-authors' code (docs/papers.md §5.3 LEGO, their mimicking): heads 0 and 1 of every layer get a
-manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and an association target
-(1 where the tokens are identical, diagonal zeroed); each target gets +1e-3 and is row-normalised;
-the loss per layer is KL(model attention || target) with the model attention smoothed by +1e-3;
-Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10 epochs (BERT).
+authors' code (docs/papers.md §1 LEGO, "Mimicking (authors' code)", and §5.3): heads 0 and 1
+of every layer get a manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and
+an association target (1 where the tokens are identical, diagonal zeroed); each target gets
++1e-3 and is row-normalised; the loss per layer is KL(model attention || target) with the
+model attention smoothed by +1e-3; Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10
+epochs (BERT).
 
 As the authors' script runs it (issue 18): the model is in train mode, so dropout is on and
 the loss reads the attention AFTER dropout (`hook_pattern_dropped`, what Hugging Face's BERT
