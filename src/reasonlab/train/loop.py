@@ -1,11 +1,11 @@
 """The training loop: plain, minGPT-style, resumable to the bit.
 
 Determinism (docs/design.md §3 Determinism): data come from numpy generators seeded by
-(seed, purpose) (train/seeds.py); the order
-of training examples in epoch e is a permutation drawn from a generator seeded by (seed, e);
-stochastic-depth draws come from a generator seeded by (seed, step); dropout uses torch's global
-RNG, whose state is checkpointed. Checkpoints fall on evaluation steps, so no running statistic
-has to be saved, and a resumed run replays exactly the steps an uninterrupted run would take.
+(seed, purpose) (train/seeds.py); the order of training examples in epoch e is a permutation
+drawn from a generator seeded by (seed, e); stochastic-depth draws come from a generator seeded
+by (seed, step); dropout uses torch's global RNG, whose state is checkpointed. Checkpoints fall
+on evaluation steps, so no running statistic has to be saved, and a resumed run replays exactly
+the steps an uninterrupted run would take.
 
 `train()` builds the run's task once and passes it down: to the data, to the init stages
 (train/init_stages.py: pretrained -> mimic -> freeze) and to the class masks.
@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
-
 from torch import nn
+from tqdm.auto import tqdm
 
 from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
