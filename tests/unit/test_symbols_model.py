@@ -198,6 +198,9 @@ def test_config_rejects_inconsistent_variant_options():
         cfg(tie_head=True)
     with pytest.raises(ConfigError, match="arch='mlp' has no attention"):
         cfg(arch="mlp", attention="identity")
+    with pytest.raises(ConfigError, match="arch='mlp' has no attention and no tied head"):
+        cfg(arch={"name": "mlp", "equality": True}, tie_head=True, n_classes=VOCAB)
+    cfg(arch={"name": "mlp", "equality": True}, attention="softmax")  # the default: allowed
     with pytest.raises(ConfigError, match="unknown model architecture 'cnn'"):
         cfg(arch="cnn")
 

@@ -102,7 +102,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
     reasonlab-out otherwise: by default all studies share one runs folder, so a run two
     studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
-    from reasonlab.cli import check_workers
+    from reasonlab.console import check_workers
 
     check_workers(workers)
     study = STUDIES[name]()

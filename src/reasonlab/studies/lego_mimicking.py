@@ -1,7 +1,7 @@
 """LEGO: mimicking initialisation vs random and pretrained (Zhang et al. 2022, §4.2.2, Fig. 6).
 
 Three arms of the all-MiniLM-L6-v2 architecture (see `lego-pretraining`): random init,
-pretrained, and random init followed by mimicking (model/mimic.py): head 0 of every layer
+pretrained, and random init followed by mimicking (train/mimic.py): head 0 of every layer
 learns the manipulation pattern (kernel [1, 2, 4, 2, 1]) and head 1 the association pattern on
 random LEGO sentences, with no pretraining data, before the same fine-tuning. Mimicking runs as
 the authors' script does (train mode, cosine lr, KL summed over layers and heads); at paper

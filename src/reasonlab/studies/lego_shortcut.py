@@ -9,7 +9,7 @@
     is a tie and counts half, not as "not earlier".
 (b) Supervising #0-#4 plus #11 (the shortcut is available) instead of #0-#5 degrades
     extrapolation to the unsupervised middle #6-#10.
-(c) Mimicking initialisation (association + manipulation heads, model/mimic.py) prevents
+(c) Mimicking initialisation (association + manipulation heads, train/mimic.py) prevents
     that damage. (Pretrained init is studied in `lego-pretraining`; it needs the MiniLM
     architecture, so it is not mixed into this study's small recipe.)
 All arms but the ALBERT-like one are BERT-like with the `lego-extrapolation` recipe.

@@ -54,7 +54,7 @@ from pydantic import Field, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 Pair = tuple[int, int]
 
@@ -133,7 +133,7 @@ class AnchorsConfig(TaskConfig):
 
 
 @TASKS.register("anchors")
-class AnchorsTask:
+class AnchorsTask(Task):
     """Composite anchor sequences: vectorised generator, text <-> tokens, reference solver."""
 
     Config = AnchorsConfig

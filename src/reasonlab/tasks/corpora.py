@@ -22,7 +22,7 @@ import torch
 from pydantic import Field
 
 from reasonlab.errors import AssetError, ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 WORDNET_DIR = "/usr/share/wordnet"
 WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
@@ -81,7 +81,7 @@ def encoded_split(folder: str, val_fraction: float, seed: int
 
 
 @TASKS.register("corpus_lm")
-class CorpusLMTask:
+class CorpusLMTask(Task):
     """Next-character prediction on held-out English text."""
 
     Config = CorpusLMConfig

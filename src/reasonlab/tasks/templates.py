@@ -38,7 +38,7 @@ from pydantic import Field, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 OUT = "[OUT]"
 WILD = "$"
@@ -187,7 +187,7 @@ class TemplatesConfig(TaskConfig):
 
 
 @TASKS.register("templates")
-class TemplatesTask:
+class TemplatesTask(Task):
     """Template tasks: vectorised generator, text <-> tokens, and a reference solver."""
 
     Config = TemplatesConfig
