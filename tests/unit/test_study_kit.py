@@ -44,7 +44,7 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
         default_seeds = {"cpu": 2}
 
         def analyse(self, results, out):
-            return Report(self.title)
+            return Report(self.title, out)
 
     class Child(Toy):
         default_seeds = {"paper": 5}

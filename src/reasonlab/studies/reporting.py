@@ -26,7 +26,8 @@ class Report:
     """What a study's analysis produces; figures are drawn into `out` as they are added."""
 
     title: str
-    out: Path = Path(".")
+    out: Path
+    """The study's report folder: figures are drawn into it as they are added."""
     sections: list[str] = field(default_factory=list)
     figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
     verdicts: list[Verdict] = field(default_factory=list)
