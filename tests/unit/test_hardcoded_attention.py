@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+from reasonlab.model import ModelConfig
 from reasonlab.model.attention import SoftmaxAttention
 from reasonlab.model.conv import TemporalConv
 from reasonlab.model.transformer import attention_mask
@@ -18,19 +19,13 @@ T, CLS, SEP = 9, 1, 2
 
 def attn_config(name: str, causal: bool = False, **opts):
     """A ModelConfig (d_model 16, 4 heads) whose attention is `name` with options `opts`."""
-    from types import SimpleNamespace
-
-    from reasonlab.model.attention import ATTENTION
-
-    cls = ATTENTION[name]
     if name in ("hardcoded", "hybrid"):
         opts = {"cls_id": CLS, "sep_id": SEP, **opts}
         if name == "hardcoded":
             opts.pop("learned_heads", None)
-    attention = cls.Config(name=name, **opts) if name != "softmax" else name
-    return SimpleNamespace(d_model=16, n_heads=4, d_head_=4, attn_bias=True, dropout=0.0,
-                           causal=causal, attention=attention, max_seq_len=16,
-                           positions="learned", rotary_base=1e4)
+    return ModelConfig.build({"vocab_size": 11, "n_classes": 3, "max_seq_len": 16,
+                              "d_model": 16, "n_heads": 4, "causal": causal,
+                              "attention": {"name": name, **opts}})
 
 
 def fill_random(module, g):

@@ -27,7 +27,7 @@ from pydantic import Field
 from reasonlab.model.attention import ATTENTION, SoftmaxAttention
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.conv import TemporalConv
-from reasonlab.config import StrictModel as VariantConfig  # TODO(variants): model.variants
+from reasonlab.model.variants import VariantConfig
 
 
 class ConvQKVConfig(VariantConfig):

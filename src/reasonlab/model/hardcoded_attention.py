@@ -45,7 +45,7 @@ from reasonlab.model.attention import ATTENTION
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.conv import TemporalConv
 from reasonlab.model.hooks import HookPoint
-from reasonlab.config import StrictModel as VariantConfig  # TODO(variants): model.variants
+from reasonlab.model.variants import VariantConfig
 
 PATTERNS = ("asso", "cls", "sep")
 """The hardcoded heads, in the order they follow the learned heads."""
