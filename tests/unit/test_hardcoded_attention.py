@@ -242,3 +242,93 @@ def test_mixing_flops_count_the_mixing_matmuls():
     assert hard.mixing_flops(n) == 2 * n * 3 * dh
     hyb = ATTENTION["hybrid"](attn_config("hybrid", learned_heads=2))
     assert hyb.mixing_flops(n) == 2 * n * 2 * dh + 2 * n * 5 * dh
+
+
+# -- whole models -----------------------------------------------------------------------------
+
+
+def model_(attention, seed=0, **kw):
+    from reasonlab.model import Transformer
+
+    cfg = ModelConfig.build({"vocab_size": 11, "n_classes": 3, "max_seq_len": 16, "d_model": 16,
+                             "n_heads": 4, "d_mlp": 24, "n_layers": 2, "init_std": 0.3,
+                             "attention": attention, **kw})
+    return Transformer(cfg, generator=torch.Generator().manual_seed(seed)).double().eval()
+
+
+@pytest.mark.parametrize("attention", [
+    {"name": "hardcoded", "cls_id": CLS, "sep_id": SEP, "kernel": 5},
+    {"name": "hybrid", "cls_id": CLS, "sep_id": SEP, "kernel": 5, "learned_heads": 2},
+    {"name": "conv_qkv", "kernel": 3}])
+def test_padding_does_not_change_real_positions(attention):
+    """Right padding (token 0, masked) leaves every real position's output unchanged: the
+    hardcoded maps skip padded keys and the convolutions read padding as zero."""
+    m = model_(attention)
+    with torch.no_grad():  # non-zero convolutions, so that they are exercised
+        for name, p in m.named_parameters():
+            if "conv" in name:
+                p.copy_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(1)))
+    tok, _ = tokens_and_pad(4)
+    short = tok[:1, :6]
+    padded = torch.cat([short, torch.zeros(1, 5, dtype=torch.long)], dim=1)
+    pad = padded != 0
+    a = m(short)
+    b = m(padded, pad_mask=pad)
+    torch.testing.assert_close(a, b[:, :6], rtol=1e-10, atol=1e-10)
+    with torch.no_grad():
+        b_leak = m(padded)  # without the pad mask the padding leaks in (the test can fail)
+    assert not torch.allclose(a, b_leak[:, :6])
+
+
+def test_hook_points_fire_with_the_documented_shapes():
+    from reasonlab.model import run_with_cache
+
+    m = model_({"name": "hybrid", "cls_id": CLS, "sep_id": SEP, "learned_heads": 1})
+    tok, _ = tokens_and_pad(5)
+    _, cache = run_with_cache(m, tok)
+    B = tok.shape[0]
+    assert cache["blocks.1.attn.hook_pattern"].shape == (B, 4, T, T)  # 1 learned + 3 fixed
+    assert cache["blocks.0.attn.hook_q"].shape == (B, T, 1, 4)
+    assert cache["blocks.0.attn.hook_z"].shape == (B, T, 4, 4)
+    assert cache["blocks.0.attn.hook_conv_out"].shape == (B, T, 16)
+    # the hardcoded maps are the same in every layer (they depend on the tokens only)
+    torch.testing.assert_close(cache["blocks.0.attn.hook_pattern"][:, 1:],
+                               cache["blocks.1.attn.hook_pattern"][:, 1:])
+    names = {n for n, _ in m.named_modules()}
+    assert "blocks.0.attn.hook_q" not in {n for n, _ in model_(
+        {"name": "hardcoded", "cls_id": CLS, "sep_id": SEP}).named_modules()}
+    assert "blocks.0.attn.hook_conv_out" in names
+
+
+def test_conv_qkv_model_at_init_is_the_softmax_model():
+    """Default init leaves the convolutions at zero: the same weights as a softmax model give
+    the same outputs (the convolutions draw nothing from the generator)."""
+    plain, conv = model_("softmax", seed=3), model_({"name": "conv_qkv"}, seed=3)
+    sd = conv.state_dict()
+    assert all((sd[k] == 0).all() for k in sd if ".conv." in k)
+    assert all(torch.equal(sd[k], v) for k, v in plain.state_dict().items())
+    tok, _ = tokens_and_pad(6)
+    torch.testing.assert_close(plain(tok), conv(tok), rtol=1e-12, atol=1e-12)
+
+
+def test_flops_per_token_bert_base_shapes():
+    """BERT-base shapes (12 layers, d_model 768, 12 heads of 64, d_mlp 3072, seq 512): Hybrid
+    with 6 learned heads and Hardcode cost fewer FLOPs per token than BERT, counted as
+    6 x (2 N_applied + per-layer mixing) per training token."""
+    from reasonlab.model import Transformer
+
+    base = {"vocab_size": 30522, "n_classes": 30522, "max_seq_len": 512, "d_model": 768,
+            "n_heads": 12, "d_mlp": 3072, "n_layers": 12}
+    flops = {}
+    for name, att in {"bert": "softmax",
+                      "hardcode": {"name": "hardcoded", "cls_id": 101, "sep_id": 102},
+                      "hybrid": {"name": "hybrid", "cls_id": 101, "sep_id": 102,
+                                 "learned_heads": 6}}.items():
+        with torch.device("meta"):
+            m = Transformer(ModelConfig.build({**base, "attention": att}))
+        flops[name] = m.flops_per_token(512)
+        layer = sum(p.numel() for p in m.layers[0].parameters())
+        head = sum(p.numel() for p in m.head.parameters())
+        mixing = m.layers[0].attn.mixing_flops(512)
+        assert flops[name] == 3 * (2 * (12 * layer + head) + 12 * mixing)
+    assert flops["hardcode"] < flops["hybrid"] < flops["bert"]
