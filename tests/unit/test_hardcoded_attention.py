@@ -1,6 +1,6 @@
 """LEGO §5 attention variants (hardcoded, hybrid, conv_qkv) and the temporal convolution
 against naive references written here: loops over examples, positions and heads reading the
-raw parameter tensors, and the paper's definitions (docs/papers.md, "LEGO §5")."""
+raw parameter tensors, and the paper's definitions (docs/papers.md §1.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Temporal convolution along the sequence: a block component (LEGO §5; docs/papers.md, "LEGO §5").
+"""Temporal convolution along the sequence: a block component (LEGO §5; docs/papers.md §1.1).
 
 LEGO §5 implements its "manipulation" heads -- heads that attend to a fixed window of nearby
 positions, seen in pretrained BERT -- "directly with temporal convolutions (along the time

@@ -1,5 +1,5 @@
-"""Convolutional key / query / value maps: "conv_qkv" (LEGO, earlier version; docs/papers.md,
-"LEGO §5").
+"""Convolutional key / query / value maps: "conv_qkv" (LEGO, earlier version; docs/papers.md
+§1.1).
 
 The earlier version of the LEGO paper ends on learning to execute small C programs, "where a
 convolutional modification to transformers, namely adding convolutional structures in the

@@ -1,5 +1,5 @@
 """Attention with hardcoded patterns: "hardcoded" and "hybrid" (LEGO §5, Zhang et al. 2022;
-docs/papers.md, "LEGO §5").
+docs/papers.md §1.1).
 
 LEGO §5 reads three kinds of heads off pretrained BERT -- association (attend to the other
 occurrences of the same token), manipulation (attend to nearby positions) and broadcast (attend
@@ -22,7 +22,7 @@ One layer here computes, with x [batch, seq, d_model] the layer input:
 "hardcoded" (the paper's Hardcode model) has no learned heads: no W_Q, W_K, no softmax.
 "hybrid" (the paper's Hybrid model) adds `learned_heads` ordinary softmax heads, fewer than
 BERT's. How many the paper's Hybrid keeps is in its Appendix C, which we do not have; the
-reading we take is in docs/papers.md ("LEGO §5"). The maps depend on the tokens only, so every
+reading we take is in docs/papers.md §1.1. The maps depend on the tokens only, so every
 layer computes the same maps (they are cheap: comparisons of ids); padded keys (and future
 keys under a causal mask) are left out before the rows are normalised, and a row with no
 [CLS] (or [SEP]) key stays zero: there is nothing to broadcast.
@@ -104,7 +104,7 @@ class HybridConfig(HardcodedConfig):
     learned_heads: int = Field(gt=0)
     """Ordinary softmax heads kept, each of width d_head (d_model // n_heads unless set):
     fewer than n_heads, the rest of BERT's heads being replaced by the hardcoded maps and the
-    convolution (our reading of §5; docs/papers.md, "LEGO §5")."""
+    convolution (our reading of §5; docs/papers.md §1.1)."""
 
 
 @ATTENTION.register("hardcoded")

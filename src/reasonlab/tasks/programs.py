@@ -2,7 +2,7 @@
 the LEGO paper's earlier version, "we begin to explore the task of learning to execute C
 programs, where ... adding convolutional structures in the key/query/value maps, shows an
 encouraging edge" (abstract); in the spirit of Zaremba & Sutskever 2014, "Learning to
-Execute"; docs/papers.md, "LEGO §5"). The paper gives no grammar; this one is ours:
+Execute"; docs/papers.md §1.1). The paper gives no grammar; this one is ours:
 
     [CLS] a = 4 ; b = 7 ; c = 0 ;                  every variable initialised to a digit
           for ( i = 0 ; i < 3 ; i ++ ) {           loops with bounds 1 .. max_loop

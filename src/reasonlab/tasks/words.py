@@ -1,5 +1,5 @@
 """A word vocabulary of the WordNet glosses, with unigram and bigram counts (LEGO §5's masked-LM
-task; issue 14's artificial corpora reuse it: docs/papers.md, "LEGO §5").
+task; issue 14's artificial corpora reuse it: docs/papers.md §1.1).
 
 Words: the glosses lowercased and split into runs of letters / digits and single punctuation
 marks (`tokenize`). No library tokenizer is used on purpose: a word-piece model would need
