@@ -33,7 +33,7 @@ from reasonlab.model.variants import VariantConfig
 class ConvQKVConfig(VariantConfig):
     """Options of the convolutional key / query / value maps."""
 
-    name: Literal["conv_qkv"] = "conv_qkv"
+    name: Literal["conv_qkv"]
     kernel: int = Field(3, gt=0)
     """Width of the depthwise convolutions (the paper gives none; 3 as Primer's
     depthwise-convolution heads, So et al. 2021)."""

@@ -84,7 +84,7 @@ class HardcodedHooks(nn.Module):
 class HardcodedConfig(VariantConfig):
     """Options of the hardcoded patterns and the convolution (LEGO §5)."""
 
-    name: Literal["hardcoded"] = "hardcoded"
+    name: Literal["hardcoded"]
     cls_id: int = Field(ge=0)
     """Token id of [CLS] (the task's vocabulary; the broadcast map A_cls attends to it)."""
     sep_id: int = Field(ge=0)
@@ -100,7 +100,7 @@ class HardcodedConfig(VariantConfig):
 class HybridConfig(HardcodedConfig):
     """Hardcoded patterns and convolution plus ordinary softmax heads (LEGO §5, Hybrid)."""
 
-    name: Literal["hybrid"] = "hybrid"  # type: ignore[assignment]
+    name: Literal["hybrid"]  # type: ignore[assignment]
     learned_heads: int = Field(gt=0)
     """Ordinary softmax heads kept, each of width d_head (d_model // n_heads unless set):
     fewer than n_heads, the rest of BERT's heads being replaced by the hardcoded maps and the
