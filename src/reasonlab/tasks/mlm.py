@@ -107,8 +107,6 @@ class MLMTask:
                 raise ConfigError(f"task.seq_len={config.seq_len} is longer than the {s} "
                                   f"stream ({len(ids)} tokens); shorten it")
 
-    cls_id, sep_id = CLS_ID, SEP_ID  # for the hardcoded broadcast maps (LEGO §5)
-
     @property
     def n_classes(self) -> int:
         return len(self.vocab)
