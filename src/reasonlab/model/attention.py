@@ -113,7 +113,8 @@ class SoftmaxAttention(nn.Module):
         super().__init__()
         self.n_heads, self.d_head = config.n_heads, config.d_head_
         d_attn = self.n_heads * self.d_head
-        # Fused Q, K, V projection: one GEMM instead of three (DESIGN §5); biases as BERT.
+        # Fused Q, K, V projection: one GEMM instead of three (docs/design.md §8
+        # Performance); biases as BERT.
         self.qkv = nn.Linear(config.d_model, 3 * d_attn, bias=config.attn_bias)
         self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
@@ -177,7 +178,7 @@ class SoftmaxAttention(nn.Module):
             q, k = self.rotary(q), self.rotary(k)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
-        # explicit matmul + softmax is ~30% faster (DESIGN §5).
+        # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).
         if self.fusable and not hooks.needs_pattern and not _cpu_bf16(x):
             z = F.scaled_dot_product_attention(
                 q.transpose(1, 2),  # [batch, H, seq, d_head]
