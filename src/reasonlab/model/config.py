@@ -152,17 +152,15 @@ class ModelConfig(StrictModel):
         return self
 
     def _check_hardcoded(self) -> None:
-        """LEGO §5: the broadcast maps read token ids; Hybrid keeps fewer heads than BERT."""
-        from reasonlab.model.hardcoded_attention import HardcodedConfig, HybridConfig
-
+        """LEGO §5 (model/hardcoded_attention.py, read by attribute so that this module does not
+        import its variants): the broadcast maps read token ids; Hybrid keeps fewer heads than
+        BERT."""
         opts = self.attention
-        if not isinstance(opts, HardcodedConfig):
-            return
         for key in ("cls_id", "sep_id"):
-            if getattr(opts, key) >= self.vocab_size:
+            if hasattr(opts, key) and getattr(opts, key) >= self.vocab_size:
                 raise ValueError(f"attention.{key}={getattr(opts, key)} is not a token id "
                                  f"(vocab_size={self.vocab_size})")
-        if isinstance(opts, HybridConfig) and opts.learned_heads >= self.n_heads:
+        if hasattr(opts, "learned_heads") and opts.learned_heads >= self.n_heads:
             raise ValueError(f"attention.learned_heads={opts.learned_heads} must be fewer than "
                              f"n_heads={self.n_heads}: Hybrid replaces some of BERT's heads "
                              "by the hardcoded maps and the convolution")

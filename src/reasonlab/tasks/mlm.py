@@ -39,7 +39,7 @@ from pydantic import Field
 
 from reasonlab.errors import ConfigError, ParseError
 from reasonlab.registry import Registry
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
 from reasonlab.tasks.corpora import WORDNET_DIR, gloss_split
 from reasonlab.tasks.words import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, WordVocab
 
@@ -91,7 +91,7 @@ def _build(config: MLMConfig) -> tuple[WordVocab, dict[str, np.ndarray]]:
 
 
 @TASKS.register("mlm")
-class MLMTask:
+class MLMTask(Task):
     """Predict the chosen tokens of a window of the corpus from the corrupted window."""
 
     Config = MLMConfig

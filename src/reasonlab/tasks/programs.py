@@ -35,7 +35,7 @@ import torch
 from pydantic import Field, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 VARS = "abcdefgh"
 LOOP_VARS = "ijk"
@@ -270,7 +270,7 @@ def distinct_rows(rows: np.ndarray) -> np.ndarray:
 
 
 @TASKS.register("programs")
-class ProgramsTask:
+class ProgramsTask(Task):
     """Predict the printed value of a small C-like program."""
 
     Config = ProgramsConfig
@@ -298,7 +298,8 @@ class ProgramsTask:
                 out.append(p)
         return out
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+    def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
+        """n programs; both splits are drawn alike (they differ by de-duplication only)."""
         T = self.config.seq_len
         progs = self.programs(rng, n)
         tokens = np.zeros((n, T), dtype=np.int64)
