@@ -127,7 +127,14 @@ class SoftmaxAttention(nn.Module):
             cls.pattern is SoftmaxAttention.pattern
         ) and cls.output is SoftmaxAttention.output
 
-    # -- the three overridable steps ------------------------------------------------------
+    # -- the overridable steps -----------------------------------------------------------
+
+    def project(self, x: torch.Tensor, pad_mask: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v [batch, seq, n_heads, d_head] from the layer input x [batch, seq, d_model]
+        (`pad_mask` [batch, seq] for variants that mix positions, e.g. `conv_qkv`)."""
+        B, T, _ = x.shape
+        return self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(dim=2)
 
     def scores(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """Attention logits [batch, n_heads, q_pos, k_pos] from q, k [batch, seq, n_heads, d_head].
@@ -154,17 +161,18 @@ class SoftmaxAttention(nn.Module):
     # -- forward ----------------------------------------------------------------------------
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, hooks: AttentionHooks
+        self, x: torch.Tensor, mask: torch.Tensor | None, hooks: AttentionHooks,
+        tokens: torch.Tensor | None = None, pad_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """x [batch, seq, d_model] -> [batch, seq, d_model].
 
         mask [batch or 1, 1, q_pos, k_pos] bool (True = may attend) or None. Every row of
-        `mask` must allow at least one key (see `transformer.attention_mask`).
+        `mask` must allow at least one key (see `transformer.attention_mask`). The token ids
+        [batch, seq] and pad_mask [batch, seq] are there for variants that read them
+        (hardcoded patterns, convolutions); softmax attention does not.
         """
-        B, T, _ = x.shape
-        H, dh = self.n_heads, self.d_head
         pattern = None
-        q, k, v = self.qkv(x).view(B, T, 3, H, dh).unbind(dim=2)  # each [batch, seq, H, d_head]
+        q, k, v = self.project(x, pad_mask)  # each [batch, seq, H, d_head]
         q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
         if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
             q, k = self.rotary(q), self.rotary(k)
@@ -186,6 +194,16 @@ class SoftmaxAttention(nn.Module):
             z = dropped @ v.transpose(1, 2)  # [batch, H, q_pos, d_head]
         z = hooks.hook_z(z.transpose(1, 2))  # [batch, seq, H, d_head]
         return self.output(z, pattern, x)  # [batch, seq, d_model]
+
+    @staticmethod
+    def make_hooks(config: ModelConfig) -> AttentionHooks:
+        """The hook points of one application of this layer (a variant may have others)."""
+        return AttentionHooks()
+
+    def mixing_flops(self, seq_len: int) -> int:
+        """Forward FLOPs per token beyond the parameter matmuls (`Transformer.flops_per_token`):
+        q k^T and pattern @ v, 2 matmuls x 2 FLOPs x seq x d_attn."""
+        return 4 * seq_len * self.n_heads * self.d_head
 
     # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
 

@@ -148,7 +148,22 @@ class ModelConfig(StrictModel):
         if self.tie_head and self.n_classes != self.vocab_size:
             raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
                              f"({self.vocab_size}): a task with symbolic labels")
+        self._check_hardcoded()
         return self
+
+    def _check_hardcoded(self) -> None:
+        """LEGO §5 (model/hardcoded_attention.py, read by attribute so that this module does not
+        import its variants): the broadcast maps read token ids; Hybrid keeps fewer heads than
+        BERT."""
+        opts = self.attention
+        for key in ("cls_id", "sep_id"):
+            if hasattr(opts, key) and getattr(opts, key) >= self.vocab_size:
+                raise ValueError(f"attention.{key}={getattr(opts, key)} is not a token id "
+                                 f"(vocab_size={self.vocab_size})")
+        if hasattr(opts, "learned_heads") and opts.learned_heads >= self.n_heads:
+            raise ValueError(f"attention.learned_heads={opts.learned_heads} must be fewer than "
+                             f"n_heads={self.n_heads}: Hybrid replaces some of BERT's heads "
+                             "by the hardcoded maps and the convolution")
 
 
 def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:

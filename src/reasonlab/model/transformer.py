@@ -43,7 +43,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.errors import ConfigError
-from reasonlab.model.attention import AttentionHooks
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.hooks import HookedModule, HookPoint, name_hook_points
 from reasonlab.model.variants import ATTENTION, INITS, MLPS, MODELS, NORMS, VariantConfig
@@ -122,10 +121,10 @@ class MLP(nn.Module):
 class BlockHooks(nn.Module):
     """The hook points of one application of a block (no parameters)."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.hook_resid_pre = HookPoint()
-        self.attn = AttentionHooks()
+        self.attn = ATTENTION[config.attention.name].make_hooks(config)  # the variant's hook points
         self.hook_attn_out = HookPoint()
         self.hook_resid_mid = HookPoint()
         self.hook_mlp_out = HookPoint()
@@ -146,17 +145,22 @@ class Layer(nn.Module):
         self.mlp = MLPS[config.mlp.name](config)
 
     def forward(
-        self, resid_pre: torch.Tensor, mask: torch.Tensor | None, hooks: BlockHooks
+        self, resid_pre: torch.Tensor, mask: torch.Tensor | None, hooks: BlockHooks,
+        tokens: torch.Tensor | None = None, pad_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """tokens and pad_mask [batch, seq] reach the attention variants that read them (the
+        hardcoded patterns of LEGO §5 are built from token ids)."""
         resid_pre = hooks.hook_resid_pre(resid_pre)  # [batch, seq, d_model]
         if self.pre_ln:  # x = x + attn(LN(x)); x = x + mlp(LN(x))
-            attn_out = self.attn_dropout(self.attn(self.ln1(resid_pre), mask, hooks.attn))
+            attn_out = self.attn_dropout(self.attn(self.ln1(resid_pre), mask, hooks.attn,
+                                                   tokens, pad_mask))
             attn_out = hooks.hook_attn_out(attn_out)
             resid_mid = hooks.hook_resid_mid(resid_pre + attn_out)
             mlp_out = hooks.hook_mlp_out(self.mlp(self.ln2(resid_mid)))
             return hooks.hook_resid_post(resid_mid + mlp_out)
         # post-LN (BERT): x = LN(x + attn(x)); x = LN(x + mlp(x))
-        attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn)))
+        attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn,
+                                                                   tokens, pad_mask)))
         resid_mid = hooks.hook_resid_mid(self.ln1(resid_pre + attn_out))
         mlp_out = hooks.hook_mlp_out(self.mlp(resid_mid))
         return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
@@ -200,7 +204,7 @@ class Transformer(HookedModule):
         self.embed_proj = nn.Linear(e, d) if config.d_embed is not None else None
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
-        self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
+        self.blocks = nn.ModuleList(BlockHooks(config) for _ in range(config.n_layers))
         self.ln_final = norm(d, config, config.ln_final_affine) if config.norm == "pre" else None
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
@@ -242,7 +246,7 @@ class Transformer(HookedModule):
 
         mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
         for l in range(depth):
-            x = self.layer(l)(x, mask, self.blocks[l])  # [batch, seq, d_model]
+            x = self.layer(l)(x, mask, self.blocks[l], tokens, pad_mask)  # [batch, seq, d_model]
 
         if self.ln_final is not None:
             x = self.ln_final(x)
@@ -278,8 +282,10 @@ class Transformer(HookedModule):
 
         N counts the non-embedding parameters *as applied*: a tied layer applied L times counts
         L times (it costs L times the matmuls), plus the head at every position (an upper bound
-        when only label positions are classified). The attention term is q k^T and pattern @ v:
-        2 matmuls x 2 FLOPs x seq x d_attn per layer, forward.
+        when only label positions are classified). The attention term is what the layer's
+        attention variant reports as `mixing_flops` (softmax: q k^T and pattern @ v, 2 matmuls
+        x 2 FLOPs x seq x d_attn per layer, forward; the hardcoded maps of LEGO §5 skip q k^T);
+        a convolution's weights are parameters applied once per token, so 2 N counts them.
         """
         cfg = self.config
         seq_len = cfg.max_seq_len if seq_len is None else seq_len
@@ -288,6 +294,5 @@ class Transformer(HookedModule):
         n_applied = depth * per_layer + sum(p.numel() for p in self.head.parameters())
         if self.embed_proj is not None:
             n_applied += self.embed_proj.weight.numel()
-        d_attn = cfg.n_heads * cfg.d_head_
-        forward = 2 * n_applied + 4 * depth * seq_len * d_attn
+        forward = 2 * n_applied + depth * self.layers[0].attn.mixing_flops(seq_len)
         return float(3 * forward if training else forward)

@@ -6,6 +6,8 @@ from reasonlab.studies import (  # noqa: F401
     anchors_init_phase,
     anchors_lr_weight_decay,
     anchors_mechanism,
+    lego_conv_qkv_programs,
+    lego_hardcoded_attention,
     lego_mimicking,
     lego_mixed_lengths,
     lego_pretraining,

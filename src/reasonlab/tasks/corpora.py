@@ -64,14 +64,22 @@ def wordnet_glosses(folder: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=4)
+def gloss_split(folder: str, val_fraction: float, seed: int) -> dict[str, list[str]]:
+    """{"train", "test": glosses}: the distinct glosses shuffled with `seed`, the last
+    `val_fraction` of them held out (so no validation gloss appears in training)."""
+    lines = list(dict.fromkeys(wordnet_glosses(folder)))
+    np.random.default_rng(seed).shuffle(lines)
+    n_val = max(1, int(len(lines) * val_fraction))
+    return {"train": lines[:-n_val], "test": lines[-n_val:]}
+
+
+@functools.lru_cache(maxsize=4)
 def encoded_split(folder: str, val_fraction: float, seed: int
                   ) -> tuple[tuple[str, ...], dict[str, np.ndarray]]:
     """(characters, {"train", "test": ids}) with id 0 reserved for padding; cached because
     configs, data and masks each build the task."""
-    lines = list(dict.fromkeys(wordnet_glosses(folder)))  # distinct glosses: no val in train
-    np.random.default_rng(seed).shuffle(lines)
-    n_val = max(1, int(len(lines) * val_fraction))
-    texts = {"train": "\n".join(lines[:-n_val]) + "\n", "test": "\n".join(lines[-n_val:])}
+    lines = gloss_split(folder, val_fraction, seed)
+    texts = {"train": "\n".join(lines["train"]) + "\n", "test": "\n".join(lines["test"])}
     chars = tuple(sorted(set(texts["train"]) | set(texts["test"])))
     lut = np.zeros(256, dtype=np.int64)
     for i, ch in enumerate(chars, start=1):
