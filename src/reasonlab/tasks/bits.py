@@ -1,5 +1,5 @@
 """Bit memory and bit XOR, the two bit tasks of "Pretrained Transformers As Universal
-Computation Engines" (Lu, Grover, Abbeel, Mordatch 2021; docs/papers.md §4).
+Computation Engines" (Lu, Grover, Abbeel, Mordatch 2021; docs/papers.md §4, §5.4).
 
 Bit memory, the paper's definition (section "Evaluation tasks - 1. Bit memory"):
 

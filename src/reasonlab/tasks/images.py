@@ -1,5 +1,5 @@
 """Image classification as sequences of patches, the FPT paper's vision tasks (Lu et al. 2021;
-docs/papers.md §4). Section "Evaluation tasks - 4. MNIST":
+docs/papers.md §4, §5.4). Section "Evaluation tasks - 4. MNIST":
 
     "Input: sequence of 4x4 patches over a 32x32 black-and-white image of a handwritten digit.
     Output: the classification of the input digit"

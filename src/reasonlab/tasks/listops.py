@@ -1,5 +1,5 @@
 """ListOps, the Long Range Arena generator (Tay et al. 2021), as used by "Pretrained
-Transformers As Universal Computation Engines" (Lu et al. 2021; docs/papers.md §4).
+Transformers As Universal Computation Engines" (Lu et al. 2021; docs/papers.md §4, §5.4).
 
 The FPT paper's definition (section "Evaluation tasks - 3. ListOps"):
 

@@ -1,6 +1,6 @@
-"""Pieces shared by the continuous-input tasks of the FPT study (docs/papers.md §4): bit memory,
-bit XOR and images reach the model as `Batch.features` rows, one row per token, while `tokens`
-only says which positions are real (1) or padding (0). Also the de-duplicated split every
+"""Pieces shared by the continuous-input tasks of the FPT study (docs/papers.md §4, §5.4): bit
+memory, bit XOR and images reach the model as `Batch.features` rows, one row per token, while
+`tokens` only says which positions are real (1) or padding (0). Also the de-duplicated split every
 generated task of that family uses."""
 
 from __future__ import annotations
