@@ -272,19 +272,25 @@ class FashionMnistConfig(ImageConfig):
     """Folder of the four IDX files (train-images-idx3-ubyte.gz, ...)."""
 
 
-@TASKS.register("fashion_mnist")
-class FashionMnistTask(ImageTask):
-    Config = FashionMnistConfig
-    config: FashionMnistConfig
-    classes = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-               "Sneaker", "Bag", "Ankle boot")
+class IdxImageTask(ImageTask):
+    """28x28 grey images from a folder of the four MNIST-layout IDX files (`config.path`)."""
+
     image_shape = (1, 28, 28)
+    how_to_get: ClassVar[str]
+    """The end of the missing-file error: how to obtain the files."""
 
     def load(self) -> Arrays:
-        return load_idx_folder(self.config.path,
-                               "install the Debian package dataset-fashion-mnist (`apt-get "
-                               "install dataset-fashion-mnist`, which scripts/setup.sh does) "
-                               "or set task.path to a folder holding its four IDX files")
+        return load_idx_folder(self.config.path, self.how_to_get)  # type: ignore[attr-defined]
+
+
+@TASKS.register("fashion_mnist")
+class FashionMnistTask(IdxImageTask):
+    Config = FashionMnistConfig
+    classes = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+               "Sneaker", "Bag", "Ankle boot")
+    how_to_get = ("install the Debian package dataset-fashion-mnist (`apt-get install "
+                  "dataset-fashion-mnist`, which scripts/setup.sh does) or set task.path to a "
+                  "folder holding its four IDX files")
 
 
 class MnistConfig(ImageConfig):
@@ -296,18 +302,13 @@ class MnistConfig(ImageConfig):
 
 
 @TASKS.register("mnist")
-class MnistTask(ImageTask):
+class MnistTask(IdxImageTask):
     Config = MnistConfig
-    config: MnistConfig
     classes = tuple(str(d) for d in range(10))
-    image_shape = (1, 28, 28)
-
-    def load(self) -> Arrays:
-        return load_idx_folder(self.config.path,
-                               "put the four MNIST IDX files (train-images-idx3-ubyte.gz, "
-                               "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
-                               "t10k-labels-idx1-ubyte.gz; https://yann.lecun.com/exdb/mnist/) "
-                               "there or set task.path to their folder")
+    how_to_get = ("put the four MNIST IDX files (train-images-idx3-ubyte.gz, "
+                  "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
+                  "t10k-labels-idx1-ubyte.gz; https://yann.lecun.com/exdb/mnist/) there or set "
+                  "task.path to their folder")
 
 
 class Cifar10Config(ImageConfig):
