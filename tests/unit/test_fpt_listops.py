@@ -108,6 +108,22 @@ def test_fpt2021_drops_closing_brackets_and_truncates_at_512():
         fpt.solve(fpt.render(f, 0))
 
 
+def test_window_end_reads_the_last_position_of_a_filled_window_as_the_authors_model():
+    cfg = {"name": "listops", "tokenisation": "fpt2021", **SHORT_LENGTHS}
+    last = build_task(cfg)
+    end = build_task({**cfg, "read_at": "window_end"})
+    a = last.sample(np.random.default_rng(8), 50)
+    b = end.sample(np.random.default_rng(8), 50)
+    assert torch.equal(a.labels, b.labels) and b.pad_mask is None
+    assert (b.label_pos == end.seq_len - 1).all()
+    fill = end.vocab.id("[FILL]")
+    for i in range(50):
+        n = int(a.label_pos[i, 0]) + 1
+        assert last.render(a, i) == end.render(b, i)
+        assert end.vocab.decode(b.tokens[i, :n]) == last.vocab.decode(a.tokens[i, :n])
+        assert (b.tokens[i, n:] == fill).all() and (a.tokens[i, n:] == 0).all()
+
+
 def test_splits_are_distinct_disjoint_and_reproducible():
     task = build_task({"name": "listops", **SHORT_LENGTHS})
     tr, te = task.splits(np.random.default_rng(5), 150, 50)
