@@ -151,3 +151,14 @@ def test_config_errors():
         build_task({"name": "listops", "min_length": 10, "max_length": 11})
     with pytest.raises(ConfigError, match="tokenisation"):
         build_task({"name": "listops", "tokenisation": "bpe"})
+
+
+def test_defaults_are_the_benchmarks_settings():
+    # lra_benchmarks/data/listops.py: max_depth 10, max_args 10, VALUE_P 0.25 (operator), lengths
+    # 500 < L < 2000, 96000 / 2000 / 2000 samples; the FPT authors truncate at 512
+    from reasonlab.tasks.listops import LRA_SPLITS
+
+    c = build_task({"name": "listops"}).config
+    assert (c.max_depth, c.max_args, c.leaf_p, c.truncate) == (10, 10, 0.75, 512)
+    assert {"min_length": c.min_length, "max_length": c.max_length} == LRA_LENGTHS
+    assert LRA_SPLITS == {"n_train": 96_000, "n_val": 2_000, "n_test": 2_000}

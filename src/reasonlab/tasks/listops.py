@@ -15,7 +15,8 @@ numpy's, so the floor of the mean of the two middle values for an even count), S
 uniformly, with 2..max_args = 10 arguments (uniform). The length of an expression is its token
 count: an operator counts 2 (`[MAX` and `]`), a digit 1; expressions are kept when
 min_length < length < max_length (500 and 2000), and the 96k / 2k / 2k splits are distinct
-expressions. `LRA_LENGTHS` and `SHORT_LENGTHS` are the benchmark's and the cpu scale's bounds.
+expressions. `LRA_LENGTHS` and `SHORT_LENGTHS` are the benchmark's and the cpu scale's bounds,
+`LRA_SPLITS` its split sizes.
 
 Two tokenisations of the same expressions:
 
@@ -62,6 +63,8 @@ LRA_LENGTHS = {"min_length": 500, "max_length": 2000}
 """The benchmark's bounds (exclusive): 500 < tokens < 2000."""
 SHORT_LENGTHS = {"min_length": 16, "max_length": 128}
 """A short-length preset for the cpu scale, same generator: 16 < tokens < 128."""
+LRA_SPLITS = {"n_train": 96_000, "n_val": 2_000, "n_test": 2_000}
+"""The benchmark's split sizes (distinct expressions)."""
 
 
 class ListOpsConfig(TaskConfig):
