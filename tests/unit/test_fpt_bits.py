@@ -9,6 +9,7 @@ import torch
 
 from reasonlab.errors import ConfigError, ParseError
 from reasonlab.tasks.base import build_task
+from reasonlab.train.metrics import accuracy_by
 
 SMALL_MEMORY = {"name": "bit_memory", "n_bits": 40, "patch": 8}
 
@@ -63,6 +64,9 @@ def test_copying_visible_bits_scores_75_percent_on_all_bits_and_chance_on_masked
     masked = b.meta["masked"].numpy().astype(bool)
     assert abs(right.mean() - 0.75) < 0.01
     assert right[~masked].all() and abs(right[masked].mean() - 0.5) < 0.02
+    # what evaluate() reports as acc_by_masked: [visible bits, masked bits]
+    visible_acc, masked_acc = accuracy_by(torch.from_numpy(right), b.meta["masked"])
+    assert visible_acc == 1.0 and masked_acc == pytest.approx(right[masked].mean())
 
 
 def test_bit_memory_solver_agrees_with_labels_and_text_is_readable():
