@@ -206,7 +206,8 @@ class ImageTask:
                 self._draw(rng, x_te, y_te, n_test, "test"))
 
     def render(self, batch: Batch, i: int) -> str:
-        """The image in characters (channel mean, darkest ' ' to brightest '@')."""
+        """A header line, then the image in characters (channel mean, darkest ' ' to brightest
+        '@')."""
         assert batch.features is not None
         C, H, W = self.image_shape
         p = self.config.patch
@@ -215,7 +216,8 @@ class ImageTask:
         lo, hi = grey.min(), grey.max()
         level = np.zeros_like(grey, dtype=int) if hi == lo else (
             (grey - lo) / (hi - lo) * (len(SHADES) - 1)).round().astype(int)
-        return "\n".join("".join(SHADES[v] for v in row) for row in level)
+        head = f"[{H}x{W}x{C} image, {self.seq_len} patches of {p}x{p}x{C}]"
+        return "\n".join([head, *("".join(SHADES[v] for v in row) for row in level)])
 
     def solve(self, text: str) -> dict[str, str]:
         raise ParseError(f"{self.config.name}: the label comes from the dataset; an image task "
