@@ -85,14 +85,18 @@ def test_mnist_task_on_written_files_matches_the_papers_patches(tmp_path):
             assert int(batch.labels[i, 0]) == labels[k]
             matched.add(k)
         assert matched == set(range(len(images)))
-    # render: a header, then one character per pixel, '@' exactly at the brightest pixels
+    # render: a header, then one character per pixel, shades rising with brightness from ' ' at
+    # the darkest pixel to '@' at the brightest
     lines = task.render(te, 0).splitlines()
     assert lines[0] == "[28x28x1 image, 49 patches of 4x4x1]"
     k = next(k for k in range(5) if np.allclose(te.features[0].numpy(), patches_by_loops(
         arrays["t10k-images-idx3-ubyte"][k][None], 4) / 255))
     img = arrays["t10k-images-idx3-ubyte"][k]
     assert [len(r) for r in lines[1:]] == [28] * 28
-    assert (np.array([list(r) for r in lines[1:]]) == "@").tolist() == (img == img.max()).tolist()
+    shade = np.array([[" .:-=+*#%@".index(ch) for ch in r] for r in lines[1:]])
+    order = np.argsort(img, axis=None, kind="stable")
+    assert (np.diff(shade.flatten()[order]) >= 0).all()
+    assert (shade[img == img.max()] == 9).all() and (shade[img == img.min()] == 0).all()
     with pytest.raises(ConfigError, match="from a train split of 7"):
         task.splits(np.random.default_rng(2), 8, 1)
 
