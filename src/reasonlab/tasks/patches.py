@@ -5,6 +5,7 @@ generated task of that family uses."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -37,11 +38,17 @@ def feature_batch(features: np.ndarray, label_pos: np.ndarray, labels: np.ndarra
 
 
 def row_keys(batch: Batch) -> list[bytes]:
-    """One hashable key per example: its token ids and, when present, its feature rows."""
+    """One key per example: a 16-byte digest of its token ids and, when present, its feature
+    rows (a digest, not the bytes: a bit-memory example is 24 kB)."""
     tokens = batch.tokens.numpy()
     feats = None if batch.features is None else batch.features.numpy()
-    return [tokens[i].tobytes() + (b"" if feats is None else feats[i].tobytes())
-            for i in range(len(batch))]
+    keys = []
+    for i in range(len(batch)):
+        h = hashlib.blake2b(tokens[i].tobytes(), digest_size=16)
+        if feats is not None:
+            h.update(feats[i].tobytes())
+        keys.append(h.digest())
+    return keys
 
 
 def distinct_splits(draw: Callable[[int], Batch], n_train: int, n_test: int, what: str,
