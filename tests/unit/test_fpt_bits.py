@@ -132,3 +132,19 @@ def test_bit_xor_held_out_split_partitions_inputs_and_fresh_overlaps():
     fresh = build_task({"name": "bit_xor", "test_inputs": "fresh"})
     tr, te = fresh.splits(np.random.default_rng(7), 1000, 100)
     assert key(tr) & key(te)  # the authors' i.i.d. test batches repeat training inputs
+
+
+def test_distinct_splits_drop_repeated_examples():
+    from reasonlab.tasks.patches import distinct_splits, feature_batch
+
+    rng = np.random.default_rng(8)
+
+    def draw(k):  # 3 bits: only 8 different examples exist
+        return feature_batch(rng.integers(0, 2, (k, 3, 1)), label_pos=np.zeros((k, 1)),
+                             labels=np.zeros((k, 1)))
+
+    tr, te = distinct_splits(draw, 5, 3, "toy")
+    rows = [r.tobytes() for r in torch.cat([tr.features, te.features]).numpy()]
+    assert len(tr) == 5 and len(te) == 3 and len(set(rows)) == 8
+    with pytest.raises(ConfigError, match="could not draw 9 distinct"):
+        distinct_splits(draw, 5, 4, "toy")
