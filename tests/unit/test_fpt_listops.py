@@ -3,6 +3,7 @@ written here, the benchmark's generator facts, the tokenisations and the majorit
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 import numpy as np
@@ -29,8 +30,7 @@ def reference(words: list[str], i: int = 0, depth: int = 1) -> tuple[int, int, i
         deepest, counts = max(deepest, d), counts + c
     s = sorted(args)
     value = {"[MIN": s[0], "[MAX": s[-1], "[SM": sum(s) % 10,
-             # median; the benchmark's int(np.median) floors the mean of the middle two
-             "[MED": (s[(len(s) - 1) // 2] + s[len(s) // 2]) // 2}[w]
+             "[MED": int(statistics.median(s))}[w]  # the benchmark's int(np.median(.))
     return value, i + 1, deepest, counts + [len(args)]
 
 
@@ -72,6 +72,12 @@ def test_med_of_an_even_count_floors_like_the_benchmark():
     assert task.solve("[MED 1 2 ]") == {"value": "1"} and evaluate("[MED 1 2 ]") == 1
     assert task.solve("[MED 9 0 4 8 ]") == {"value": "6"} and evaluate("[MED 9 0 4 8 ]") == 6
     assert task.solve("[SM 9 8 7 ]") == {"value": "4"}
+    from reasonlab.tasks.listops import OPS
+
+    rng = np.random.default_rng(9)
+    for _ in range(500):
+        a = rng.integers(0, 10, int(rng.integers(2, 11))).tolist()
+        assert OPS["MED"](a) == int(np.median(a))  # the benchmark's definition, literally
 
 
 def test_generator_has_the_benchmarks_leaf_probability_argument_counts_and_depth_limit():
@@ -83,7 +89,12 @@ def test_generator_has_the_benchmarks_leaf_probability_argument_counts_and_depth
     counts = Counter(c for e in exprs if len(e) > 1 for c in reference(list(e))[3])
     assert set(counts) == set(range(2, 11))
     assert all(abs(counts[k] / sum(counts.values()) - 1 / 9) < 0.02 for k in counts)
-    assert Counter(e[0] for e in exprs if len(e) > 1).keys() == {"[MIN", "[MAX", "[MED", "[SM"}
+    ops = Counter(w for e in exprs for w in e if w.startswith("["))
+    assert ops.keys() == {"[MIN", "[MAX", "[MED", "[SM"}
+    assert all(abs(k / sum(ops.values()) - 1 / 4) < 0.03 for k in ops.values())
+    digits = Counter(w for e in exprs for w in e if w.isdigit())  # leaves: 0-9 uniformly
+    assert sorted(digits) == [str(d) for d in range(10)]
+    assert all(abs(k / sum(digits.values()) - 1 / 10) < 0.01 for k in digits.values())
     shallow = build_task({"name": "listops", "min_length": 0, "max_length": 10**6,
                           "max_depth": 3})
     depths = [reference(list(e))[2] for e in shallow.expressions(np.random.default_rng(3), 2000)[0]]

@@ -53,10 +53,12 @@ from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
 OPS: dict[str, Callable[[list[int]], int]] = {
     "MIN": min,
     "MAX": max,
-    "MED": lambda a: int(np.median(a)),  # the benchmark's int(np.median(.)): floor for ties
+    # the benchmark's int(np.median(.)): for an even count the floor of the middle two's mean
+    "MED": lambda a: (sorted(a)[(len(a) - 1) // 2] + sorted(a)[len(a) // 2]) // 2,
     "SM": lambda a: sum(a) % 10,
 }
 DIGITS = tuple(str(d) for d in range(10))
+OP_TOKENS = tuple(f"[{op}" for op in OPS)
 CLOSE = "]"
 FILL = "[FILL]"
 LRA_LENGTHS = {"min_length": 500, "max_length": 2000}
@@ -112,7 +114,7 @@ class ListOpsTask:
     def __init__(self, config: ListOpsConfig):
         self.config = config
         if config.tokenisation == "lra":
-            words = [f"[{op}" for op in OPS] + [CLOSE]
+            words = [*OP_TOKENS, CLOSE]
         else:
             words = list(OPS)
         fill = [FILL] if config.read_at == "window_end" else []
@@ -130,19 +132,22 @@ class ListOpsTask:
     # ------------------------------------------------------------------ generation
 
     def _node(self, rnd: random.Random, depth: int, out: list[str]) -> int:
-        """Append one subtree's tokens (benchmark form) to `out`; return its value."""
+        """Append one subtree's tokens (benchmark form) to `out`; return its value. Uniform
+        choices are int(random() * k): a third of the time of randrange, the generator's hot
+        path."""
         c = self.config
         if depth >= c.max_depth or rnd.random() < c.leaf_p:
-            v = rnd.randrange(10)
+            v = int(rnd.random() * 10)
             out.append(DIGITS[v])
             return v
-        op = rnd.choice(tuple(OPS))
-        out.append(f"[{op}")
-        args = [self._node(rnd, depth + 1, out) for _ in range(rnd.randint(2, c.max_args))]
+        k = int(rnd.random() * len(OPS))
+        out.append(OP_TOKENS[k])
+        n_args = 2 + int(rnd.random() * (c.max_args - 1))  # 2..max_args
+        args = [self._node(rnd, depth + 1, out) for _ in range(n_args)]
         out.append(CLOSE)
         if len(out) >= c.max_length:
             raise _TooLong
-        return OPS[op](args)
+        return OPS[OP_TOKENS[k][1:]](args)
 
     def expressions(self, rng: np.random.Generator, n: int,
                     distinct: bool = False) -> tuple[list[tuple[str, ...]], list[int]]:
