@@ -104,9 +104,13 @@ class SoftmaxAttention(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.n_heads, self.d_head = config.n_heads, config.d_head_
-        d_attn = self.n_heads * self.d_head
+        # Grouped-query attention (Ainslie et al. 2023; Llama): kv_groups query heads share a
+        # key/value head. kv_groups = 1 is multi-head attention.
+        self.n_kv_heads, self.kv_groups = config.n_kv_heads, config.kv_groups
+        d_attn, d_kv = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
+        self.sizes = (d_attn, d_kv, d_kv)  # rows of q | k | v in the fused projection
         # Fused Q, K, V projection: one GEMM instead of three (DESIGN §5); biases as BERT.
-        self.qkv = nn.Linear(config.d_model, 3 * d_attn, bias=config.attn_bias)
+        self.qkv = nn.Linear(config.d_model, d_attn + 2 * d_kv, bias=config.attn_bias)
         self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
         self.pattern_dropout = nn.Dropout(config.dropout)
@@ -153,12 +157,17 @@ class SoftmaxAttention(nn.Module):
         `mask` must allow at least one key (see `transformer.attention_mask`).
         """
         B, T, _ = x.shape
-        H, dh = self.n_heads, self.d_head
+        H, Hkv, dh = self.n_heads, self.n_kv_heads, self.d_head
         pattern = None
-        q, k, v = self.qkv(x).view(B, T, 3, H, dh).unbind(dim=2)  # each [batch, seq, H, d_head]
-        q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
+        q, k, v = self.qkv(x).split(self.sizes, dim=-1)
+        q = hooks.hook_q(q.view(B, T, H, dh))  # [batch, seq, H, d_head]
+        k = hooks.hook_k(k.view(B, T, Hkv, dh))  # [batch, seq, H_kv, d_head]
+        v = hooks.hook_v(v.view(B, T, Hkv, dh))  # [batch, seq, H_kv, d_head]
         if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
             q, k = self.rotary(q), self.rotary(k)
+        if self.kv_groups > 1:  # query head i reads key/value head i // kv_groups (HF repeat_kv)
+            k = k.repeat_interleave(self.kv_groups, dim=2)  # [batch, seq, H, d_head]
+            v = v.repeat_interleave(self.kv_groups, dim=2)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
         # explicit matmul + softmax is ~30% faster (DESIGN §5).
@@ -181,14 +190,17 @@ class SoftmaxAttention(nn.Module):
     # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
 
     def _split(self, t: torch.Tensor | None, i: int) -> torch.Tensor:
-        d_attn = self.n_heads * self.d_head
         if t is None:  # bias-free projections (attn_bias=False): the bias is zero
-            return self.qkv.weight.new_zeros(d_attn)
-        return t[i * d_attn : (i + 1) * d_attn]
+            return self.qkv.weight.new_zeros(self.sizes[i])
+        start = sum(self.sizes[:i])
+        return t[start : start + self.sizes[i]]
 
-    def _W(self, i: int) -> torch.Tensor:  # [n_heads, d_model, d_head]
-        w = self._split(self.qkv.weight, i)  # [H*d_head, d_model]
-        return w.view(self.n_heads, self.d_head, -1).transpose(1, 2)
+    def _heads(self, i: int) -> int:
+        return self.n_heads if i == 0 else self.n_kv_heads
+
+    def _W(self, i: int) -> torch.Tensor:  # [n_heads (K, V: n_kv_heads), d_model, d_head]
+        w = self._split(self.qkv.weight, i)  # [heads*d_head, d_model]
+        return w.view(self._heads(i), self.d_head, -1).transpose(1, 2)
 
     @property
     def W_Q(self) -> torch.Tensor:
@@ -208,11 +220,11 @@ class SoftmaxAttention(nn.Module):
 
     @property
     def b_K(self) -> torch.Tensor:
-        return self._split(self.qkv.bias, 1).view(self.n_heads, self.d_head)
+        return self._split(self.qkv.bias, 1).view(self.n_kv_heads, self.d_head)
 
     @property
     def b_V(self) -> torch.Tensor:
-        return self._split(self.qkv.bias, 2).view(self.n_heads, self.d_head)
+        return self._split(self.qkv.bias, 2).view(self.n_kv_heads, self.d_head)
 
     @property
     def W_O(self) -> torch.Tensor:  # [n_heads, d_head, d_model]

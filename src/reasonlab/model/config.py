@@ -72,6 +72,20 @@ class ModelConfig(StrictModel):
     """norm="pre" only: the final LayerNorm has a learned gain and bias; the abstract-symbols
     authors' has none (a plain standardization before the read-out)."""
 
+    # -- Llama pieces (SmolLM2's architecture; docs/papers.md §4, the FPT backbone) ----------
+    # Left out of dumps (so of run ids) at their defaults: adding them kept run ids valid.
+    norm_type: str = Field("layernorm", exclude_if=lambda v: v == "layernorm")
+    """NORMS registry entry of every normalisation layer: "layernorm" (BERT, GPT-2) or
+    "rmsnorm" (Llama: x / RMS(x) * g, no mean subtraction and no bias; Zhang & Sennrich
+    2019). `ln_eps` is its epsilon."""
+    feed_forward: str = Field("standard", exclude_if=lambda v: v == "standard")
+    """FEED_FORWARD registry entry: "standard" (W_out act(W_in x), `act` chosen above) or
+    "swiglu" (Llama: W_down(silu(W_gate x) * W_up x); Shazeer 2020, which reads no `act`)."""
+    kv_groups: int = Field(1, gt=0, exclude_if=lambda v: v == 1)
+    """Grouped-query attention (Ainslie et al. 2023; Llama, SmolLM2: 9 query heads, 3
+    key/value heads -> 3): this many query heads share one key/value head, so there are
+    n_heads / kv_groups key/value heads. 1 = multi-head attention."""
+
     # -- abstract-symbols variants (Boix-Adsera et al. 2024; PAPERS.md §2) ------------------
     arch: str = "transformer"
     """MODELS registry entry: "transformer", or "mlp" (the paper's MLP baseline)."""
@@ -92,6 +106,10 @@ class ModelConfig(StrictModel):
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
 
     @property
+    def n_kv_heads(self) -> int:
+        return self.n_heads // self.kv_groups
+
+    @property
     def n_unique_layers(self) -> int:
         return 1 if self.tie_layers else self.n_layers
 
@@ -102,6 +120,8 @@ class ModelConfig(StrictModel):
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
                 "change one or set d_head"
             )
+        if self.n_heads % self.kv_groups:
+            raise ValueError(f"kv_groups={self.kv_groups} must divide n_heads={self.n_heads}")
         if self.positions == "rotary" and self.d_head_ % 2:
             raise ValueError(f"rotary positions rotate pairs of dimensions: d_head={self.d_head_} "
                              "must be even")
@@ -114,8 +134,11 @@ class ModelConfig(StrictModel):
                 )
         from reasonlab.model.attention import ATTENTION
         from reasonlab.model.init import INITS
+        from reasonlab.model.layers import FEED_FORWARD, NORMS
 
         ATTENTION[self.attention]  # raises a ConfigError naming the known entries
+        NORMS[self.norm_type]
+        FEED_FORWARD[self.feed_forward]
         scheme = INITS[self.init]
         # Each scheme declares the optional config fields it reads (e.g. init_gamma).
         for name in ("init_gamma",):

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.layers import NORM_MODULES
 from reasonlab.registry import Registry
 
 InitFn = Callable[[nn.Module, ModelConfig, "torch.Generator | None"], None]
@@ -34,7 +35,7 @@ def default_init(
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 1)[-1]
         owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
-        if isinstance(owner, nn.LayerNorm):
+        if isinstance(owner, NORM_MODULES):
             nn.init.ones_(p) if leaf == "weight" else nn.init.zeros_(p)
         elif leaf == "bias" or leaf.startswith("b_") or leaf in getattr(owner, "zero_init", ()):
             nn.init.zeros_(p)
@@ -64,7 +65,7 @@ def rate_init(
     assert gamma is not None  # ModelConfig rejects init="rate" without it
     for name, p in model.named_parameters():
         owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
-        if isinstance(owner, nn.LayerNorm):
+        if isinstance(owner, NORM_MODULES):
             nn.init.ones_(p) if name.endswith("weight") else nn.init.zeros_(p)
             continue
         d_in = owner.in_features if isinstance(owner, nn.Linear) else config.d_model
@@ -96,7 +97,7 @@ def torch_default_init(
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 1)[-1]
         owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
-        if isinstance(owner, nn.LayerNorm):
+        if isinstance(owner, NORM_MODULES):
             nn.init.ones_(p) if leaf == "weight" else nn.init.zeros_(p)
         elif leaf in getattr(owner, "zero_init", ()):
             nn.init.zeros_(p)

