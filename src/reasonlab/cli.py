@@ -1,6 +1,6 @@
 """Command line: `reasonlab studies | run | sweep | train | data | attention | runs | site`.
 
-User errors end in one line `error: <what and how to fix>` and exit status 2 (DESIGN §3).
+User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md §4 Conventions).
 """
 
 from __future__ import annotations

@@ -91,3 +91,65 @@ def plot_heatmap(values: np.ndarray, path: Path, title: str, xlabels: list[str],
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_sweep(arms: dict[str, dict[int, list[float]]], path: Path, xlabel: str, title: str,
+               chance: float | None = None, logx: bool = True) -> None:
+    """Mean final accuracy against the swept quantity, one line per arm, band = ±1 std."""
+    fig, ax = plt.subplots(figsize=(6.2, 3.8))
+    for arm, by_x in arms.items():
+        xs = np.array(list(by_x))
+        vals = [np.asarray(v) for v in by_x.values()]
+        m = np.array([v.mean() for v in vals])
+        s = np.array([v.std(ddof=1) if len(v) > 1 else 0.0 for v in vals])
+        ax.plot(xs, m, marker="o", label=f"{arm} (seeds={len(vals[0])})")
+        ax.fill_between(xs, m - s, m + s, alpha=0.2)
+    if chance is not None:
+        ax.axhline(chance, color="grey", ls="--", lw=1, label="chance")
+    if logx:
+        ax.set_xscale("log")
+    ax.set(xlabel=xlabel, ylabel="test accuracy (unseen symbols)", ylim=(-0.02, 1.02),
+           title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def sweep_table(arms: dict[str, dict[int, list[float]]], xname: str) -> tuple[list[str],
+                                                                               list[list[str]]]:
+    """Header (xname, x values) and one row per arm: mean ± std over seeds at each x."""
+    xs = sorted({x for by_x in arms.values() for x in by_x})
+    rows = [[arm, *(fmt_seeds(by_x[x]) if x in by_x else "-" for x in xs)]
+            for arm, by_x in arms.items()]
+    return [xname, *(str(x) for x in xs)], rows
+
+
+def fmt_seeds(v: list[float]) -> str:
+    return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
+
+
+def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path,
+                    threshold: float = 0.9) -> None:
+    """First step at which each chain position reaches `threshold`, one line per arm (mean
+    over seeds, dots: seeds; 'never' drawn at the top of the axis)."""
+    never = steps * 1.1
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for arm, ps in passes.items():
+        a = np.asarray(ps, dtype=float)
+        a[~np.isfinite(a)] = never
+        x = np.arange(a.shape[1])
+        (line,) = ax.plot(x, a.mean(0), marker="o", label=f"{arm} (n={len(ps)})")
+        for row in a:  # each seed, in its mode's colour
+            ax.scatter(x, row, s=10, alpha=0.5, color=line.get_color())
+    ax.axhline(never, color="grey", ls="--", lw=0.8)
+    ax.text(0, never, " never", va="bottom", fontsize=8, color="grey")
+    ax.set(xlabel="chain position #", ylabel=f"first step with accuracy >= {threshold}",
+           ylim=(0, never * 1.08), title="When each chain position is learned")
+    ax.set_xticks(range(a.shape[1]))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -123,7 +123,7 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     """The config and the latest checkpointed model of a run directory (eval mode)."""
     from safetensors.torch import load_file
 
-    from reasonlab.model.models import MODELS
+    from reasonlab.model import MODELS
 
     if not (run_dir / "config.json").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
@@ -138,7 +138,7 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
         tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
     except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data
         raise CorruptRunError(run_dir, "ckpt/state.safetensors", f"is unreadable ({e})") from None
-    model = MODELS[config.model.arch](config.model)
+    model = MODELS[config.model.arch.name](config.model)
     try:
         model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
                                if k.startswith("model.")})

@@ -59,9 +59,12 @@ def test_rate_scale_orders_layers():
 
 
 @pytest.mark.parametrize("kw, needle", [
-    (dict(init="rate"), "needs init_gamma"),
-    (dict(init_gamma=0.5), "only read by init='rate'"),
-    (dict(init="rate", init_gamma=-1.0), "init_gamma"),
+    (dict(init="rate"), "missing key 'model.init.gamma'"),
+    (dict(init={"name": "rate"}), "missing key 'model.init.gamma'"),
+    (dict(init_gamma=0.5), "init_gamma is an option of init='rate'"),
+    (dict(init={"name": "default", "gamma": 0.5}), "unknown key 'model.init.gamma'"),
+    (dict(init="rate", init_gamma=-1.0), "model.init.gamma: Input should be greater than 0"),
+    (dict(init={"name": "rate", "gamma": 0.5}, init_gamma=0.4), "disagrees"),
 ])
 def test_rate_config_errors(kw, needle):
     with pytest.raises(ConfigError, match=needle):

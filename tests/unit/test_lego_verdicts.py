@@ -3,9 +3,10 @@
 import numpy as np
 
 from reasonlab.studies.base import Claim
-from reasonlab.studies.lego_common import first_pass_steps, gain_verdict, needs_fit
+from reasonlab.studies.lego_common import PRETRAINED, RANDOM, first_pass_steps, needs_fit
 from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
-from reasonlab.studies.lego_pretraining import PRETRAINED, RANDOM, converge_verdict
+from reasonlab.studies.verdicts import gain_verdict
+from reasonlab.studies.lego_heads import converge_verdict
 from reasonlab.studies.lego_shortcut import last_first_verdict
 
 C = Claim("k", "text", "src")
@@ -79,7 +80,7 @@ def test_a_tie_with_the_last_variable_counts_half_not_as_later():
 
 def test_all_of_needs_every_arm():
     from reasonlab.studies.base import Verdict
-    from reasonlab.studies.lego_shortcut import all_of
+    from reasonlab.studies.verdicts import all_of
 
     ok, no, unsure = (Verdict(C, s, s) for s in ("reproduced", "not reproduced", "inconclusive"))
     assert all_of(C, {"BERT": ok, "ALBERT": ok}).status == "reproduced"
@@ -91,7 +92,7 @@ def test_all_of_needs_every_arm():
 def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control():
     import torch
 
-    from reasonlab.studies.lego_pretraining import heads_verdict
+    from reasonlab.studies.lego_heads import heads_verdict
 
     def side(variables, permuted, manip, positional=0.0):
         z = torch.zeros(2, 2)

@@ -16,7 +16,7 @@ import torch
 
 from reasonlab.model import ModelConfig, Transformer, run_with_cache
 from reasonlab.model.gguf import SMOLLM2_ARCH, unpermute
-from reasonlab.model.layers import NORMS, SwiGLU
+from reasonlab.model.llama import RMSNorm, SwiGLU
 from reasonlab.model.pretrained import SMOLLM2, load_pretrained
 
 needs_weights = pytest.mark.skipif(
@@ -41,7 +41,7 @@ def ours(n_layers: int = 30) -> Transformer:
 
 
 def test_rmsnorm_is_x_over_rms_times_gain():
-    norm = NORMS["rmsnorm"](8, 1e-5)
+    norm = RMSNorm(8, llama_config())
     with torch.no_grad():
         norm.weight.copy_(torch.linspace(0.5, 2.0, 8))
     x = torch.randn(3, 5, 8, dtype=torch.float64).float()
@@ -188,14 +188,8 @@ def test_train_config_smollm2_keeps_first_layers():
     cfg = TrainConfig.build({"task": task, "model": {"n_layers": 3},
                              "pretrained": "smollm2-135m"})
     assert cfg.model.n_layers == 3 and cfg.model.kv_groups == 3
-    assert cfg.model.norm_type == "rmsnorm" and cfg.model.feed_forward == "swiglu"
+    assert cfg.model.normalization.name == "rmsnorm" and cfg.model.mlp.name == "swiglu"
     with pytest.raises(ConfigError, match="n_layers=31 disagrees"):
         TrainConfig.build({"task": task, "model": {"n_layers": 31},
                            "pretrained": "smollm2-135m"})
 
-
-def test_defaults_keep_old_dumps():
-    """The new fields are left out of dumps at their defaults (run ids unchanged)."""
-    cfg = ModelConfig.build({"vocab_size": 5, "n_classes": 2, "max_seq_len": 4})
-    dump = cfg.model_dump()
-    assert not {"norm_type", "feed_forward", "kv_groups"} & set(dump)

@@ -1,7 +1,7 @@
 """Abstract-symbols model variants against naive references written here.
 
 Identity-augmented attention (logits += a_h X X^T, output += b_h Attn_h X), bias-free
-projections, the read-out tied to the embedding, and the MLP baseline (PAPERS.md §2).
+projections, the read-out tied to the embedding, and the MLP baseline (docs/papers.md §2 Abstract symbols).
 """
 
 from __future__ import annotations
@@ -183,12 +183,16 @@ def test_mlp_equality_features_are_symbol_invariant():
 
 
 def test_config_rejects_inconsistent_variant_options():
-    with pytest.raises(ConfigError, match="identity_terms needs attention='identity'"):
+    with pytest.raises(ConfigError, match="identity_terms is an option of attention='identity'"):
         cfg(identity_terms="a")
-    with pytest.raises(ConfigError, match="identity_zero_diag needs"):
+    with pytest.raises(ConfigError, match="identity_zero_diag is an option of attention="):
         cfg(identity_zero_diag=True)
-    with pytest.raises(ConfigError, match="mlp_equality needs arch='mlp'"):
+    with pytest.raises(ConfigError, match="mlp_equality is an option of arch='mlp'"):
         cfg(mlp_equality=True)
+    with pytest.raises(ConfigError, match="unknown key 'model.attention.terms'"):
+        cfg(attention={"name": "softmax", "terms": "a"})
+    with pytest.raises(ConfigError, match="model.attention.terms: Input should be"):
+        cfg(attention={"name": "identity", "terms": "c"})
     with pytest.raises(ConfigError, match="tie_head needs n_classes"):
         cfg(tie_head=True)
     with pytest.raises(ConfigError, match="arch='mlp' has no attention"):

@@ -1,6 +1,6 @@
 """How an anchor model computes: anchor embeddings, attention of the read-out position, and
 how additively the two anchors combine (Zhang et al. 2024, arXiv 2405.05409, §4-5: inferential
-solutions have lower complexity; PAPERS.md §3).
+solutions have lower complexity; docs/papers.md §3 Anchor functions).
 
 All functions read a model and a Batch of the anchor task; none trains anything.
 """

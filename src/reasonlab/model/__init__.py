@@ -1,23 +1,26 @@
-"""The Transformer, its config, attention variants, init schemes and hook points."""
+"""The Transformer, its config, variants (attention, init, architecture, normalization,
+feed-forward) and hook points. Importing this package registers every variant."""
 
-from reasonlab.model.attention import ATTENTION, AttentionHooks, SoftmaxAttention
+from reasonlab.model.attention import AttentionHooks, SoftmaxAttention
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.hooks import ActivationCache, HookPoint, hooks, run_with_cache
-from reasonlab.model.init import INITS
-from reasonlab.model import identity_attention  # noqa: F401  (registers "identity")
+from reasonlab.model import identity_attention, init, llama, mlp  # noqa: F401  (register entries)
 from reasonlab.model.transformer import Transformer
-from reasonlab.model.models import MODELS
+from reasonlab.model.variants import ATTENTION, INITS, MLPS, MODELS, NORMS, VariantConfig
 
 __all__ = [
     "ATTENTION",
     "INITS",
+    "MLPS",
     "MODELS",
+    "NORMS",
     "ActivationCache",
     "AttentionHooks",
     "HookPoint",
     "ModelConfig",
     "SoftmaxAttention",
     "Transformer",
+    "VariantConfig",
     "hooks",
     "run_with_cache",
 ]

@@ -1,7 +1,8 @@
 """Multi-head attention and its variants (the ATTENTION registry).
 
-`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it and overrides one
-of three methods, and registers itself:
+`SoftmaxAttention` ("softmax") is BERT's attention. A variant subclasses it, declares its options
+as a `Config` (a `VariantConfig` subclass; none: inherit softmax's), overrides one of three
+methods, and registers itself (docs/model.md, "How to add a variant"):
 
     scores(q, k, x)      -> [batch, n_heads, q_pos, k_pos]  pre-softmax logits
                             (e.g. add a hardcoded or identity term to the logits)
@@ -12,6 +13,13 @@ of three methods, and registers itself:
 
     @ATTENTION.register("my_variant")
     class MyAttention(SoftmaxAttention):
+        class Config(VariantConfig):
+            heads: list[int] = [0]  # (a docstring per field: the heads replaced)
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.heads = config.attention.heads  # this entry's resolved Config
+
         def pattern(self, scores, mask): ...
 
 A subclass that overrides any of them always takes the explicit path; the fused
@@ -32,9 +40,7 @@ from torch import nn
 
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.hooks import HookPoint
-from reasonlab.registry import Registry
-
-ATTENTION: Registry[type[SoftmaxAttention]] = Registry("attention variant")
+from reasonlab.model.variants import ATTENTION, VariantConfig
 
 
 class Rotary(nn.Module):
@@ -100,6 +106,8 @@ def _cpu_bf16(x: torch.Tensor) -> bool:
 @ATTENTION.register("softmax")
 class SoftmaxAttention(nn.Module):
     """softmax(q k^T / sqrt(d_head) + mask) v, per head, then W_O (Vaswani et al. 2017)."""
+
+    Config = VariantConfig  # no options
 
     def __init__(self, config: ModelConfig):
         super().__init__()

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
+from reasonlab.model.variants import REGISTRIES, VariantConfig, resolve
+
+LEGACY_KEYS: dict[str, tuple[str, str, str]] = {
+    "identity_terms": ("attention", "identity", "terms"),
+    "identity_zero_diag": ("attention", "identity", "zero_diag"),
+    "mlp_equality": ("arch", "mlp", "equality"),
+    "init_gamma": ("init", "rate", "gamma"),
+}
+"""Flat keys of the ModelConfig before variants owned their options (issue 12) -> (field,
+entry, option). Still accepted as input, so that old config files, the config.json of old run
+folders (`reasonlab runs show/diff`) and flat overrides keep validating. Old dumps hold null for
+an unset key; null is skipped."""
 
 
 class ModelConfig(StrictModel):
@@ -52,17 +64,15 @@ class ModelConfig(StrictModel):
     """Stochastic depth: in training, depth drawn uniformly in [lo, hi] per batch; L at eval."""
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
     """Dropout on attention pattern, attention output, MLP output and embeddings."""
-    attention: str = "softmax"
-    """ATTENTION registry entry."""
+    attention: SerializeAsAny[VariantConfig] = VariantConfig(name="softmax")
+    """ATTENTION entry and its options: a name ("identity") or {"name": ..., option: ...}."""
     act: Literal["gelu", "relu"] = "gelu"
     """Feed-forward nonlinearity."""
-    init: str = "default"
-    """INITS registry entry: how the weights are initialized."""
+    init: SerializeAsAny[VariantConfig] = VariantConfig(name="default")
+    """INITS entry and its options, e.g. {"name": "rate", "gamma": 0.5}: how the weights are
+    initialized."""
     init_std: float = Field(0.02, gt=0.0)
     """Standard deviation of the default normal initialization (BERT's 0.02)."""
-    init_gamma: float | None = Field(None, gt=0.0)
-    """Initialization rate gamma of init="rate": std (1/d_in)^gamma (Zhang et al. 2024);
-    required by that scheme and rejected by the others."""
     ln_eps: float = Field(1e-12, gt=0.0)
     """LayerNorm epsilon (BERT's 1e-12; PyTorch's default, which both the anchor and the
     abstract-symbols authors keep, is 1e-5)."""
@@ -72,34 +82,22 @@ class ModelConfig(StrictModel):
     """norm="pre" only: the final LayerNorm has a learned gain and bias; the abstract-symbols
     authors' has none (a plain standardization before the read-out)."""
 
-    # -- Llama pieces (SmolLM2's architecture; docs/papers.md §4, the FPT backbone) ----------
-    # Left out of dumps (so of run ids) at their defaults: adding them kept run ids valid.
-    norm_type: str = Field("layernorm", exclude_if=lambda v: v == "layernorm")
-    """NORMS registry entry of every normalisation layer: "layernorm" (BERT, GPT-2) or
-    "rmsnorm" (Llama: x / RMS(x) * g, no mean subtraction and no bias; Zhang & Sennrich
-    2019). `ln_eps` is its epsilon."""
-    feed_forward: str = Field("standard", exclude_if=lambda v: v == "standard")
-    """FEED_FORWARD registry entry: "standard" (W_out act(W_in x), `act` chosen above) or
-    "swiglu" (Llama: W_down(silu(W_gate x) * W_up x); Shazeer 2020, which reads no `act`)."""
-    kv_groups: int = Field(1, gt=0, exclude_if=lambda v: v == 1)
-    """Grouped-query attention (Ainslie et al. 2023; Llama, SmolLM2: 9 query heads, 3
+    normalization: SerializeAsAny[VariantConfig] = VariantConfig(name="layernorm")
+    """NORMS entry: the normalization layer (`norm` says where it sits)."""
+    mlp: SerializeAsAny[VariantConfig] = VariantConfig(name="standard")
+    """MLPS entry: the feed-forward block of a Transformer layer."""
+    kv_groups: int = Field(1, gt=0)
+    """Grouped-query attention (Ainslie et al. 2023; Llama; SmolLM2: 9 query heads, 3
     key/value heads -> 3): this many query heads share one key/value head, so there are
     n_heads / kv_groups key/value heads. 1 = multi-head attention."""
 
-    # -- abstract-symbols variants (Boix-Adsera et al. 2024; PAPERS.md §2) ------------------
-    arch: str = "transformer"
-    """MODELS registry entry: "transformer", or "mlp" (the paper's MLP baseline)."""
+    # -- abstract-symbols variants (Boix-Adsera et al. 2024; docs/papers.md §2) -------------
+    arch: SerializeAsAny[VariantConfig] = VariantConfig(name="transformer")
+    """MODELS entry: "transformer", or "mlp" (the paper's MLP baseline)."""
     attn_bias: bool = True
     """Biases in the Q/K/V/O projections; the abstract-symbols models have none."""
     tie_head: bool = False
     """Read-out weight = W_E (needs n_classes == vocab_size): symbolic labels (copying)."""
-    identity_terms: Literal["ab", "a", "b"] | None = None
-    """attention="identity" only: which terms are on (a: logits += a_h X X^T, b: output +=
-    b_h Attn_h X); None = both."""
-    identity_zero_diag: bool | None = None
-    """attention="identity" only: zero the diagonal of X X^T in the a term; None = False."""
-    mlp_equality: bool | None = None
-    """arch="mlp" only: also feed the flattened equality matrix X X^T; None = False."""
 
     @property
     def d_head_(self) -> int:
@@ -113,8 +111,21 @@ class ModelConfig(StrictModel):
     def n_unique_layers(self) -> int:
         return 1 if self.tie_layers else self.n_layers
 
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_variants(cls, data: Any) -> Any:
+        """Each sub-config from its registry entry's Config (see model/variants.py)."""
+        if not isinstance(data, dict):
+            return data
+        data = _map_legacy_keys(dict(data))
+        for field, registry in REGISTRIES.items():
+            if field in data:
+                data[field] = resolve(registry, data[field], where=f"model.{field}")
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> Self:
+        """The rules between fields; a variant's own options are checked by its Config."""
         if self.d_head is None and self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
@@ -132,41 +143,12 @@ class ModelConfig(StrictModel):
                     f"depth_range={list(self.depth_range)} must satisfy 1 <= lo <= hi <= "
                     f"n_layers={self.n_layers}"
                 )
-        from reasonlab.model.attention import ATTENTION
-        from reasonlab.model.init import INITS
-        from reasonlab.model.layers import FEED_FORWARD, NORMS
-
-        ATTENTION[self.attention]  # raises a ConfigError naming the known entries
-        NORMS[self.norm_type]
-        FEED_FORWARD[self.feed_forward]
-        scheme = INITS[self.init]
-        # Each scheme declares the optional config fields it reads (e.g. init_gamma).
-        for name in ("init_gamma",):
-            wants = name in getattr(scheme, "uses", ())
-            if wants and getattr(self, name) is None:
-                raise ValueError(f"init={self.init!r} needs {name}; set it")
-            if not wants and getattr(self, name) is not None:
-                raise ValueError(f"{name} is only read by init='rate', not init={self.init!r}; "
-                                 "remove it or change init")
+        for field, registry in REGISTRIES.items():  # also the defaults, which skip _resolve
+            resolve(registry, getattr(self, field), where=f"model.{field}")
         if not self.ln_final_affine and self.norm != "pre":
             raise ValueError(f"ln_final_affine=False needs norm='pre' (norm={self.norm!r} has "
                              "no final LayerNorm); remove it or set norm='pre'")
-        self._check_symbol_variants()
-        return self
-
-    def _check_symbol_variants(self) -> None:
-        from reasonlab.model.attention import ATTENTION
-        from reasonlab.model.identity_attention import IdentityAttention
-        from reasonlab.model.models import MODELS
-
-        MODELS[self.arch]
-        identity = issubclass(ATTENTION[self.attention], IdentityAttention)
-        for name in ("identity_terms", "identity_zero_diag"):
-            if getattr(self, name) is not None and not identity:
-                raise ValueError(f"{name} needs attention='identity'; remove it or set it")
-        if self.mlp_equality is not None and self.arch != "mlp":
-            raise ValueError("mlp_equality needs arch='mlp'; remove it")
-        if self.arch == "mlp" and (self.attention != "softmax" or self.tie_head):
+        if self.arch.name == "mlp" and (self.attention.name != "softmax" or self.tie_head):
             raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
                              "and tie_head")
         if self.tie_head and self.d_embed is not None:
@@ -175,3 +157,24 @@ class ModelConfig(StrictModel):
         if self.tie_head and self.n_classes != self.vocab_size:
             raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
                              f"({self.vocab_size}): a task with symbolic labels")
+        return self
+
+
+def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """Move the LEGACY_KEYS into the sub-config of the entry that reads them."""
+    for old, (field, entry, option) in LEGACY_KEYS.items():
+        value = data.pop(old, None)
+        if value is None:
+            continue
+        sub = data.get(field, ModelConfig.model_fields[field].default)
+        sub = {"name": sub} if isinstance(sub, str) else (
+            sub.model_dump() if isinstance(sub, VariantConfig) else dict(sub))
+        if sub.get("name") != entry:
+            raise ValueError(f"{old} is an option of {field}={entry!r} (now {field}."
+                             f"{option}), not of {field}={sub.get('name')!r}; remove it or set "
+                             f"{field}={{\"name\": \"{entry}\", \"{option}\": ...}}")
+        if option in sub and sub[option] != value:
+            raise ValueError(f"{old}={value!r} disagrees with {field}.{option}="
+                             f"{sub[option]!r}; give one")
+        data[field] = {**sub, option: value}
+    return data

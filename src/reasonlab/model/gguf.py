@@ -40,7 +40,7 @@ from reasonlab.errors import AssetError, ConfigError
 
 SMOLLM2_ARCH: dict[str, Any] = dict(
     d_model=576, d_embed=None, n_layers=30, n_heads=9, kv_groups=3, d_head=None, d_mlp=1536,
-    norm="pre", norm_type="rmsnorm", feed_forward="swiglu", positions="rotary",
+    norm="pre", normalization="rmsnorm", mlp="swiglu", positions="rotary",
     rotary_base=100_000.0, ln_eps=1e-5, causal=True, attn_bias=False, mlp_bias=False,
     tie_layers=False,
 )

@@ -1,4 +1,5 @@
-"""Identity-augmented attention (Boix-Adsera et al., ICLR 2024, §4.3 and §5; PAPERS.md §2).
+"""Identity-augmented attention (Boix-Adsera et al., ICLR 2024, §4.3 and §5; docs/papers.md §2
+Abstract symbols).
 
 Per head h, with X [batch, seq, d_model] the attention layer's input (after its LayerNorm in a
 pre-LN block):
@@ -13,29 +14,40 @@ shows it improves the conditioning of the kernel's templates x templates matrix)
 an attention-modulated skip connection that can copy a symbol's embedding to the read-out
 position (§5: it removes the inverse scaling of copying with the embedding dimension).
 
-Options (ModelConfig): identity_terms "a" / "b" / "ab" (None = "ab"), identity_zero_diag
-(zero the diagonal of X X^T, so a position's own identity does not attract its attention).
+Options (`IdentityAttention.Config`, e.g. attention={"name": "identity", "terms": "b"}): which
+terms are on, and whether the diagonal of X X^T is zeroed.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 from torch import nn
 
-from reasonlab.model.attention import ATTENTION, SoftmaxAttention
+from reasonlab.model.attention import SoftmaxAttention
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.variants import ATTENTION, VariantConfig
 
 
 @ATTENTION.register("identity")
 class IdentityAttention(SoftmaxAttention):
     """Softmax attention with logits += a_h X X^T and output += b_h Attn_h X."""
 
+    class Config(VariantConfig):
+        terms: Literal["ab", "a", "b"] = "ab"
+        """Which terms are on: a (logits += a_h X X^T), b (output += b_h Attn_h X), or both."""
+        zero_diag: bool = False
+        """Zero the diagonal of X X^T in the a term (a position's own identity does not attract
+        its attention)."""
+
     zero_init = ("a", "b")  # parameters the init schemes must leave at 0 (see model/init.py)
 
     def __init__(self, config: ModelConfig):
         super().__init__(config)
-        terms = config.identity_terms or "ab"
-        self.zero_diag = bool(config.identity_zero_diag)
+        opts = config.attention
+        assert isinstance(opts, IdentityAttention.Config)  # ModelConfig resolved it
+        terms, self.zero_diag = opts.terms, opts.zero_diag
         # Absent terms have no parameter at all, so they cannot drift under training.
         self.a = nn.Parameter(torch.zeros(self.n_heads)) if "a" in terms else None  # [n_heads]
         self.b = nn.Parameter(torch.zeros(self.n_heads)) if "b" in terms else None  # [n_heads]

@@ -1,9 +1,10 @@
-"""MLP baseline of the abstract-symbols paper (Boix-Adsera et al., ICLR 2024, §3; PAPERS.md §2).
+"""MLP baseline of the abstract-symbols paper (Boix-Adsera et al., ICLR 2024, §3; docs/papers.md
+§2 Abstract symbols): the MODELS entry "mlp".
 
 The input string's token embeddings are concatenated (position = slot in the concatenation)
 and fed to a ReLU/GELU MLP with n_layers hidden layers of width d_mlp. The paper proves that
 such a network trained by SGD cannot generalise to unseen symbols (its permutation symmetry
-over the symbol alphabet); `mlp_equality` also feeds the flattened equality matrix X X^T / d
+over the symbol alphabet); option `equality` also feeds the flattened equality matrix X X^T / d
 (X = LayerNorm of the embeddings), which carries which positions hold equal symbols, whatever
 the symbols are.
 
@@ -20,19 +21,27 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.config import ModelConfig
-from reasonlab.model.init import INITS
+from reasonlab.model.variants import INITS, MODELS, NORMS, VariantConfig
 
 
+@MODELS.register("mlp")
 class MLPBaseline(nn.Module):
     """tokens [batch, seq] -> logits [batch, 1, n_classes]."""
+
+    class Config(VariantConfig):
+        equality: bool = False
+        """Also feed the flattened equality matrix X X^T / d_model (X = the normalized
+        embeddings)."""
 
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
         self.config = config
+        opts = config.arch
+        assert isinstance(opts, MLPBaseline.Config)  # ModelConfig resolved it
         d, T = config.d_model, config.max_seq_len
         self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
-        self.equality = bool(config.mlp_equality)
-        self.ln = nn.LayerNorm(d, eps=config.ln_eps) if self.equality else None
+        self.equality = opts.equality
+        self.ln = NORMS[config.normalization.name](d, config) if self.equality else None
         width = T * d + (T * T if self.equality else 0)
         act = nn.GELU() if config.act == "gelu" else nn.ReLU()
         layers: list[nn.Module] = []
@@ -41,7 +50,7 @@ class MLPBaseline(nn.Module):
             width = config.d_mlp
         layers.append(nn.Linear(width, config.n_classes))
         self.net = nn.Sequential(*layers)
-        INITS[config.init](self, config, generator)
+        INITS[config.init.name].apply(self, config, generator)
 
     def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
                 pad_mask: torch.Tensor | None = None, depth: int | None = None) -> torch.Tensor:

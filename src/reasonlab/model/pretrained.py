@@ -43,6 +43,7 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
+from reasonlab.model.variants import VariantConfig
 from reasonlab.registry import Registry
 
 
@@ -218,8 +219,10 @@ def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
     """ModelConfig `fields` agree with the checkpoint's architecture; n_layers may be lower
     (the first k layers are kept: the FPT cpu scale, docs/papers.md §4)."""
     want = ckpt.architecture
-    bad = {k: v for k, v in fields.items()
-           if v != want[k] and not (k == "n_layers" and 1 <= v <= want[k])}
+    # a variant sub-config (normalization, mlp) matches the entry name the checkpoint needs
+    got = {k: v.model_dump() if isinstance(v, VariantConfig) else v for k, v in fields.items()}
+    bad = {k: v for k, v in got.items() if v != want[k] and v != {"name": want[k]}
+           and not (k == "n_layers" and 1 <= v <= want[k])}
     if bad:
         raise ConfigError(f"pretrained {ckpt.name!r} needs model fields {want} (n_layers at "
                           f"most {want['n_layers']}); these differ: {bad}")

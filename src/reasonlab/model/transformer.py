@@ -43,11 +43,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.errors import ConfigError
-from reasonlab.model.attention import ATTENTION, AttentionHooks
+from reasonlab.model.attention import AttentionHooks
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.hooks import HookedModule, HookPoint, name_hook_points
-from reasonlab.model.init import INITS
-from reasonlab.model.layers import FEED_FORWARD, NORMS, MLP  # noqa: F401  (MLP: old import path)
+from reasonlab.model.variants import ATTENTION, INITS, MLPS, MODELS, NORMS, VariantConfig
 
 
 def attention_mask(
@@ -73,6 +72,53 @@ def attention_mask(
     return mask
 
 
+@NORMS.register("layernorm")
+class LayerNorm(nn.LayerNorm):
+    """LayerNorm (Ba et al. 2016) with the config's epsilon; `affine=False`: a plain
+    standardization (the abstract-symbols authors' final norm, `ln_final_affine`)."""
+
+    Config = VariantConfig  # no options (eps is ModelConfig.ln_eps)
+
+    def __init__(self, d: int, config: ModelConfig, affine: bool = True):
+        super().__init__(d, eps=config.ln_eps, elementwise_affine=affine)
+
+
+@MLPS.register("standard")
+class MLP(nn.Module):
+    """Feed-forward block: W_out act(W_in x), then dropout (BERT's intermediate + output)."""
+
+    Config = VariantConfig  # no options (act, mlp_bias and d_mlp are ModelConfig fields)
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.fc_in = nn.Linear(config.d_model, config.d_mlp, bias=config.mlp_bias)
+        self.act = nn.GELU() if config.act == "gelu" else nn.ReLU()  # BERT: exact (erf) GELU
+        self.fc_out = nn.Linear(config.d_mlp, config.d_model, bias=config.mlp_bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
+        return self.dropout(self.fc_out(self.act(self.fc_in(x))))
+
+    # Weights in the maths' convention (x @ W), as views.
+    @property
+    def W_in(self) -> torch.Tensor:  # [d_model, d_mlp]
+        return self.fc_in.weight.T
+
+    @property
+    def b_in(self) -> torch.Tensor:  # [d_mlp]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_in.bias
+        return b if b is not None else self.fc_in.weight.new_zeros(self.fc_in.out_features)
+
+    @property
+    def W_out(self) -> torch.Tensor:  # [d_mlp, d_model]
+        return self.fc_out.weight.T
+
+    @property
+    def b_out(self) -> torch.Tensor:  # [d_model]; zeros when bias-free (mlp_bias=False)
+        b = self.fc_out.bias
+        return b if b is not None else self.fc_out.weight.new_zeros(self.fc_out.out_features)
+
+
 class BlockHooks(nn.Module):
     """The hook points of one application of a block (no parameters)."""
 
@@ -91,13 +137,13 @@ class Layer(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
+        norm = NORMS[config.normalization.name]
         self.pre_ln = config.norm == "pre"
-        norm = NORMS[config.norm_type]
-        self.ln1 = norm(config.d_model, config.ln_eps)
-        self.attn = ATTENTION[config.attention](config)
+        self.ln1 = norm(config.d_model, config)
+        self.attn = ATTENTION[config.attention.name](config)
         self.attn_dropout = nn.Dropout(config.dropout)
-        self.ln2 = norm(config.d_model, config.ln_eps)
-        self.mlp = FEED_FORWARD[config.feed_forward](config)
+        self.ln2 = norm(config.d_model, config)
+        self.mlp = MLPS[config.mlp.name](config)
 
     def forward(
         self, resid_pre: torch.Tensor, mask: torch.Tensor | None, hooks: BlockHooks
@@ -126,12 +172,16 @@ class TiedHead(nn.Module):
         return F.linear(x, W_E)  # [..., d_model] -> [..., vocab]
 
 
+@MODELS.register("transformer")
 class Transformer(HookedModule):
     """Token classifier: logits [batch, P, n_classes] at `label_pos`, or at every position."""
+
+    Config = VariantConfig  # no options: the architecture fields are ModelConfig's own
 
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
         self.config = config
+        norm = NORMS[config.normalization.name]
         d = config.d_model
         e = config.d_embed or d  # embedding width: d_model, or ALBERT's factorised width
         self.W_E = nn.Parameter(torch.empty(config.vocab_size, e))  # [vocab, d_embed]
@@ -142,8 +192,7 @@ class Transformer(HookedModule):
         self.hook_pos_embed = HookPoint()
         # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
         # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
-        norm = NORMS[config.norm_type]
-        self.ln_embed = norm(e, config.ln_eps) if config.norm == "post" else None
+        self.ln_embed = norm(e, config) if config.norm == "post" else None
         self.embed_dropout = nn.Dropout(config.dropout)
         # ALBERT (Lan et al. 2020 §3.1): embeddings of width d_embed, after LayerNorm and
         # dropout, mapped to d_model (HF's `embedding_hidden_mapping_in`).
@@ -151,14 +200,13 @@ class Transformer(HookedModule):
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
         self.blocks = nn.ModuleList(BlockHooks() for _ in range(config.n_layers))
-        self.ln_final = (norm(d, config.ln_eps, config.ln_final_affine)
-                         if config.norm == "pre" else None)
+        self.ln_final = norm(d, config, config.ln_final_affine) if config.norm == "pre" else None
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.
         self.head = nn.Linear(d, config.n_classes) if not config.tie_head else TiedHead()
         name_hook_points(self)
-        INITS[config.init](self, config, generator)
+        INITS[config.init.name].apply(self, config, generator)
 
     def forward(
         self,

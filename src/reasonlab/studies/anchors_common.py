@@ -1,7 +1,7 @@
 """Shared pieces of the anchor studies (Zhang et al. 2024, arXiv 2405.05409): the paper's
 model and recipe per scale, and the per-run solution analysis.
 
-The model (paper §3, PAPERS.md §3): a causal decoder with one head, d_head set apart from
+The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head, d_head set apart from
 d_model, learned positions, read out at the last token, every parameter initialized with std
 (1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md, checked by
 tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the embeddings go

@@ -77,7 +77,7 @@ class AnchorsEmbeddingNorm(Study):
                                                "layer1_rms")] for a in arms]
         rep = Report(self.title)
         rep.sections.append(
-            f"## Held-out pair (4,3) at gamma={m0.init_gamma:g}, depth {m0.n_layers}\n\n"
+            f"## Held-out pair (4,3) at gamma={m0.init.gamma:g}, depth {m0.n_layers}\n\n"
             f"Per-run verdicts as in the phase study (unfit below seen accuracy "
             f"{FIT_THRESHOLD}; a type needs >= {MAJORITY} of the held-out predictions). "
             "Layer-1 input RMS: root mean square of `blocks.0.hook_resid_pre` on the test "

@@ -75,7 +75,7 @@ def phase_cells(results: list[tuple[RunSpec, dict[str, Any]]], out: Path
     for spec, result in results:
         m = spec.config.model
         sol = run_solution(spec, result, out)
-        cells.setdefault((m.init_gamma, m.n_layers), []).append(
+        cells.setdefault((m.init.gamma, m.n_layers), []).append(
             {"seed": spec.seed, **sol.to_json()})
     return cells
 

@@ -73,7 +73,7 @@ class AnchorsLrWeightDecay(Study):
                                                          "seen_acc")]
                 for lr in lrs for wd in wds]
         rep.sections.append(
-            f"## Held-out pair (4,3) at gamma={m0.init_gamma:g}, depth {m0.n_layers}\n\n"
+            f"## Held-out pair (4,3) at gamma={m0.init.gamma:g}, depth {m0.n_layers}\n\n"
             f"Per-run verdicts as in the phase study (unfit below seen accuracy "
             f"{FIT_THRESHOLD}; a type needs >= {MAJORITY} of the held-out predictions).\n\n"
             + table(["lr", "weight decay", "verdicts (seeds)", "inferential", "symmetric",

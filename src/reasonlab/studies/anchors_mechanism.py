@@ -1,5 +1,5 @@
 """Inside an inferential and a symmetric anchor model (Zhang et al. 2024, arXiv 2405.05409,
-§4-5; PAPERS.md §3: inferential solutions have lower complexity, the anchor embeddings being
+§4-5; docs/papers.md §3 Anchor functions: inferential solutions have lower complexity, the anchor embeddings being
 arranged so that composition is nearly additive).
 
 Two arms: a small initialization (large gamma) and a larger one (smaller gamma); where an arm

@@ -10,83 +10,45 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar
 
+from reasonlab.errors import AssetError, ConfigError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.store import check_partial, output_dir
+from reasonlab.studies.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
+                                    grid, merge)
+from reasonlab.studies.reporting import Report
 from reasonlab.train.config import TrainConfig
 
-Scale = Literal["smoke", "cpu", "paper"]
-SCALES: tuple[Scale, ...] = ("smoke", "cpu", "paper")
-Status = Literal["reproduced", "not reproduced", "inconclusive"]
-
-
-@dataclass(frozen=True)
-class Claim:
-    key: str
-    text: str
-    source: str
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One run of a study: the arm it belongs to (e.g. "BERT"), its seed and its config."""
-
-    arm: str
-    seed: int
-    config: TrainConfig
-
-
-@dataclass
-class Verdict:
-    claim: Claim
-    status: Status
-    evidence: str
-
-
-@dataclass
-class Report:
-    """What a study's analysis produces; `write` renders it as Markdown next to its figures."""
-
-    title: str
-    sections: list[str] = field(default_factory=list)
-    figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
-    verdicts: list[Verdict] = field(default_factory=list)
-
-    def markdown(self) -> str:
-        lines = [f"# {self.title}", "", "## Verdicts", "", "| claim | verdict | evidence |",
-                 "|---|---|---|"]
-        lines += [f"| {v.claim.text} ({v.claim.source}) | **{v.status}** | {v.evidence} |"
-                  for v in self.verdicts]
-        lines.append("")
-        for s in self.sections:
-            lines += [s, ""]
-        for name, caption in self.figures:
-            lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
-        return "\n".join(lines)
-
-    def write(self, out: Path) -> Path:
-        path = out / "report.md"
-        path.write_text(self.markdown())
-        (out / "verdicts.json").write_text(json.dumps(
-            [{"claim": v.claim.key, "text": v.claim.text, "status": v.status,
-              "evidence": v.evidence} for v in self.verdicts], indent=1))
-        return path
+__all__ = ["SCALES", "STUDIES", "Claim", "Report", "Results", "RunSpec", "Scale", "Status",
+           "Study", "Verdict", "grid", "merge", "run_study"]
 
 
 class Study(ABC):
     name: ClassVar[str]
+    """Set by `STUDIES.register(name)`; never written in the class."""
     title: ClassVar[str]
     claims: ClassVar[tuple[Claim, ...]]
     cpu_minutes: ClassVar[float | None]
     """Wall-clock time of the `cpu` scale on a 2-core machine, as measured; None until measured."""
     cpu_after: ClassVar[str | None] = None
     """A study whose finished runs `cpu_minutes` assumes (shared runs folder), if any."""
+    trains: ClassVar[bool] = True
+    """False for a study that trains nothing (it computes at initialization, say): it defines
+    no `runs`, and its `analyse` gets an empty Results carrying the scale."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
+    """Seeds per scale. A subclass lists only the scales where it differs (merged with its
+    parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""
+
+    def __init_subclass__(cls, **kw: object) -> None:
+        super().__init_subclass__(**kw)
+        if "default_seeds" in cls.__dict__:
+            cls.default_seeds = {**cls.__mro__[1].default_seeds,  # type: ignore[attr-defined]
+                                 **cls.__dict__["default_seeds"]}
 
     @classmethod
     def missing(cls) -> str | None:
@@ -94,14 +56,28 @@ class Study(ABC):
         or None. Tests skip a study with this reason."""
         return None
 
-    @abstractmethod
-    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]: ...
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        """The runs to train at this scale (`grid(...)`); a study with trains = False has none."""
+        raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
 
     @abstractmethod
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report: ...
+    def analyse(self, results: Results, out: Path) -> Report: ...
 
 
-STUDIES: Registry[type[Study]] = Registry("study")
+class StudyRegistry(Registry[type[Study]]):
+    """STUDIES: registering a class under a name also sets its `name`."""
+
+    def register(self, name: str) -> Callable[[type[Study]], type[Study]]:
+        add = super().register(name)
+
+        def deco(cls: type[Study]) -> type[Study]:
+            cls.name = name
+            return add(cls)
+
+        return deco
+
+
+STUDIES = StudyRegistry("study")
 
 
 def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
@@ -118,12 +94,18 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
 
     check_workers(workers)
     study = STUDIES[name]()
-    specs = study.runs(scale, seeds or study.default_seeds[scale])
+    if why := study.missing():
+        raise AssetError(f"study {name} {why}")
+    seeds = seeds or study.default_seeds[scale]
+    specs = study.runs(scale, seeds) if study.trains else []
+    if study.trains and not specs:
+        raise ConfigError(f"study {name} has no runs at scale {scale}")
     root = out or Path("reasonlab-out")
     out = out or Path("reasonlab-out") / name / scale
     with output_dir(out):
         check_runs([s.config for s in specs], root)
-        return _run_study(study, specs, scale, root, out, workers, quiet, executor, address)
+        return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
+                          address)
 
 
 def check_runs(configs: list[TrainConfig], root: Path) -> None:
@@ -136,15 +118,15 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
             check_partial(run_dir)
 
 
-def _run_study(study: Study, specs: list[RunSpec], scale: Scale, root: Path, out: Path,
-               workers: int | None, quiet: bool, executor: Executor,
+def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, root: Path,
+               out: Path, workers: int | None, quiet: bool, executor: Executor,
                address: str | None) -> tuple[Report, Path]:
     results = execute_all([s.config for s in specs], root,
                           [f"{s.arm} seed {s.seed}" for s in specs], workers, quiet, executor,
                           address, desc=study.name)
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
-    report = study.analyse(list(zip(specs, results, strict=True)), out)
+    report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds), out)
     report.write(out)
     # what `reasonlab site` indexes: which study and scale this report is, and its runs
     (out / "study.json").write_text(json.dumps(

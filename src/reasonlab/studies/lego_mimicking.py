@@ -14,19 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from reasonlab.analysis.attention import attention_patterns
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Verdict
-from reasonlab.studies.lego_common import accuracy_report, by_arm, gain_verdict, span_means
-from reasonlab.studies.lego_pretraining import (PRETRAINED, RANDOM, NeedsMiniLM,
-                                                extrapolation_span, lego_head_scores,
-                                                minilm_spec, require_weights,
-                                                substitution_note)
-from reasonlab.tasks.base import build_task
-from reasonlab.train.loop import build_model
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Verdict, grid
+from reasonlab.studies.lego_common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
+                                           extrapolation_span, minilm_arms, minilm_recipe,
+                                           span_means)
+from reasonlab.studies.lego_heads import mimicked_heads, substitution_note
+from reasonlab.studies.verdicts import gain_verdict, requires, threshold_verdict, at_least
 
 MIMIC = "mimicking init"
 CLOSED = 0.5
@@ -44,8 +37,6 @@ MIMIC_SCALES: dict[Scale, dict[str, Any]] = {
     "cpu": dict(steps=60, batch_size=16, lr=1e-3),
     "paper": dict(steps=1000, batch_size=200, lr=5e-5),  # authors: 10 epochs x 100 steps
 }
-
-
 FINETUNE: dict[Scale, dict[str, Any]] = {
     # The authors' mimicking script fine-tunes with batch 400: 60k steps = 200 epochs of 120k
     # sentences (issue 18); evaluated every 5 epochs.
@@ -57,69 +48,38 @@ its random and pretrained runs are reused)."""
 
 def closed_verdict(claim: Claim, finals: dict[str, list[list[float]]], span: slice,
                    what: str) -> Verdict:
+    """Mimicking closes >= CLOSED of the random-to-pretrained gap, which must itself exist
+    (gain_verdict of pretrained over random reproduced)."""
     gap = gain_verdict(claim, span_means(finals[PRETRAINED], span),
                        span_means(finals[RANDOM], span), (PRETRAINED, RANDOM), what)
     r, p, m = (float(span_means(finals[a], span).mean()) for a in (RANDOM, PRETRAINED, MIMIC))
     frac = (m - r) / (p - r) if p != r else float("nan")
     ev = (f"{what}: random {r:.3f}, pretrained {p:.3f}, mimicking {m:.3f}; gap closed "
           f"{frac:.2f} (needs >= {CLOSED}, and a pretrained advantage: {gap.status})")
-    if gap.status != "reproduced":
-        return Verdict(claim, "inconclusive", ev)
-    return Verdict(claim, "reproduced" if frac >= CLOSED else "not reproduced", ev)
+    return requires(threshold_verdict(claim, frac, ev, at_least(CLOSED)),
+                    gap.status == "reproduced", "no pretrained advantage to close")
 
 
 @STUDIES.register("lego-mimicking")
 class LegoMimicking(NeedsMiniLM):
-    name = "lego-mimicking"
     title = "LEGO: mimicking initialisation vs random and pretrained init"
     claims = (Claim("closes-gap", "Mimicking association and manipulation heads closes most of "
                     "the gap between random and pretrained init, with no pretraining data",
                     "Zhang et al. 2022, §4.2.2, Fig. 6"),)
     cpu_minutes = 4.7  # measured: 282 s; its random and pretrained runs reused
     cpu_after = "lego-pretraining"
-    default_seeds = {"smoke": 1, "cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        require_weights()
         mimic = {"heads": {0: "manipulation", 1: "association"}, **MIMIC_SCALES[scale]}
-        tune = FINETUNE.get(scale, {})
-        return [s for seed in range(seeds) for s in (
-            minilm_spec(RANDOM, seed, scale, False, **tune),
-            minilm_spec(PRETRAINED, seed, scale, True, **tune),
-            minilm_spec(MIMIC, seed, scale, False, mimic=mimic, **tune))]
+        arms = minilm_arms()
+        arms[MIMIC] = {**arms[RANDOM], "mimic": mimic}
+        return grid(minilm_recipe(scale), arms, [FINETUNE.get(scale, {})], seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        span = extrapolation_span(results[0][0])
-        rep, finals = accuracy_report(self.title, by_arm(results), out, span.start)
+    def analyse(self, results: Results, out: Path) -> Report:
+        span = extrapolation_span(results.first)
+        rep, finals = accuracy_report(self.title, results, out, span.start)
         rep.sections += [mimicked_heads(next(s for s, _ in results if s.arm == MIMIC)),
-                         substitution_note(results[0][0])]
+                         substitution_note(results.first)]
         rep.verdicts = [closed_verdict(self.claims[0], finals, span,
                                        f"mean accuracy #{span.start}-#{span.stop - 1}")]
         return rep
-
-
-def mimicked_heads(spec: RunSpec) -> str:
-    """Head scores of the mimicking init before fine-tuning (rebuilt: same seed, same
-    weights), per layer, for the two mimicked heads: did mimicking take? The association head
-    is scored on any repeated token (what it was trained to mimic) and on variable queries
-    only (the paper's association head), beside the positional controls; the manipulation head
-    without and with its own position (a perfect mimic of [1, 2, 4, 2, 1] scores 0.6 / 1.0)."""
-    model = build_model(spec.config)
-    task = build_task(spec.config.task)
-    batch = task.sample(np.random.default_rng(0), min(64, spec.config.n_test))
-    with torch.no_grad():
-        s, c = lego_head_scores(attention_patterns(model, batch.tokens, batch.pad_mask), batch,
-                                task)
-    rows = [[str(l), f"{s['manipulation'][l, 0]:.2f}", f"{s['manipulation_self'][l, 0]:.2f}",
-             f"{s['association'][l, 1]:.2f}", f"{s['association_variable'][l, 1]:.2f}",
-             f"{c['variables, permuted'][l, 1]:.2f}",
-             f"{s['manipulation'][l, 2:].mean():.2f}", f"{s['association'][l, 2:].mean():.2f}"]
-            for l in range(s["association"].shape[0])]
-    return ("## Mimicking init before fine-tuning: head scores per layer\n\n"
-            + table(["layer", "head 0 manipulation", "head 0 manipulation (self incl.)",
-                     "head 1 association (any token)", "head 1 association (variables)",
-                     "head 1 (variables, clauses permuted)", "other heads manipulation (mean)",
-                     "other heads association (mean)"], rows)
-            + "\n\nPositional control: a content-blind head attending to the same slot of every "
-            f"clause scores {float(c['positional head, any token']):.2f} on any token and "
-            f"{float(c['positional head']):.2f} on variables.")

@@ -2,7 +2,7 @@
 
 "BERT-like models without special data preparation do not extrapolate to longer sequences,
 while other models like ALBERT, or BERT with carefully selected data (such as diverse sequence
-lengths ...) do extrapolate." All arms are BERT-like with the `lego-extrapolation` recipe and
+lengths ...) do extrapolate." All arms are BERT-like with the LEGO recipe (lego_common) and
 supervise the first 6 chain variables (#0-#5); all are tested on 12-clause sentences.
 
 - fixed length 12: every training sentence has 12 clauses.
@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import (accuracy_report, by_arm, extrapolation_gain,
-                                           gain_verdict, recipe, span_means, spec)
-from reasonlab.studies.lego_extrapolation import N_CLAUSES, N_TRAIN_VARS, lego_task
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.lego_common import (N_CLAUSES, N_TRAIN_VARS, SEEDS, accuracy_report,
+                                           extrapolation_gain, recipe, span_means)
+from reasonlab.studies.verdicts import gain_verdict
 from reasonlab.tasks.base import build_task
 
 SHORTEST = N_TRAIN_VARS + 1
@@ -38,6 +37,8 @@ chain's last variable is never supervised (§4.3's shortcut)."""
 FIXED = f"fixed length {N_CLAUSES}"
 MIXED = f"mixed lengths {SHORTEST}-{N_CLAUSES}"
 MIXED_LAST = f"mixed lengths {N_TRAIN_VARS}-{N_CLAUSES}"
+ARMS = {FIXED: {}, MIXED: {"task": {"min_clauses": SHORTEST}},
+        MIXED_LAST: {"task": {"min_clauses": N_TRAIN_VARS}}}
 
 
 def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) -> float:
@@ -49,38 +50,28 @@ def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) ->
 
 @STUDIES.register("lego-mixed-lengths")
 class LegoMixedLengths(Study):
-    name = "lego-mixed-lengths"
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
     claims = (Claim("mixed-lengths", f"Training on mixed chain lengths ({SHORTEST}-{N_CLAUSES} "
                     f"clauses: the last variable never supervised) improves BERT's "
                     "extrapolation (#6-#8)", "Zhang et al. 2022, §1 and §4"),)
     cpu_minutes = 8.8  # measured: 527 s after lego-extrapolation (4 new runs)
     cpu_after = "lego-extrapolation"
-    # cpu: the 2 seeds of lego-extrapolation, so its runs serve as this study's baseline arm
-    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
-
-    @staticmethod
-    def tasks() -> dict[str, dict[str, Any]]:
-        return {FIXED: lego_task(), MIXED: {**lego_task(), "min_clauses": SHORTEST},
-                MIXED_LAST: {**lego_task(), "min_clauses": N_TRAIN_VARS}}
+    default_seeds = SEEDS  # lego-extrapolation's, so its BERT runs are this study's FIXED arm
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        base = recipe(scale)
-        return [spec(arm, seed, base, task, model={"tie_layers": False})
-                for arm, task in self.tasks().items() for seed in range(seeds)]
+        return grid(recipe(scale), ARMS, seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        rep, finals = accuracy_report(self.title, by_arm(results), out, N_TRAIN_VARS)
-        tasks = {s.arm: s.config.task.model_dump() for s, _ in results}
-        rows = [[arm, f"{last_supervised(t):.3f}"] for arm, t in tasks.items()]
+    def analyse(self, results: Results, out: Path) -> Report:
+        rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
         span = slice(N_TRAIN_VARS, N_TRAIN_VARS + 3)
         old = gain_verdict(self.claims[0], span_means(finals[MIXED_LAST], span),
                            span_means(finals[FIXED], span), (MIXED_LAST, FIXED),
                            "mean accuracy #6-#8")
-        rep.sections.append(
-            "## Training sentences that supervise the chain's last variable (20,000 sampled; "
-            "§4.3's shortcut)\n\n" + table(["arm", "fraction"], rows)
-            + f"\n\nThe verdict compares {MIXED} with {FIXED}. Reported only: {MIXED_LAST} vs "
-            f"{FIXED}, {old.evidence} (would be: {old.status}).")
+        tasks = {s.arm: s.config.task.model_dump() for s, _ in results}
+        rep.table("Training sentences that supervise the chain's last variable (20,000 "
+                  "sampled; §4.3's shortcut)", ["arm", "fraction"],
+                  [[arm, f"{last_supervised(t):.3f}"] for arm, t in tasks.items()],
+                  after=f"The verdict compares {MIXED} with {FIXED}. Reported only: "
+                  f"{MIXED_LAST} vs {FIXED}, {old.evidence} (would be: {old.status}).")
         rep.verdicts = [extrapolation_gain(self.claims[0], finals, MIXED, FIXED, N_TRAIN_VARS)]
         return rep

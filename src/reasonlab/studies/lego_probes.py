@@ -14,17 +14,15 @@ the loop's shape. The extrapolated depths a for-loop can still reach (#6..#L-1; 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagonal
-from reasonlab.report import final_by_depth, table
+from reasonlab.report import table
 from reasonlab.runs import load_run_model
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study
-from reasonlab.studies.lego_common import (arm_model, by_arm, gain_verdict, needs_fit, recipe,
-                                           spec)
-from reasonlab.studies.lego_extrapolation import ARMS, N_TRAIN_VARS, lego_task
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.lego_common import N_TRAIN_VARS, bert_albert, needs_fit, recipe
+from reasonlab.studies.verdicts import gain_verdict
 from reasonlab.tasks.base import build_task
 
 PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data
@@ -45,7 +43,6 @@ def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
 
 @STUDIES.register("lego-probes")
 class LegoProbes(Study):
-    name = "lego-probes"
     title = "LEGO: information percolation by linear probes (BERT-like vs ALBERT-like)"
     claims = (Claim("for-loop", "ALBERT's probe map is closer to the one-layer-per-step "
                     "for-loop than BERT's (higher diagonal score on the supervised depths)",
@@ -54,12 +51,10 @@ class LegoProbes(Study):
     cpu_after = "lego-extrapolation"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        base = recipe(scale)
-        return [spec(arm, seed, base, lego_task(), model=arm_model(tied, scale))
-                for arm, tied in ARMS.items() for seed in range(seeds)]
+        return grid(recipe(scale), bert_albert(scale), seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
+    def analyse(self, results: Results, out: Path) -> Report:
+        arms = results.arms()
         maps: dict[str, np.ndarray] = {}
         scores: dict[str, np.ndarray] = {}  # arm -> [seeds, (supervised, extrapolated)]
         rows, shuffled_gap = [], 0.0
@@ -76,7 +71,7 @@ class LegoProbes(Study):
         plot_probe_maps(maps, out / "probe_maps.png", chance, n_supervised=N_TRAIN_VARS)
         n = next(iter(maps.values())).shape[1]
         n_layers = next(iter(maps.values())).shape[0] - 1
-        rep = Report(self.title)
+        rep = Report(self.title, out).recipe(results)
         rep.sections.append(
             "## Held-out probe accuracy by layer (0 = embeddings) and chain depth "
             f"(mean over seeds; chance {chance:.2f})\n\n"
@@ -90,10 +85,10 @@ class LegoProbes(Study):
                     [[a, str(i), f"{x[0]:.3f}", "n/a" if np.isnan(x[1]) else f"{x[1]:.3f}"]
                      for a, s in scores.items() for i, x in enumerate(s)])
             + "\n\nThe verdict compares the supervised-depth scores.")
-        rep.figures.append(("probe_maps.png", "Probe accuracy over (layer, depth); dashed: "
-                            "the one-layer-per-step for-loop"))
+        rep.figure("probe_maps.png", "Probe accuracy over (layer, depth); dashed: the "
+                   "one-layer-per-step for-loop")
         # a probe map of a model that has not learned the task says nothing about how it solves it
-        finals = {arm: final_by_depth(rs) for arm, rs in arms.items()}
+        finals = results.per_position()
         rep.verdicts = [needs_fit(gain_verdict(self.claims[0], scores["ALBERT"][:, 0],
                                                scores["BERT"][:, 0], ("ALBERT", "BERT"),
                                                f"diagonal score on #0-#{N_TRAIN_VARS - 1}"),

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.report import final_by_depth, mean_std, plot_curves, plot_positions, table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import (PASS, arm_model, by_arm, first_pass_steps,
-                                           gain_verdict, needs_fit, recipe, span_means, spec)
-from reasonlab.studies.lego_extrapolation import N_CLAUSES, lego_task
+from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                    Verdict, grid, merge)
+from reasonlab.studies.lego_common import (N_CLAUSES, PASS, albert, first_pass_steps, needs_fit,
+                                           recipe, span_means)
+from reasonlab.studies.verdicts import all_of, gain_verdict
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
 ALL_TIED = "#0-#11, ALBERT"
@@ -70,19 +70,8 @@ def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verd
     return Verdict(claim, "reproduced" if ok else "not reproduced", ev)
 
 
-def all_of(claim: Claim, verdicts: dict[str, Verdict]) -> Verdict:
-    """One verdict for a claim made of every arm's: reproduced when all are, not reproduced
-    when any is not, else inconclusive."""
-    statuses = {v.status for v in verdicts.values()}
-    status = ("reproduced" if statuses == {"reproduced"} else
-              "not reproduced" if "not reproduced" in statuses else "inconclusive")
-    ev = "; ".join(f"{arm} ({v.status}): {v.evidence}" for arm, v in verdicts.items())
-    return Verdict(claim, status, ev)  # type: ignore[arg-type]
-
-
 @STUDIES.register("lego-shortcut")
 class LegoShortcut(Study):
-    name = "lego-shortcut"
     title = "LEGO: shortcut solutions through the last variable"
     claims = (
         Claim("last-first", "Supervised on all 12 variables, the last variable (#11) is "
@@ -96,58 +85,41 @@ class LegoShortcut(Study):
     cpu_minutes = 8.9  # measured: 535 s after lego-extrapolation (4 new runs)
     cpu_after = "lego-extrapolation"
     # cpu: one seed, so the 4 runs not shared with lego-extrapolation fit 2 cores in 15 minutes
-    default_seeds = {"smoke": 1, "cpu": 1, "paper": 3}
+    default_seeds = {"cpu": 1}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        base = recipe(scale)
         mimic = {"heads": {0: "manipulation", 1: "association"}, **MIMIC_SCALES[scale]}
         # (a) reads curves: its arms evaluate every EVAL_EVERY steps; the others keep the
         # recipe's period (their verdicts read final accuracy; #0-#5 stays lego-extrapolation's)
         curve = {"eval_every": EVAL_EVERY[scale]} if scale in EVAL_EVERY else {}
-        arms = {ALL: ({"n_train_vars": N_CLAUSES}, curve),
-                ALL_TIED: ({"n_train_vars": N_CLAUSES}, {**curve,
-                                                        "model": arm_model(True, scale)}),
-                FIRST6: ({}, {}),
-                SHORTCUT: ({"supervised": SHORTCUT_POS}, {}),
-                SHORTCUT_MIMIC: ({"supervised": SHORTCUT_POS}, {"mimic": mimic})}
-        out = []
-        for arm, (task_kw, over) in arms.items():
-            task = {**lego_task(), **task_kw}
-            if "supervised" in task_kw:
-                task.pop("n_train_vars")
-            out += [spec(arm, seed, base, task, **over) for seed in range(seeds)]
+        all12 = {"task": {"n_train_vars": N_CLAUSES}, **curve}
+        shortcut = {"task": {"supervised": SHORTCUT_POS}}
+        arms = {ALL: all12, ALL_TIED: merge(all12, albert(scale)), FIRST6: {},
+                SHORTCUT: shortcut, SHORTCUT_MIMIC: {**shortcut, "mimic": mimic}}
         # the longest runs (mimicking first) start first, so that 2 workers finish together
-        return sorted(out, key=lambda s: s.arm != SHORTCUT_MIMIC)
+        return sorted(grid(recipe(scale), arms, seeds=seeds), key=lambda s: s.arm != SHORTCUT_MIMIC)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
-        finals = {arm: final_by_depth(arms[arm]) for arm in ARMS}
-        plot_curves({a: [r["curve"] for r in arms[a]] for a in (ALL, ALL_TIED)},
-                    out / "curves_all12.png",
-                    "all 12 variables supervised: accuracy per chain position")
-        plot_positions({a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},
-                       out / "accuracy_by_position.png", "final test accuracy per position")
-        rep = Report(self.title)
-        rows = [[arm] + [f"{x:.3f}" for x in mean_std(f)[0]] for arm, f in finals.items()]
-        rep.sections.append("## Final test accuracy per chain position (mean over seeds; arm = "
-                            "supervised positions)\n\n"
-                            + table(["arm"] + [f"#{i}" for i in range(N_CLAUSES)], rows))
-        passes = [[a, str(i)] + [f"{s:g}" for s in first_pass_steps(r["curve"])]
-                  for a in (ALL, ALL_TIED) for i, r in enumerate(arms[a])]
+    def analyse(self, results: Results, out: Path) -> Report:
+        finals = results.per_position()
+        finals = {arm: finals[arm] for arm in ARMS}
+        rep = Report(self.title, out).recipe(results)
+        rep.positions({a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},
+                      heading="Final test accuracy per chain position (mean over seeds; arm = "
+                      "supervised positions)", caption="Final accuracy per position under #0-#5, "
+                      "#0-#4 + #11, and #0-#4 + #11 after mimicking init")
+        curves = results.curves((ALL, ALL_TIED))
+        rep.curves(curves, "all 12 variables supervised: accuracy per chain position",
+                   "All 12 supervised, BERT-like and ALBERT-like: accuracy per position during "
+                   "training (#11 is the brightest)", "curves_all12.png")
         every = next(s.config.eval_every for s, _ in results if s.arm == ALL)
-        rep.sections.append(f"## First step at accuracy >= {PASS}, all 12 supervised "
-                            f"(evaluated every {every} steps)\n\n"
-                            + table(["arm", "seed"] + [f"#{i}" for i in range(N_CLAUSES)],
-                                    passes))
-        rep.figures += [("curves_all12.png", "All 12 supervised, BERT-like and ALBERT-like: "
-                         "accuracy per position during training (#11 is the brightest)"),
-                        ("accuracy_by_position.png", "Final accuracy per position under #0-#5, "
-                         "#0-#4 + #11, and #0-#4 + #11 after mimicking init")]
+        rep.table(f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
+                  f"{every} steps)", ["arm", "seed"] + [f"#{i}" for i in range(N_CLAUSES)],
+                  [[a, str(i)] + [f"{s:g}" for s in first_pass_steps(c)]
+                   for a, cs in curves.items() for i, c in enumerate(cs)])
         what = "mean accuracy #6-#10"
         rep.verdicts = [
-            all_of(self.claims[0], {
-                a: last_first_verdict(self.claims[0], [r["curve"] for r in arms[a]])
-                for a in (ALL, ALL_TIED)}),
+            all_of(self.claims[0], {a: last_first_verdict(self.claims[0], cs)
+                                    for a, cs in curves.items()}),
             needs_fit(gain_verdict(self.claims[1], span_means(finals[FIRST6], MIDDLE),
                                    span_means(finals[SHORTCUT], MIDDLE), (FIRST6, SHORTCUT),
                                    what), {a: finals[a] for a in (FIRST6, SHORTCUT)}, COMMON),

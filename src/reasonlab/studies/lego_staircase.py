@@ -17,16 +17,14 @@ PASS on the test set.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.lego_common import (PASS, accuracy_report, by_arm, first_pass_steps,
-                                           one_hop_agreement, recipe, spec)
-from reasonlab.studies.lego_extrapolation import lego_task
+from reasonlab.report import plot_first_pass
+from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                    Verdict, grid)
+from reasonlab.studies.lego_common import (PASS, accuracy_report, first_pass_steps,
+                                           one_hop_section, recipe)
 
 MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}
@@ -37,7 +35,6 @@ this many times later than under the one-token roots (or never within the run)."
 
 @STUDIES.register("lego-staircase")
 class LegoStaircase(Study):
-    name = "lego-staircase"
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
     claims = (Claim("staircase", "With a one-token root (the paper's task) the chain is learned "
                     "position by position; with a random root (every label a parity of >= 2 "
@@ -45,36 +42,25 @@ class LegoStaircase(Study):
                     "Zhang et al. 2022 §2 (root fixed); our finding"),)
     cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
     cpu_after = "lego-extrapolation"
-    default_seeds = {"smoke": 1, "cpu": 2, "paper": 2}
+    default_seeds = {"cpu": 2, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        base = recipe(scale)
-        return [spec(arm, seed, base, {**lego_task(), "root": root})
-                for arm, root in MODES.items() for seed in range(seeds)]
+        return grid(recipe(scale), {arm: {"task": {"root": root}} for arm, root in MODES.items()},
+                    seeds=seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        arms = by_arm(results)
-        n_train = results[0][0].config.task.n_train_vars  # type: ignore[attr-defined]
-        rep, _ = accuracy_report(self.title, arms, out, n_train)
-        passes = {a: [first_pass_steps(r["curve"]) for r in rs] for a, rs in arms.items()}
-        steps = results[0][0].config.steps
-        plot_first_pass(passes, steps, out / "first_pass.png")
+    def analyse(self, results: Results, out: Path) -> Report:
+        n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
+        passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
+        steps = results.first.config.steps
+        plot_first_pass(passes, steps, out / "first_pass.png", PASS)
+        rep, _ = accuracy_report(self.title, results, out, n_train)
         rep.figures.insert(0, ("first_pass.png", f"Step at which each chain position first "
                                f"reaches {PASS} test accuracy (top row: never)"))
         rows = [[f"{a} seed {i}"] + [_step(x) for x in p]
                 for a, ps in passes.items() for i, p in enumerate(ps)]
-        n = len(rows[0]) - 1
-        rep.sections.insert(0, f"## First step at which a position reaches {PASS}\n\n"
-                            + table(["run"] + [f"#{k}" for k in range(n)], rows))
-        agree = [[f"{a} seed {sp.seed}"]
-                 + [f"{x:.2f}" for x in one_hop_agreement(Path(r["dir"]))]
-                 for a in arms for sp, r in results if sp.arm == a]
-        rep.sections.insert(1, "## Agreement with the one-hop rule\n\nFraction of 500 fresh "
-                            "test sentences on which the model's answer equals value(#k) = "
-                            "g_k . value(#0), its own op applied to the root's value, skipping "
-                            "the ops in between (right on #0 and #1 only). 1.00 everywhere: the "
-                            "model computes that shortcut, no variable lookup.\n\n"
-                            + table(["run"] + [f"#{k}" for k in range(n)], agree))
+        rep.table(f"First step at which a position reaches {PASS}",
+                  ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+        one_hop_section(rep, results)
         rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
         return rep
 
@@ -108,27 +94,3 @@ def staircase_verdict(claim: Claim, passes: dict[str, list[list[float]]], steps:
     else:
         status = "inconclusive"
     return Verdict(claim, status, ev)  # type: ignore[arg-type]
-
-
-def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path) -> None:
-    """First-pass step per chain position, one line per mode (mean over seeds; 'never' drawn
-    at the top of the axis)."""
-    never = steps * 1.1
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    for arm, ps in passes.items():
-        a = np.asarray(ps, dtype=float)
-        a[~np.isfinite(a)] = never
-        x = np.arange(a.shape[1])
-        (line,) = ax.plot(x, a.mean(0), marker="o", label=f"{arm} (n={len(ps)})")
-        for row in a:  # each seed, in its mode's colour
-            ax.scatter(x, row, s=10, alpha=0.5, color=line.get_color())
-    ax.axhline(never, color="grey", ls="--", lw=0.8)
-    ax.text(0, never, " never", va="bottom", fontsize=8, color="grey")
-    ax.set(xlabel="chain position #", ylabel=f"first step with accuracy >= {PASS}",
-           ylim=(0, never * 1.08), title="When each chain position is learned")
-    ax.set_xticks(range(a.shape[1]))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -1,4 +1,4 @@
-"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024; PAPERS.md §2).
+"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024; docs/papers.md §2 Abstract symbols).
 
 The model is the authors' (`eboix/relational-reasoning` experiments/models.py; docs/papers.md,
 checked by tests/unit/test_authors_structure.py): a pre-LayerNorm transformer, bias-free

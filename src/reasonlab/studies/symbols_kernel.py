@@ -25,8 +25,9 @@ from reasonlab.analysis.kernel import condition_number, template_kernel_matrix
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import plt, table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, Scale, Study
 from reasonlab.studies.symbols_common import MODEL, SYMBOLS
+from reasonlab.studies.verdicts import verdict
 from reasonlab.tasks.base import build_task
 
 TASKS: dict[str, dict[str, Any]] = {
@@ -62,28 +63,21 @@ def ab_values(setting: str, d_model: int) -> tuple[float, float]:
 
 @STUDIES.register("symbols-kernel")
 class SymbolsKernel(Study):
-    name = "symbols-kernel"
     title = "Abstract symbols: conditioning of the kernel's templates x templates matrix N"
     claims = (
         Claim("conditioning", "The identity terms (a I in W_Q W_K^T, b I in W_V W_O) improve "
               "the condition number of N", "Boix-Adsera et al. 2024, §4.3"),
     )
     cpu_minutes = 1.8  # measured: 109 s (authors' init)
-    default_seeds = {"smoke": 1, "cpu": 1, "paper": 1}
+    trains = False  # kernels of randomly initialised models, at the scale's sizes
 
-    def __init__(self) -> None:
-        self.scale: Scale = "cpu"
-
-    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        self.scale = scale  # the analysis computes kernels at this scale; nothing is trained
-        return []
-
-    def kernels(self) -> dict[str, dict[str, np.ndarray]]:
-        n_inits, n_per = SIZES[self.scale]
-        model = MODEL[self.scale]
+    @staticmethod
+    def kernels(scale: Scale) -> dict[str, dict[str, np.ndarray]]:
+        n_inits, n_per = SIZES[scale]
+        model = MODEL[scale]
         out: dict[str, dict[str, np.ndarray]] = {}
         for name, spec in TASKS.items():
-            task = build_task({"name": "templates", **SYMBOLS[self.scale], **spec})
+            task = build_task({"name": "templates", **SYMBOLS[scale], **spec})
             out[name] = {}
             for setting, (_, _, zero_diag) in SETTINGS.items():
                 cfg = ModelConfig.build({**model, "attention": "identity", "vocab_size":
@@ -103,17 +97,18 @@ class SymbolsKernel(Study):
                 out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per)
         return out
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        Ns = self.kernels()
+    def analyse(self, results: Results, out: Path) -> Report:
+        scale = results.scale
+        Ns = self.kernels(scale)
         conds = {t: {s: condition_number(N) for s, N in by.items()} for t, by in Ns.items()}
-        rep = Report(self.title)
-        d = MODEL[self.scale]["d_model"]
+        rep = Report(self.title, out)
+        d = MODEL[scale]["d_model"]
         a, b = ab_values(MAIN, d)
         rows = [[t, *(f"{c[s]:.3g}" for s in SETTINGS), f"{c['plain'] / c[MAIN]:.3g}"]
                 for t, c in conds.items()]
         rep.sections.append(
             f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
-            f"{SIZES[self.scale][0]} initializations, {SIZES[self.scale][1]} examples per "
+            f"{SIZES[scale][0]} initializations, {SIZES[scale][1]} examples per "
             "template)\n\n" + table(["task", *SETTINGS, f"plain / ({MAIN})"], rows))
         self._plot(Ns["same/different"], out / "kernel_same_different.png")
         rep.figures.append(("kernel_same_different.png", "N for same/different (rows, "
@@ -122,7 +117,7 @@ class SymbolsKernel(Study):
         ev = "; ".join(f"{t}: cond(N) plain {c['plain']:.3g}, {MAIN} {c[MAIN]:.3g} (ratio "
                        f"{c['plain'] / c[MAIN]:.3g})" for t, c in conds.items())
         ev += f"; needs a ratio >= {MIN_GAIN} on every task"
-        rep.verdicts = [Verdict(self.claims[0], "reproduced" if ok else "not reproduced", ev)]
+        rep.verdicts = [verdict(self.claims[0], ok, ev)]
         return rep
 
     @staticmethod

@@ -2,7 +2,7 @@
 2024, §6: GPT-2 trained from scratch on WikiText, perplexity slightly better with the a/b
 modification).
 
-Offline stand-in (DESIGN §6): a character-level causal LM on WordNet glosses (Debian
+Offline stand-in (docs/design.md §9 Offline assets): a character-level causal LM on WordNet glosses (Debian
 wordnet-base), trained from scratch with and without attention="identity" (a_h, b_h = 0 at
 init), same seeds, same steps; validation perplexity on held-out glosses at every evaluation.
 """

@@ -12,7 +12,7 @@ the composition g(g(x; a1); a2) = x + shifts[a1-1] + shifts[a2-1], except for
     answer composes the primitives ((4,3): x-10) and the *symmetric* answer copies what the
     mirrored pair (a2, a1) is trained to ((3,4): x-6).
 
-Train/test split by value and position (PAPERS.md §3; the paper's text in papers/ is only the
+Train/test split by value and position (docs/papers.md §3 Anchor functions; the paper's text in papers/ is only the
 abstract, so this is our reading, stated here): positions are 0-based and the key may sit at
 p in 0..seq_len-3, which is exactly m = seq_len-2 positions; that is why the rule is mod m:
 every key value x has exactly one "test position" x mod m. In TRAINING no item (key or noise)
@@ -163,7 +163,7 @@ class AnchorsTask:
         self.target_hi = c.item_hi + max(shifts)
 
         # Per-position tables of allowed values for vectorised draws: row q lists the items
-        # allowed at position q, padded; count[q] says how many are valid (PAPERS.md §3 split).
+        # allowed at position q, padded; count[q] says how many are valid (docs/papers.md §3 Anchor functions, the split).
         items = np.array(self.items)
         pos = np.arange(c.seq_len)
         allowed_train = (items[None, :] % m) != pos[:, None]  # [seq_len, n_items]

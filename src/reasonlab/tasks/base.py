@@ -1,4 +1,4 @@
-"""Task protocol, Batch, Vocab and the TASKS registry (DESIGN §2)."""
+"""Task protocol, Batch, Vocab and the TASKS registry (docs/design.md §2 Core abstractions)."""
 
 from __future__ import annotations
 

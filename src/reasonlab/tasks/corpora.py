@@ -1,4 +1,4 @@
-"""Character-level language modelling on English text that arrives offline (DESIGN §6).
+"""Character-level language modelling on English text that arrives offline (docs/design.md §9 Offline assets).
 
 Source "wordnet": the glosses of WordNet 3.0 (Debian package `wordnet-base`, installed by
 scripts/setup.sh; about 1.5M words in /usr/share/wordnet/data.{noun,verb,adj,adv}). Each

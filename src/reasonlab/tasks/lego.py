@@ -281,7 +281,7 @@ class LegoTask:
         rows = np.arange(B)[:, None]
         # Draws happen in a fixed order that does not depend on rename_ops, so renaming
         # changes token ids only. Authors' code: a random permutation of the 26 letters per
-        # sentence, whose first n letters form the chain (PAPERS.md §1).
+        # sentence, whose first n letters form the chain (docs/papers.md §1 LEGO).
         letters = np.broadcast_to(np.arange(c.n_vars), (B, c.n_vars))
         chain_vars = rng.permuted(letters, axis=1)[:, :N]  # [B, N] var index in chain order
         ops = rng.integers(0, self.action.group.order, size=(N, B))  # [N, B] element ids
@@ -347,7 +347,7 @@ class LegoTask:
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         """De-duplicated train set and a test set disjoint from it (and de-duplicated).
 
-        The authors draw train and test independently (PAPERS.md §1); we remove repeats so
+        The authors draw train and test independently (docs/papers.md §1 LEGO); we remove repeats so
         that test accuracy measures generalisation to unseen sentences.
         """
         if n_train + n_test > self.n_sentences:

@@ -1,4 +1,4 @@
-"""Template tasks with abstract symbols (Boix-Adsera et al., ICLR 2024, §2; PAPERS.md §2).
+"""Template tasks with abstract symbols (Boix-Adsera et al., ICLR 2024, §2; docs/papers.md §2 Abstract symbols).
 
 A template is a string of wildcards and regular tokens with a label. A sample picks a template
 and substitutes a symbol for each wildcard, distinct symbols for distinct wildcards. Symbols of

@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from reasonlab.errors import ConfigError
-from reasonlab.model.models import MODELS
+from reasonlab.model import MODELS
 from reasonlab.model.transformer import Transformer
 from reasonlab.tasks.base import Batch, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
@@ -53,7 +53,7 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
 
 def build_model(config: TrainConfig) -> Transformer:
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    model = MODELS[config.model.arch](config.model)
+    model = MODELS[config.model.arch.name](config.model)
     if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
         from reasonlab.model.pretrained import load_pretrained
 
