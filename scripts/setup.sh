@@ -40,6 +40,9 @@ apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
 }
 # English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian wordnet-base glosses.
 [ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
+# Fashion-MNIST IDX files for the FPT image tasks (docs/papers.md §4): Debian dataset-fashion-mnist.
+[ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || \
+  apt_install dataset-fashion-mnist "the fashion_mnist task will ask for it"
 # A real headless browser for the site test (tests/integration/test_site.py skips without it).
 if [ "${1:-}" = "--dev" ] && [ ! -x /usr/bin/chromium ]; then
   apt_install chromium "the site's browser test will be skipped"

@@ -2,6 +2,7 @@
 
 from reasonlab.tasks import anchors, lego  # noqa: F401  (register "anchors", "lego")
 from reasonlab.tasks import corpora, templates  # noqa: F401  (register "corpus_lm", "templates")
+from reasonlab.tasks import bits, images, listops  # noqa: F401  (FPT tasks, docs/papers.md §4)
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab, build_task
 
 __all__ = ["TASKS", "Batch", "Task", "TaskConfig", "Vocab", "build_task"]

@@ -56,6 +56,12 @@ class Batch:
     loss_mask: torch.Tensor
     pad_mask: torch.Tensor | None = None
     meta: dict[str, torch.Tensor] = field(default_factory=dict)
+    features: torch.Tensor | None = None
+        # [B, T, d_input] float32: continuous inputs (patches of bits or pixels), one row per
+        # token; `tokens` then holds 1 at real positions and 0 at padding (so pad masks work).
+    label_sub: torch.Tensor | None = None
+        # [B, P] long: which of the `outputs_per_token` outputs of token label_pos this slot
+        # reads (bit memory: 50 bits per output patch); None = 0 for every slot.
 
     def __len__(self) -> int:
         return self.tokens.shape[0]
