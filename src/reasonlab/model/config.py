@@ -86,6 +86,14 @@ class ModelConfig(StrictModel):
     """NORMS entry: the normalization layer (`norm` says where it sits)."""
     mlp: SerializeAsAny[VariantConfig] = VariantConfig(name="standard")
     """MLPS entry: the feed-forward block of a Transformer layer."""
+    d_input: int | None = Field(None, gt=0)
+    """Width of one continuous input token (a patch of bits or pixels; filled from the task's
+    `d_input`); None: the inputs are token ids. Read by the "fpt" and "lstm" architectures'
+    trained input layer (a linear map, or an embedding for token ids)."""
+    outputs_per_token: int = Field(1, gt=0)
+    """Output groups one labelled token carries (filled from the task): the read-out emits
+    outputs_per_token x n_classes logits and `Batch.label_sub` picks the group of each slot
+    (bit memory: the 50 bits of a query patch). Read by "fpt" and "lstm"."""
     kv_groups: int = Field(1, gt=0)
     """Grouped-query attention (Ainslie et al. 2023; Llama; SmolLM2: 9 query heads, 3
     key/value heads -> 3): this many query heads share one key/value head, so there are
@@ -148,6 +156,13 @@ class ModelConfig(StrictModel):
         if not self.ln_final_affine and self.norm != "pre":
             raise ValueError(f"ln_final_affine=False needs norm='pre' (norm={self.norm!r} has "
                              "no final LayerNorm); remove it or set norm='pre'")
+        from reasonlab.model.variants import MODELS
+
+        reads = getattr(MODELS[self.arch.name], "reads_features", False)
+        if (self.d_input is not None or self.outputs_per_token != 1) and not reads:
+            raise ValueError(f"the task gives continuous inputs or several outputs per token, "
+                             f"which arch={self.arch.name!r} does not read; use arch='fpt' or "
+                             "'lstm'")
         if self.arch.name == "mlp" and (self.attention.name != "softmax" or self.tie_head):
             raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
                              "and tie_head")

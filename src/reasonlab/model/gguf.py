@@ -28,6 +28,7 @@ are cached as safetensors (`cache_dir()`) on first use. The dequantized values a
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,10 +106,24 @@ class GGUFCheckpoint:
 
         return GGUFReader(str(self.path()))
 
+    def info(self) -> dict[str, Any]:
+        """{"metadata": the `llama.*` fields, "vocab": token strings}; parsing the file takes
+        seconds, so this is cached as JSON beside the weights after the first call."""
+        cached = cache_dir() / f"{self.name}.json"
+        if cached.exists():
+            return json.loads(cached.read_text())
+        fields = self.reader().fields
+        tokens = fields["tokenizer.ggml.tokens"]
+        info = {"metadata": {k.removeprefix("llama."): f.contents()
+                             for k, f in fields.items() if k.startswith("llama.")},
+                # GPT-2-style byte-level BPE: `Ġ` marks a leading space
+                "vocab": [bytes(tokens.parts[i]).decode("utf-8") for i in tokens.data]}
+        _write_atomic(cached, lambda tmp: tmp.write_text(json.dumps(info)))
+        return info
+
     def metadata(self) -> dict[str, Any]:
         """The `llama.*` metadata fields (block_count, head_count, ...)."""
-        return {k.removeprefix("llama."): f.contents()
-                for k, f in self.reader().fields.items() if k.startswith("llama.")}
+        return self.info()["metadata"]
 
     def check(self) -> None:
         meta, a = self.metadata(), self.architecture
@@ -125,8 +140,7 @@ class GGUFCheckpoint:
 
     def vocab(self) -> list[str]:
         """Token strings, id order (GPT-2-style byte-level BPE: `Ġ` marks a leading space)."""
-        f = self.reader().fields["tokenizer.ggml.tokens"]
-        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+        return self.info()["vocab"]
 
     def gguf_tensors(self) -> dict[str, torch.Tensor]:
         """Every tensor dequantized to float32, under its GGUF name, [out, in] for matrices."""
@@ -137,31 +151,41 @@ class GGUFCheckpoint:
                                                   dtype=np.float32))
                 for t in self.reader().tensors}
 
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        """Our full-depth state dict (no head), cached as safetensors after the first call."""
-        from safetensors.torch import load_file, save_file
+    def weights_file(self) -> Path:
+        """Our full-depth state dict (no head) as safetensors, converted on first use."""
+        from safetensors.torch import save_file
 
         cached = cache_dir() / f"{self.name}.safetensors"
-        if cached.exists():
-            return load_file(str(cached))
-        sd = convert_llama(self.gguf_tensors(), self.architecture)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".tmp{os.getpid()}")
-        save_file(sd, str(tmp))
-        os.replace(tmp, cached)  # atomic: a concurrent reader never sees half a file
-        return sd
+        if not cached.exists():
+            sd = convert_llama(self.gguf_tensors(), self.architecture)
+            _write_atomic(cached, lambda tmp: save_file(sd, str(tmp)))
+        return cached
 
     def convert(self, n_layers: int, max_seq_len: int, token_ids: list[int] | None
                 ) -> dict[str, torch.Tensor]:
-        """Our state dict (all but `head.*`) for the first n_layers layers."""
+        """Our state dict (all but `head.*`) for the first n_layers layers; only those
+        tensors (and the W_E rows asked for) are read from the cached file."""
+        from safetensors import safe_open
+
         if max_seq_len > self.max_positions:
             raise ConfigError(f"max_seq_len={max_seq_len} exceeds {self.name!r}'s context of "
                               f"{self.max_positions} tokens")
-        sd = {k: v for k, v in self.state_dict().items()
-              if not k.startswith("layers.") or int(k.split(".")[1]) < n_layers}
-        if token_ids is not None:
-            sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids)]
+        with safe_open(str(self.weights_file()), framework="pt") as f:
+            keep = [k for k in f.keys()
+                    if not k.startswith("layers.") or int(k.split(".")[1]) < n_layers]
+            sd = {k: f.get_tensor(k) for k in keep if k != "W_E"}
+            W_E = f.get_slice("W_E")
+            sd["W_E"] = (W_E[:] if token_ids is None
+                         else torch.stack([W_E[i] for i in token_ids]))  # rows only
         return sd
+
+
+def _write_atomic(path: Path, write: Any) -> None:
+    """write(tmp) then rename into place: a concurrent reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
 
 
 def convert_llama(gg: dict[str, torch.Tensor], arch: dict[str, Any]) -> dict[str, torch.Tensor]:

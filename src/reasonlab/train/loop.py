@@ -20,11 +20,12 @@ from tqdm.auto import tqdm
 
 from reasonlab.errors import ConfigError
 from reasonlab.model import MODELS
+from reasonlab.model.freeze import apply_groups
 from reasonlab.model.transformer import Transformer
 from reasonlab.tasks.base import Batch, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
 from reasonlab.train.config import TrainConfig
-from reasonlab.train.metrics import evaluate, slot_loss
+from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
 
 # Purposes for seeding independent random streams from one run seed.
@@ -57,12 +58,16 @@ def build_model(config: TrainConfig) -> Transformer:
     if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
         from reasonlab.model.pretrained import load_pretrained
 
-        load_pretrained(model, config.pretrained, build_task(config.task).vocab.tokens)
+        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
+        load_pretrained(getattr(model, "backbone", model), config.pretrained,
+                        build_task(config.task).vocab.tokens)
     if config.mimic is not None:  # LEGO §4.2.2: heads imitate association / manipulation
         from reasonlab.model.mimic import mimic
 
         mimic(model, build_task(config.task), config.mimic,
               np.random.default_rng(seeds(config.seed, _MIMIC)))
+    if config.train is not None:  # FPT freeze policy: frozen groups never reach the optimizer
+        apply_groups(model, config.train)
     if config.train_only is not None:  # frozen parameters never reach the optimizer
         prefixes = tuple(config.train_only)
         for name, p in model.named_parameters():
@@ -120,7 +125,8 @@ def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.O
         group["lr"] = lr
     batch = train_set[_batch_indices(config, len(train_set), step).to(train_set.tokens.device)]
     with autocast:
-        logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step))
+        logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step),
+                       **model_inputs(batch))
     loss = slot_loss(logits, batch, classes)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -173,6 +179,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         if done % config.eval_every == 0 or done == config.steps:
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
+                    **param_counts(model),
                     **evaluate(model, test_set, config.eval_batch_size, autocast,
                                classes["test"])}
             if config.eval_train:
