@@ -122,7 +122,11 @@ class TrainConfig(StrictModel):
                 source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
                 derived = {**fixed, **derived}
             for k, v in derived.items():
-                if k in model and model[k] != v:
+                # a variant given as {"name": v} (a dumped config) is the entry v itself
+                given = model.get(k)
+                given = getattr(given, "name", given) if not isinstance(given, dict) else (
+                    given["name"] if set(given) == {"name"} else given)
+                if k in model and given != v:
                     raise ValueError(f"model.{k}={model[k]} disagrees with {source[k]} ({v}); "
                                      f"remove it, {source[k]} sets it")
                 model[k] = v
