@@ -59,15 +59,15 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
         }
     if scale == "cpu":
         return {
-            "bit memory": _t({"name": "bit_memory", "n_bits": 50, "patch": 10}, 600, 2_400,
+            "bit memory": _t({"name": "bit_memory", "n_bits": 50, "patch": 10}, 400, 1_600,
                              256, 4, 50),
-            "bit XOR": _t({"name": "bit_xor"}, 600, 768, 256, 4, 50),
-            "ListOps (lra)": _t({"name": "listops", "tokenisation": "lra", **_LISTOPS_CPU}, 300,
-                                2_400, 256, 8, 50),
+            "bit XOR": _t({"name": "bit_xor"}, 400, 768, 256, 4, 50),
+            "ListOps (lra)": _t({"name": "listops", "tokenisation": "lra", **_LISTOPS_CPU}, 250,
+                                2_000, 256, 8, 50),
             "ListOps (fpt2021)": _t({"name": "listops", "tokenisation": "fpt2021",
-                                     **_LISTOPS_CPU}, 300, 2_400, 256, 8, 50),
-            "digits": _t({"name": "digits"}, 300, 1_438, 256, 8, 50),
-            "Fashion-MNIST": _t({"name": "fashion_mnist", "patch": 7}, 300, 2_400, 256, 8, 50),
+                                     **_LISTOPS_CPU}, 250, 2_000, 256, 8, 50),
+            "digits": _t({"name": "digits"}, 250, 1_438, 256, 8, 50),
+            "Fashion-MNIST": _t({"name": "fashion_mnist", "patch": 7}, 250, 2_000, 256, 8, 50),
         }
     return {  # smoke: seconds
         "bit memory": _t({"name": "bit_memory", "n_bits": 20, "patch": 10}, 2, 16, 16, 4, 2),
