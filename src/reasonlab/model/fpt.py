@@ -7,7 +7,8 @@ says which groups train; this module only builds the network). In forward order:
     input       W_in: an embedding of the task's token ids (ListOps), or a linear map from a
                 continuous token of d_input values (a patch of bits or pixels) to d_model.
                 The authors' linear input layer is orthogonally initialised with gain 1.41
-                (docs/papers.md §4, "FPT, authors' recipe"); their embedding is nn.Embedding's N(0, 1).
+                (docs/papers.md §4, "FPT, authors' recipe"); their embedding is
+                nn.Embedding's N(0, 1).
     positions   W_pos [max_seq_len, d_model] added to the input. The backbone's own learned
                 table when it has one (BERT / MiniLM; GPT-2's wpe in the paper), trained from its
                 pretrained values. A rotary backbone (Llama / SmolLM2) has no table: its
