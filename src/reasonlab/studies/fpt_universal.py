@@ -97,21 +97,31 @@ def universal_verdicts(claims: tuple[Claim, ...], values: dict[str, dict[str, li
     for t, v in values.items():
         gap = float(np.mean(v[FPT]) - np.mean(v[FULL]))
         ev = f"FPT {np.mean(v[FPT]):.3f} vs Full {np.mean(v[FULL]):.3f}, gap {gap:+.3f}"
-        learned = max(np.mean(v[FPT]), np.mean(v[FULL])) >= CHANCE[t] + LEARNED
         per_task[t] = requires(threshold_verdict(match, gap, ev, at_least(-MATCH),
                                                  at_most(-3 * MATCH)),
-                               learned, f"neither arm is {LEARNED} above chance")
-    gains = {t: float(np.mean(v[FPT]) - np.mean(v[RANDOM])) for t, v in values.items()}
-    mean_gain = float(np.mean(list(gains.values())))
-    ev = ("FPT - frozen random per task: " + ", ".join(f"{t} {g:+.3f}" for t, g in gains.items())
-          + f"; mean {mean_gain:+.3f} (needs >= {MIN_GAIN}; <= 0 fails)")
-    random_v = threshold_verdict(random_worse, mean_gain, ev, at_least(MIN_GAIN), at_most(0))
+                               _learned(t, v, FULL), f"neither arm is {LEARNED} above chance")
+    learned = [t for t, v in values.items() if _learned(t, v, RANDOM)]
+    gains = {t: float(np.mean(values[t][FPT]) - np.mean(values[t][RANDOM])) for t in learned}
+    mean_gain = float(np.mean(list(gains.values()))) if gains else float("nan")
+    ev = ("FPT - frozen random per task: " + (", ".join(f"{t} {g:+.3f}" for t, g in gains.items())
+                                             or "none")
+          + f"; mean {mean_gain:+.3f} (needs >= {MIN_GAIN}; <= 0 fails); left out (neither arm "
+          f"{LEARNED} above chance): " + (", ".join(t for t in values if t not in learned)
+                                          or "none"))
+    random_v = requires(threshold_verdict(random_worse, mean_gain, ev, at_least(MIN_GAIN),
+                                          at_most(0)), bool(gains), "no task was learned")
     bits = {}
     for t in ("bit memory", "bit XOR"):
         if t in values:
             v = values[t]
             gap = float(np.mean(v[FPT]) - np.mean(v[LSTM]))
-            bits[t] = threshold_verdict(lstm_worse, gap, f"FPT {np.mean(v[FPT]):.3f} vs LSTM "
-                                        f"{np.mean(v[LSTM]):.3f}, gap {gap:+.3f} (needs >= "
-                                        f"{MUCH})", at_least(MUCH), at_most(0))
+            bits[t] = requires(threshold_verdict(
+                lstm_worse, gap, f"FPT {np.mean(v[FPT]):.3f} vs LSTM {np.mean(v[LSTM]):.3f}, "
+                f"gap {gap:+.3f} (needs >= {MUCH})", at_least(MUCH), at_most(0)),
+                _learned(t, v, LSTM), f"neither arm is {LEARNED} above chance")
     return [all_of(match, per_task), random_v, all_of(lstm_worse, bits)]
+
+
+def _learned(task: str, v: dict[str, list[float]], other: str) -> bool:
+    """FPT or `other` ends at least LEARNED above chance: the comparison tests something."""
+    return max(np.mean(v[FPT]), np.mean(v[other])) >= CHANCE[task] + LEARNED
