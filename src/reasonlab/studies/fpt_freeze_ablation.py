@@ -20,7 +20,7 @@ import numpy as np
 from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Verdict,
                                     grid)
 from reasonlab.studies.fpt_common import (CHANCE, NO_GPT2, FPTStudy, accuracy_table, by_task,
-                                          finals, fpt_arm, recipe, tasks)
+                                          finals, fpt_arm, params_line, recipe, tasks)
 from reasonlab.studies.verdicts import MIN_GAIN, at_least, at_most, requires, threshold_verdict
 
 POLICIES = {"output only": "output_only", "+ input": "input_output",
@@ -74,11 +74,13 @@ class FptFreezeAblation(FPTStudy):
         return grid(recipe(scale), arms, sweep=points, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        values = finals(by_task(results, results.scale))
+        runs = by_task(results, results.scale)
+        values = finals(runs)
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
         rep.add("Accuracy per policy (%)", "Mean over seeds; bit memory on MASKED bits. In "
                 "brackets the paper's number (GPT-2; MNIST for our digits).\n\n"
                 + accuracy_table(values, list(POLICIES), PAPER))
+        rep.add("Parameters trained per policy", params_line(runs))
         plot_policies(values, out / "policies.png")
         rep.figure("policies.png", "Final test accuracy per freeze policy, one line per task")
         rep.verdicts = ablation_verdicts(self.claims, values)
