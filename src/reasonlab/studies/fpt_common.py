@@ -99,7 +99,10 @@ def layers(scale: Scale) -> int:
 def recipe(scale: Scale) -> dict[str, Any]:
     """The authors' optimisation recipe (module docstring); tasks and arms add the rest."""
     return {"optim": {"lr": 1e-3, "weight_decay": 0.0, "schedule": "constant",
-                      "grad_clip": 1.0}}
+                      "grad_clip": 1.0},
+            # one thread per run: the runs go side by side, one per core (a run with 2
+            # threads beside another oversubscribes 2 cores; docs/design.md §8 Performance)
+            **({"threads": 1} if scale == "cpu" else {})}
 
 
 def fpt_arm(scale: Scale, train: str = "fpt") -> dict[str, Any]:
