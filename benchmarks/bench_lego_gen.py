@@ -1,7 +1,7 @@
 """LEGO generation throughput: sentences/s for Task 1 (Z2, n = 12), one thread.
 
-docs/design.md §8 Performance: data generation must never be the bottleneck of a training step, so the generator
-is vectorised over the batch. Run: `python benchmarks/bench_lego_gen.py`.
+docs/design.md §8 Performance: data generation must never be the bottleneck of a training
+step, so the generator is vectorised over the batch. Run: `python benchmarks/bench_lego_gen.py`.
 """
 
 import time

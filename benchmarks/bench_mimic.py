@@ -2,7 +2,7 @@
 before and after it stopped computing its loss floor every step, measured side by side in
 one run (same model, same sentences), printed as a ratio.
 
-The floor (`model.mimic.loss_floor`, a 60-step bisection over [batch, heads, T, T]) is a
+The floor (`train.mimic.loss_floor`, a 60-step bisection over [batch, heads, T, T]) is a
 diagnostic; training never reads it. Before: every step computed it; after: `mimic()` asks
 `batch_loss(..., with_floor=False)`.
 
@@ -17,9 +17,8 @@ import time
 import numpy as np
 import torch
 
-from reasonlab.model.mimic import MimicConfig, batch_loss, special_ids
-from reasonlab.studies.lego_common import recipe
-from reasonlab.studies.lego_extrapolation import lego_task
+from reasonlab.train.mimic import MimicConfig, batch_loss, special_ids
+from reasonlab.studies.lego_common import lego_task, recipe
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model
 from reasonlab.tasks.base import build_task

@@ -1,6 +1,7 @@
 """Command line: `reasonlab studies | run | sweep | train | data | attention | runs | site`.
 
-User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md §4 Conventions).
+User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
+§4 Conventions).
 """
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any, NoReturn
 
+from reasonlab.config import deep_merge, read_config_file
+from reasonlab.console import check_workers
 from reasonlab.errors import ConfigError, ReasonlabError
-
 
 MAX_DATA_N = 1_000_000
 """Most examples `data` prints or `attention` averages over (memory, not a law)."""
@@ -43,49 +44,6 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
                 raise ConfigError(f"override {item!r} conflicts with another override of {p!r}")
         node[leaf] = value
     return out
-
-
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {path} ({e.strerror}); check the path") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text; give a JSON or TOML "
-                          "file") from None
-    kind = "TOML" if path.suffix == ".toml" else "JSON"
-    try:
-        data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"config file {path} is not valid {kind} ({e})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold an object of keys at the top level "
-                          f"(e.g. {{\"task\": {{\"name\": \"lego\"}}, ...}}), not "
-                          f"{type(data).__name__}")
-    return data
-
-
-def confirm(question: str, refused: str, ask: Any = input) -> bool:
-    """Ask a yes/no question on the terminal; with no terminal (a script, CI) raise `refused`
-    as a one-line error rather than guess."""
-    try:
-        answer = ask(f"{question} [y/N] ")
-    except EOFError:
-        raise ConfigError(refused) from None
-    return answer.strip().lower() in ("y", "yes")
-
-
-def check_workers(workers: int | None) -> None:
-    if workers is not None and workers < 1:
-        raise ConfigError(f"--workers {workers} must be at least 1 (runs trained side "
-                          "by side; leave it out for one per CPU core)")
 
 
 def cmd_studies(args: argparse.Namespace) -> None:

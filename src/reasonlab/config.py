@@ -1,5 +1,8 @@
 """Base class for typed configs: unknown keys rejected, errors name the field."""
 
+import json
+import tomllib
+from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -39,3 +42,34 @@ def format_validation_error(e: ValidationError, where: str = "") -> str:
             msg = err["msg"].removeprefix("Value error, ")
             parts.append(f"{field}: {msg}")
     return "; ".join(parts)
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `over` merged in, nested dicts key by key (a config and its overrides)."""
+    out = dict(base)
+    for k, v in over.items():
+        nested = isinstance(v, dict) and isinstance(out.get(k), dict)
+        out[k] = deep_merge(out[k], v) if nested else v
+    return out
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A JSON or TOML config file (by suffix) as a dict; one-line ConfigError otherwise."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path} ({e.strerror}); check the "
+                          "path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text; give a JSON or TOML "
+                          "file") from None
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    try:
+        data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"config file {path} is not valid {kind} ({e})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold an object of keys at the top level "
+                          f"(e.g. {{\"task\": {{\"name\": \"lego\"}}, ...}}), not "
+                          f"{type(data).__name__}")
+    return data

@@ -49,7 +49,8 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
 
 def _local(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
            quiet: bool, address: str | None, desc: str) -> list[dict[str, Any]]:
-    # Independent runs side by side beat one multi-threaded run on small CPU models (docs/design.md §8 Performance).
+    # Independent runs side by side beat one multi-threaded run on small CPU models
+    # (docs/design.md §8 Performance).
     workers = min(workers, max(1, len(configs))) if workers else (
         1 if not configs or configs[0].device == "cuda" else
         min(len(configs), os.cpu_count() or 1))

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reasonlab.cli import confirm
+from reasonlab.console import confirm
 from reasonlab.errors import ConfigError
 from reasonlab.store import (
     CorruptRunError,

@@ -130,6 +130,11 @@ def fmt_seeds(v: list[float]) -> str:
     return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
 
 
+def fmt_sweep(by_x: dict[Any, list[float]], x: str = "n") -> str:
+    """"n=1000: 0.500 ± 0.010, n=10000: ..." (mean ± std over seeds at each swept value)."""
+    return ", ".join(f"{x}={k}: {fmt_seeds(v)}" for k, v in by_x.items())
+
+
 def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path,
                     threshold: float = 0.9) -> None:
     """First step at which each chain position reaches `threshold`, one line per arm (mean
@@ -148,6 +153,33 @@ def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path
     ax.set(xlabel="chain position #", ylabel=f"first step with accuracy >= {threshold}",
            ylim=(0, never * 1.08), title="When each chain position is learned")
     ax.set_xticks(range(a.shape[1]))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_matrices(mats: dict[str, np.ndarray], path: Path) -> None:
+    """Matrices side by side, one panel each titled by its key, with a colour bar."""
+    fig, axes = plt.subplots(1, len(mats), figsize=(3.2 * len(mats), 3.0))
+    for ax, (title, m) in zip(axes, mats.items(), strict=True):
+        im = ax.imshow(m, cmap="viridis")
+        ax.set(title=title, xticks=[], yticks=[])
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_perplexity(ppl: dict[str, np.ndarray], steps: list[int], path: Path) -> None:
+    """Validation perplexity against step, one line per arm (mean; band: min-max over seeds)."""
+    fig, ax = plt.subplots(figsize=(6.2, 3.8))
+    for arm, p in ppl.items():
+        ax.plot(steps, p.mean(0), marker="o", label=f"{arm} (seeds={len(p)})")
+        ax.fill_between(steps, p.min(0), p.max(0), alpha=0.2)
+    ax.set(xlabel="step", ylabel="validation perplexity (per character)", yscale="log",
+           title="character LM on held-out WordNet glosses")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

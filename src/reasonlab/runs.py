@@ -1,15 +1,16 @@
 """Runs: content-addressed directories; finished runs are reused, interrupted ones resumed.
 
-A run's id hashes the values of its resolved config that differ from their defaults (plus the
-task's name, which is every task config's default), together with RESULTS_VERSION. So adding
-a new config field with a default that keeps old behaviour keeps every existing run id; bump
-RESULTS_VERSION whenever a code change alters results or a default changes meaning, so that
-old run directories are not silently reused.
+A run's id is `config_id` (train/config.py, beside TrainConfig, so that the training loop can
+key its checkpoints by it without importing this module): it hashes the values of the resolved
+config that differ from their defaults (plus the task's name, which is every task config's
+default), together with RESULTS_VERSION. So adding a new config field with a default that keeps
+old behaviour keeps every existing run id; bump RESULTS_VERSION (train/config.py) whenever a
+code change alters results or a default changes meaning, so that old run directories are not
+silently reused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -26,17 +27,10 @@ from reasonlab.store import (
     read_result,
     remove_empty,
 )
-from reasonlab.train.config import TrainConfig
+from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 
-RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
-
-
-def config_id(config: TrainConfig) -> str:
-    changed = config.model_dump(mode="json", exclude_defaults=True)
-    blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
+__all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
+           "run_dir_for"]
 
 def run_dir_for(config: TrainConfig, root: Path) -> Path:
     return root / "runs" / config_id(config)

@@ -93,7 +93,7 @@ class Cell:
 def build_grid(base: dict[str, Any], axes: list[Axis], seeds: int) -> list[Cell]:
     """Every combination of axis values x seeds 0..seeds-1, each validated (errors name the
     cell) before anything runs."""
-    from reasonlab.cli import deep_merge
+    from reasonlab.config import deep_merge
     from reasonlab.train.config import TrainConfig
 
     if any(a.key == "seed" for a in axes):
@@ -186,7 +186,8 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
               address: str | None = None, ask: Any = input) -> tuple[str, Path]:
     """Run the grid (reusing finished runs), write sweep.md / sweep.json / sweep.png into the
     report folder (default reasonlab-out/sweeps/<config>-<hash>); returns (table, folder)."""
-    from reasonlab.cli import check_workers, confirm, read_config_file
+    from reasonlab.config import read_config_file
+    from reasonlab.console import check_workers, confirm
     from reasonlab.execution import execute_all
     from reasonlab.store import output_dir
     from reasonlab.studies.base import check_runs

@@ -78,7 +78,9 @@ def test_studies_lists_claims(capsys):
 
 def test_data_anchors_jsonl_answers_match_the_text(capsys):
     assert main(["data", "anchors", "--n", "20", "--format", "jsonl"]) == 0
-    for line in capsys.readouterr().out.splitlines():
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 20  # one example a line; the loop below must have lines to check
+    for line in lines:
         ex = json.loads(line)
         nums = [int(w) for w in ex["text"].split()]
         k = ex["key_pos"]

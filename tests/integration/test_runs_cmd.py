@@ -83,6 +83,30 @@ def test_diff_fills_defaults_of_fields_added_later(copy, capsys):
     assert "mlp_bias" not in head and "root" not in head
 
 
+def test_diff_reads_old_flat_variant_keys(copy, capsys):
+    """A run folder written before variants owned their options (issue 12) holds flat keys
+    (init_gamma, identity_terms, ...: null when unset); diff reads them as today's
+    sub-configs, so an old and a new folder of the same variant differ in nothing else."""
+    root, ids = copy
+    old, new = (root / "runs" / i / "config.json" for i in (ids[0], ids[2]))
+    data = json.loads(old.read_text())
+    data["model"] |= {"init": "rate", "init_gamma": 0.3, "attention": "softmax", "arch":
+                      "transformer", "identity_terms": None, "identity_zero_diag": None,
+                      "mlp_equality": None}
+    for key in ("normalization", "mlp"):  # fields that did not exist then
+        data["model"].pop(key, None)
+    old.write_text(json.dumps(data))
+    data = json.loads(new.read_text())
+    data["model"]["init"] = {"name": "rate", "gamma": 0.3}
+    new.write_text(json.dumps(data))
+    rc, out, _ = cli(capsys, "runs", "--out", str(root), "diff", ids[0], ids[2])
+    head = out.split("final metrics")[0]
+    assert rc == 0 and "optim.lr: 0.001 -> 0.01" in head
+    assert "init" not in head and "identity" not in head and "mlp" not in head
+    rc, out, _ = cli(capsys, "runs", "show", ids[0], "--out", str(root))
+    assert rc == 0 and '"init_gamma": 0.3' in out  # show prints the folder's config as it is
+
+
 def test_partial_run_listed_with_its_step_and_collected(copy, capsys):
     root, ids = copy
     partial = root / "runs" / ids[1]

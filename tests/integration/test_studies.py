@@ -1,6 +1,7 @@
 """Every study runs end to end at smoke scale and writes a report with figures and verdicts."""
 
 import json
+import re
 
 import pytest
 
@@ -9,30 +10,46 @@ from reasonlab.runs import config_id
 from reasonlab.studies import STUDIES, run_study
 
 
+NUMBER = re.compile(r"\d+\.\d+|\d+")
+
+
 @pytest.mark.parametrize("name", list(STUDIES))
 def test_study_smoke(name, tmp_path):
-    if why := STUDIES[name].missing():  # a declared asset (e.g. pretrained weights) is absent
+    cls = STUDIES[name]
+    if why := cls.missing():  # a declared asset (e.g. pretrained weights) is absent
         pytest.skip(why)
     try:
         report, out = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
     except AssetError as e:  # an offline corpus that scripts/setup.sh could not install
         pytest.skip(str(e))
     text = (out / "report.md").read_text()
-    assert len(report.verdicts) == len(STUDIES[name].claims)
+    # one verdict per claim, in the claims' order, each with the numbers it rests on
+    assert [v.claim.key for v in report.verdicts] == [c.key for c in cls.claims]
+    saved = json.loads((out / "verdicts.json").read_text())
+    assert [(v["claim"], v["status"], v["evidence"]) for v in saved] == [
+        (v.claim.key, v.status, v.evidence) for v in report.verdicts]
     for v in report.verdicts:
         assert v.status in ("reproduced", "not reproduced", "inconclusive")
-        assert any(ch.isdigit() for ch in v.evidence)  # a verdict carries its numbers
+        assert len(NUMBER.findall(v.evidence)) >= 2, v.evidence  # a measurement and its rule
+        assert v.evidence in text
+    assert report.figures or report.sections
     for png, _ in report.figures:
         data = (out / png).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and png in text
-    assert json.loads((out / "verdicts.json").read_text())
-    # A second call reuses the finished runs.
-    def n_runs() -> int:  # a study may train nothing (symbols-kernel)
-        return len(list((out / "runs").iterdir())) if (out / "runs").exists() else 0
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and f"({png})" in text
 
-    before = n_runs()
-    run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
-    assert n_runs() == before
+    # Runs: a study that trains trains exactly its distinct configs; one that does not says so
+    # and leaves no run behind.
+    def runs() -> list[str]:
+        return sorted(p.name for p in (out / "runs").iterdir()) if (out / "runs").exists() else []
+
+    if cls.trains:
+        specs = cls().runs("smoke", cls.default_seeds["smoke"])
+        assert runs() == sorted({config_id(s.config) for s in specs}) != []
+    else:
+        assert "runs" not in vars(cls) and runs() == []
+    before = runs()
+    run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)  # a second call reuses them
+    assert runs() == before
 
 
 def test_studies_share_runs_by_default(tmp_path, monkeypatch):
@@ -49,14 +66,31 @@ def test_studies_share_runs_by_default(tmp_path, monkeypatch):
     assert (probes_out / "report.md").exists() and not (probes_out / "runs").exists()
 
 
-@pytest.mark.parametrize("scale", ["cpu", "paper"])
 @pytest.mark.parametrize("name", list(STUDIES))
-def test_every_scale_builds_valid_configs(name, scale):
-    """The scales the tests do not train still resolve to valid, distinct run configs."""
-    if STUDIES[name].missing():
-        pytest.skip(STUDIES[name].missing())
-    study = STUDIES[name]()
-    specs = study.runs(scale, study.default_seeds[scale])
-    ids = {config_id(s.config) for s in specs}
-    assert len(ids) == len(specs)  # no two arms or seeds collapse onto one run
-    assert all(s.config.steps > 0 for s in specs)
+def test_every_scale_builds_its_own_growing_grid(name):
+    """cpu and paper resolve to valid configs too (the tests train smoke only): every arm has
+    the scale's seeds, numbered from 0, with the config's seed; no two specs collapse onto one
+    run; the scales share no run, and each trains on more examples than the one below it."""
+    cls = STUDIES[name]
+    if cls.missing():
+        pytest.skip(cls.missing())
+    if not cls.trains:  # computes at initialization: no runs at any scale, and says so
+        assert "runs" not in vars(cls)
+        return
+    seen = 0
+    ids: set[str] = set()
+    for scale in ("smoke", "cpu", "paper"):
+        n = cls.default_seeds[scale]
+        specs = cls().runs(scale, n)
+        assert specs and all(s.config.seed == s.seed for s in specs)
+        per_arm: dict[str, list[int]] = {}
+        for s in specs:
+            per_arm.setdefault(s.arm, []).append(s.seed)
+        for seeds in per_arm.values():  # each (arm, sweep point) has seeds 0..n-1
+            assert sorted(seeds) == sorted(list(range(n)) * (len(seeds) // n))
+        scale_ids = {config_id(s.config) for s in specs}
+        assert len(scale_ids) == len(specs) and not scale_ids & ids
+        ids |= scale_ids
+        examples = max(s.config.steps * s.config.batch_size for s in specs)
+        assert examples > seen, scale
+        seen = examples

@@ -47,10 +47,12 @@ def test_resume_is_bitwise_identical(tmp_path, monkeypatch):
     monkeypatch.setattr(loop, "slot_loss", dying)
     with pytest.raises(Killed):
         train(config, tmp_path / "resumed", quiet=True)
-    monkeypatch.setattr(loop, "slot_loss", real)
     lines = (tmp_path / "resumed" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [10, 20]
+    steps = []  # the resumed run trains steps 20..39 only: it resumed, it did not restart
+    monkeypatch.setattr(loop, "slot_loss", lambda *a: steps.append(1) or real(*a))
     resumed = train(config, tmp_path / "resumed", quiet=True)
+    assert len(steps) == 20
 
     assert resumed == full
     a = (tmp_path / "full" / "metrics.jsonl").read_text()
@@ -118,3 +120,24 @@ def test_mismatched_checkpoint_is_a_user_error(tmp_path):
     with pytest.raises(CheckpointError, match="unreadable"):
         train(a, tmp_path / "x", quiet=True)
     shutil.rmtree(tmp_path / "x")
+
+
+def test_train_builds_the_task_once_and_passes_it_down(monkeypatch, tmp_path):
+    """Data, init stages (mimicking included) and class masks all read the task train()
+    built: nothing downstream rebuilds it from the config."""
+    import reasonlab.train.init_stages as init_stages
+    import reasonlab.train.loop as loop
+
+    built = []
+
+    def counting(cfg):
+        built.append(cfg)
+        return real(cfg)
+
+    real = loop.build_task
+    for module in (loop, init_stages):
+        monkeypatch.setattr(module, "build_task", counting)
+    config = small_config(steps=2, eval_every=1, ckpt_every=2, optim={"warmup_steps": 1},
+                          mimic={"steps": 1, "batch_size": 4})
+    train(config, tmp_path, quiet=True)
+    assert len(built) == 1

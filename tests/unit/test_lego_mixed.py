@@ -72,7 +72,7 @@ def test_mixed_lengths_arm_never_supervises_the_chains_last_variable():
     from reasonlab.studies.lego_mixed_lengths import MIXED, MIXED_LAST, LegoMixedLengths, \
         last_supervised
 
-    tasks = LegoMixedLengths.tasks()
+    tasks = {s.arm: s.config.task.model_dump() for s in LegoMixedLengths().runs("cpu", 1)}
     b = build_task(tasks[MIXED]).sample(np.random.default_rng(3), 5000)
     n = (b.label_pos >= 0).sum(1)
     assert set(n.tolist()) == set(range(7, 13))

@@ -3,11 +3,10 @@
 import numpy as np
 
 from reasonlab.studies.base import Claim
-from reasonlab.studies.lego_common import PRETRAINED, RANDOM, first_pass_steps, needs_fit
-from reasonlab.studies.lego_mimicking import MIMIC, closed_verdict
+from reasonlab.studies.lego_common import MIMIC, PRETRAINED, RANDOM
+from reasonlab.studies.lego_verdicts import (closed_verdict, converge_verdict, first_pass_steps,
+                                             last_first_verdict, needs_fit)
 from reasonlab.studies.verdicts import gain_verdict
-from reasonlab.studies.lego_heads import converge_verdict
-from reasonlab.studies.lego_shortcut import last_first_verdict
 
 C = Claim("k", "text", "src")
 
@@ -92,7 +91,7 @@ def test_all_of_needs_every_arm():
 def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control():
     import torch
 
-    from reasonlab.studies.lego_heads import heads_verdict
+    from reasonlab.studies.lego_verdicts import heads_verdict
 
     def side(variables, permuted, manip, positional=0.0):
         z = torch.zeros(2, 2)
@@ -115,7 +114,7 @@ def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control()
         "not reproduced"
 
 def test_staircase_verdict():
-    from reasonlab.studies.lego_staircase import staircase_verdict
+    from reasonlab.studies.lego_verdicts import staircase_verdict
 
     inf = float("inf")
     stairs = {"fixed (paper)": [[100, 200, inf], [150, 150, 600]],
@@ -140,7 +139,7 @@ def test_staircase_verdict():
 def test_one_hop_rule_against_the_text():
     """The shortcut 'own op applied to the root's value', recomputed from the readable text
     with the solver's own action table: right on #0 and #1, a coin flip beyond for Task 1."""
-    from reasonlab.studies.lego_common import one_hop_rule
+    from reasonlab.studies.lego_analysis import one_hop_rule
     from reasonlab.tasks import build_task
 
     for group, root in (("z2", "fixed"), ("s3", "given"), ("d4_points", "random")):
@@ -159,3 +158,14 @@ def test_one_hop_rule_against_the_text():
         assert (rule[:, :2] == labels[:, :2]).all()
         if group == "z2":
             assert 0.4 < (rule[:, 2:] == labels[:, 2:]).mean() < 0.6
+
+
+def test_classical_verdict_needs_every_seed_of_every_arm():
+    from reasonlab.studies.lego_verdicts import classical_verdict
+
+    good = [[1.0] * 6 + [0.5] * 6, [0.96] * 6 + [0.5] * 6]  # 2 seeds, #0-#5 learned
+    weak = [[1.0] * 6 + [0.5] * 6, [0.94] * 6 + [0.5] * 6]  # one seed at 0.94 < 0.95
+    v = classical_verdict(C, {"BERT": good, "ALBERT": good})
+    assert v.status == "reproduced" and "BERT #0-#5 mean 0.980 (worst seed 0.960)" in v.evidence
+    v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
+    assert v.status == "not reproduced" and "worst seed 0.940" in v.evidence

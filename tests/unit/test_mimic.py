@@ -8,7 +8,7 @@ import torch
 
 from reasonlab.errors import ConfigError
 from reasonlab.model import ModelConfig, Transformer
-from reasonlab.model.mimic import (MIMIC_TARGETS, MimicConfig, batch_loss, loss_floor, mimic,
+from reasonlab.train.mimic import (MIMIC_TARGETS, MimicConfig, batch_loss, loss_floor, mimic,
                                    mimic_loss, normalised, special_ids)
 from reasonlab.tasks.base import build_task
 
@@ -94,6 +94,34 @@ def test_bad_heads_and_targets_are_config_errors():
               np.random.default_rng(0))
 
 
+def test_mimic_reads_every_mimicked_layer_or_fails():
+    """The loss sums over every mimicked layer: a model without attention patterns is a user
+    error, and an attention that never calls hook_pattern_dropped fails loudly rather than
+    silently dropping its layer from the loss."""
+    from reasonlab.model import MODELS
+    from reasonlab.model.attention import AttentionHooks
+
+    lego = build_task({"name": "lego", "n_clauses": 3, "n_train_vars": 2})
+    mlp = ModelConfig.build(dict(vocab_size=len(lego.vocab), n_classes=2,
+                                 max_seq_len=lego.seq_len, arch="mlp", d_model=8, d_mlp=8))
+    with pytest.raises(ConfigError, match="mimic reads attention patterns"):
+        mimic(MODELS["mlp"](mlp), lego, MimicConfig(steps=1), np.random.default_rng(0))
+
+    cfg = ModelConfig.build(dict(vocab_size=len(lego.vocab), n_classes=2,
+                                 max_seq_len=lego.seq_len, d_model=16, n_heads=2, d_mlp=16,
+                                 n_layers=2))
+    model = Transformer(cfg)
+    b = lego.sample(np.random.default_rng(0), 4)
+    special = special_ids(lego.vocab.tokens)
+    batch_loss(model, b, MimicConfig(), special)  # both layers report
+    attn = model.layers[1].attn
+    real = attn.forward
+    attn.forward = lambda x, mask, hooks: real(x, mask, AttentionHooks())  # hooks bypassed
+    with pytest.raises(RuntimeError,
+                       match=r"\['blocks.1.attn.hook_pattern_dropped'\] never fired"):
+        batch_loss(model, b, MimicConfig(), special)
+
+
 def test_train_config_mimic_initialises_the_model():
     from reasonlab.runs import config_id
     from reasonlab.train.config import TrainConfig
@@ -154,7 +182,7 @@ def test_summed_kl_matches_a_naive_loop_and_mean_divides_by_layers_times_heads()
 
 
 def test_mimicking_runs_in_train_mode_reading_attention_after_dropout_with_cosine_lr():
-    from reasonlab.model.mimic import lr_at_step
+    from reasonlab.train.mimic import lr_at_step
 
     task = build_task({"name": "lego", "n_clauses": 3, "n_train_vars": 2})
     cfg = ModelConfig.build(dict(vocab_size=len(task.vocab), n_classes=2,

@@ -154,6 +154,15 @@ def test_all_hook_names_exist():
 def test_hooks_are_identity_by_default():
     model = make(dtype=torch.float32)
     x = tokens_()
+    fired = []
+
+    def observe(t, hook):
+        fired.append(hook.name)
+
+    def pass_through(t, hook):
+        fired.append(hook.name)
+        return t
+
     with torch.no_grad():
         plain = model(x)
         # observing hooks (None) and pass-through hooks (return x) change nothing, bitwise,
@@ -162,12 +171,47 @@ def test_hooks_are_identity_by_default():
             n for n in model.hook_points()
             if not n.endswith(("hook_pattern", "hook_attn_scores", "hook_pattern_dropped"))
         ]
-        with model.hooks([(n, lambda t, hook: None) for n in not_pattern[::2]]
-                         + [(n, lambda t, hook: t) for n in not_pattern[1::2]]):
+        with model.hooks([(n, observe) for n in not_pattern[::2]]
+                         + [(n, pass_through) for n in not_pattern[1::2]]):
             assert torch.equal(model(x), plain)
-        with model.hooks([(lambda n: True, lambda t, hook: None)]):
+        assert sorted(fired) == sorted(not_pattern)  # every hook ran, once
+        fired.clear()
+        with model.hooks([(lambda n: True, observe)]):
             close(model(x), plain, atol=1e-5)
+        assert sorted(fired) == sorted(model.hook_points())
     assert not any(p.has_hooks for p in model.hook_points().values())
+
+
+@pytest.mark.parametrize("kw", [
+    dict(), dict(positions="rotary", norm="pre"), dict(norm="post_no_embed_ln"),
+    dict(d_embed=8, tie_layers=True), dict(attention="identity", norm="pre", causal=True),
+    dict(n_layers=4, depth_range=(1, 4)),
+], ids=["bert", "rotary", "no-embed-ln", "albert", "identity", "stochastic-depth"])
+def test_every_hook_point_fires(kw):
+    """A hook point that exists is called by the forward pass (at full depth): a model never
+    creates one that cannot fire, whatever its variant."""
+    model = make(**kw)
+    fired: list[str] = []
+    with model.hooks([(lambda n: True, lambda t, hook: fired.append(hook.name))]):
+        model(tokens_(), pad_mask=right_pad_mask(3, SEQ))
+    assert sorted(fired) == sorted(model.hook_points())
+
+
+def test_hook_pos_embed_sees_and_patches_the_learned_positions():
+    model = make()
+    x = tokens_()
+    seen = {}
+
+    def zero(t, hook):
+        seen[hook.name] = t.clone()
+        return torch.zeros_like(t)
+
+    with model.hooks([("hook_pos_embed", zero)]):
+        patched = model(x)
+    assert torch.equal(seen["hook_pos_embed"], model.W_pos[:SEQ].expand(3, SEQ, -1))
+    with torch.no_grad():
+        model.W_pos.zero_()
+    assert torch.equal(patched, model(x))  # zeroing the hook's output == no positions
 
 
 def test_hooks_patch_and_are_removed_on_error():
@@ -252,7 +296,7 @@ def test_sdpa_path_equals_explicit_path(causal, padded, monkeypatch):
         with model.hooks([(lambda n: n.endswith("hook_pattern"), lambda t, hook: None)]):
             explicit = model(x, pad_mask=pad)
         assert len(calls) == 3
-        with torch.autocast("cpu", dtype=torch.bfloat16):  # CPU bf16 -> explicit (DESIGN §5)
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # CPU bf16: explicit, docs/design.md §8
             model(x, pad_mask=pad)
         assert len(calls) == 3
     close(fused, explicit, atol=1e-5)
@@ -307,8 +351,13 @@ def test_forward_matches_naive_reference(norm, causal):
 @pytest.mark.parametrize("causal", [False, True])
 def test_rotary_matches_naive_reference_on_both_paths(causal):
     model = make(positions="rotary", norm="pre", causal=causal, rotary_base=100.0)
-    assert model.W_pos is None and "hook_pos_embed" not in {
-        n for n, p in model.hook_points().items() if p.has_hooks}
+    # no W_pos, so no hook_pos_embed: a hook attached there could never be called
+    assert model.W_pos is None and "hook_pos_embed" not in model.hook_points()
+    with pytest.raises(KeyError):
+        with model.hooks([("hook_pos_embed", lambda t, hook: None)]):
+            pass
+    with pytest.raises(KeyError, match="no hook point 'hook_pos_embed'"):
+        run_with_cache(model, tokens_(), names_filter=["hook_final", "hook_pos_embed"])
     x, pad = tokens_(), right_pad_mask(3, SEQ)
     ref = ref_forward(model, x, pad)
     close(model(x, pad_mask=pad), ref)  # fused SDPA path

@@ -1,7 +1,8 @@
 """Abstract-symbols model variants against naive references written here.
 
 Identity-augmented attention (logits += a_h X X^T, output += b_h Attn_h X), bias-free
-projections, the read-out tied to the embedding, and the MLP baseline (docs/papers.md §2 Abstract symbols).
+projections, the read-out tied to the embedding, and the MLP baseline (docs/papers.md §2
+Abstract symbols).
 """
 
 from __future__ import annotations
@@ -197,6 +198,9 @@ def test_config_rejects_inconsistent_variant_options():
         cfg(tie_head=True)
     with pytest.raises(ConfigError, match="arch='mlp' has no attention"):
         cfg(arch="mlp", attention="identity")
+    with pytest.raises(ConfigError, match="arch='mlp' has no attention and no tied head"):
+        cfg(arch={"name": "mlp", "equality": True}, tie_head=True, n_classes=VOCAB)
+    cfg(arch={"name": "mlp", "equality": True}, attention="softmax")  # the default: allowed
     with pytest.raises(ConfigError, match="unknown model architecture 'cnn'"):
         cfg(arch="cnn")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -116,14 +118,24 @@ def test_symbolic_labels_are_token_ids_of_the_named_symbol():
     assert (batch.labels[:, 0] == batch.tokens[:, 0]).all()
 
 
-def test_distinct_draws_rows_distinct_and_cover_alphabet():
-    rng = np.random.default_rng(0)
-    for size, k in ((5, 3), (1000, 4)):  # permutation path and rejection path
-        d = distinct_draws(rng, 5000, k, size)
-        assert d.min() >= 0 and d.max() < size
-        assert all(len(set(r)) == k for r in d.tolist())
-        counts = np.bincount(d[:, 0], minlength=size)
-        assert counts.min() > 0 or size > 100  # every symbol can appear in a slot
+@pytest.mark.parametrize("size, k", [(5, 3), (1000, 4)])  # permutation and rejection paths
+def test_distinct_draws_rows_distinct_and_uniform(size, k):
+    """Rows hold k distinct symbols, and each slot is uniform over the whole alphabet: every
+    symbol appears (>= 50 expected draws each) and the counts' chi-square statistic stays below
+    the z = 5 upper quantile of chi2(size - 1) (Wilson-Hilferty; a uniform sampler exceeds it
+    with probability ~3e-7; the seed is fixed, so the test is deterministic)."""
+    n = 50 * (math.perm(size, k) if size == 5 else size)  # >= 50 expected per counted cell
+    d = distinct_draws(np.random.default_rng(0), n, k, size)
+    assert d.shape == (n, k) and d.min() >= 0 and d.max() < size
+    assert all(len(set(r)) == k for r in d.tolist())
+    for slot in range(k):
+        counts = np.bincount(d[:, slot], minlength=size)
+        assert counts.min() > 0, f"slot {slot} never draws symbol {counts.argmin()}"
+        chi2 = float(((counts - n / size) ** 2 / (n / size)).sum())
+        df = size - 1
+        assert chi2 < df * (1 - 2 / (9 * df) + 5 * math.sqrt(2 / (9 * df))) ** 3, chi2
+    if size == 5:  # every ordered k-tuple of distinct symbols occurs (5 * 4 * 3 = 60 of them)
+        assert len({tuple(r) for r in d.tolist()}) == math.perm(size, k)
 
 
 def test_same_config_same_batch():

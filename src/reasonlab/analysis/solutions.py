@@ -15,7 +15,8 @@ and a run gets one verdict per held-out pair:
 
 Thresholds are fixed here, before any study result was looked at.
 
-Reads a model and a test Batch of the anchor task (analysis never imports train/, docs/design.md §1 Layout).
+Reads a model and a test Batch of the anchor task (analysis never imports train/,
+docs/design.md §1 Layout).
 """
 
 from __future__ import annotations

@@ -117,7 +117,8 @@ class SoftmaxAttention(nn.Module):
         self.n_kv_heads, self.kv_groups = config.n_kv_heads, config.kv_groups
         d_attn, d_kv = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
         self.sizes = (d_attn, d_kv, d_kv)  # rows of q | k | v in the fused projection
-        # Fused Q, K, V projection: one GEMM instead of three (DESIGN §5); biases as BERT.
+        # Fused Q, K, V projection: one GEMM instead of three (docs/design.md §8
+        # Performance); biases as BERT.
         self.qkv = nn.Linear(config.d_model, d_attn + 2 * d_kv, bias=config.attn_bias)
         self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
@@ -178,7 +179,7 @@ class SoftmaxAttention(nn.Module):
             v = v.repeat_interleave(self.kv_groups, dim=2)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
-        # explicit matmul + softmax is ~30% faster (DESIGN §5).
+        # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).
         if self.fusable and not hooks.needs_pattern and not _cpu_bf16(x):
             z = F.scaled_dot_product_attention(
                 q.transpose(1, 2),  # [batch, H, seq, d_head]

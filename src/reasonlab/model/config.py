@@ -47,11 +47,12 @@ class ModelConfig(StrictModel):
     causal: bool = False
     """Causal (decoder) mask instead of bidirectional (encoder) attention."""
     norm: Literal["pre", "post", "post_no_embed_ln"] = "post"
-    """LayerNorm placement. "post": BERT's post-LN, which also normalizes the summed
-    embeddings before layer 1. "post_no_embed_ln": post-LN inside the blocks only, the
+    """Where the normalization layers sit. "post": BERT's post-LN, which also normalizes the
+    summed embeddings before layer 1. "post_no_embed_ln": post-LN inside the blocks only, the
     embeddings going straight into layer 1 (Vaswani et al. 2017; the anchor-function authors'
-    GPT, docs/papers.md): an embedding LayerNorm rescales W_E[x] + W_pos to unit RMS and so
-    undoes a small initialization of them. "pre": pre-LN, with a final LayerNorm."""
+    GPT, docs/papers.md §5.1 Anchor functions): an embedding LayerNorm rescales W_E[x] + W_pos
+    to unit RMS and so undoes a small initialization of them. "pre": pre-LN, with a final
+    LayerNorm."""
     positions: Literal["learned", "rotary"] = "learned"
     """How position enters: learned absolute embeddings W_pos added to the input (BERT), or
     rotary embeddings that rotate queries and keys by their position, so that attention logits
@@ -182,8 +183,12 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         sub = data.get(field, ModelConfig.model_fields[field].default)
-        sub = {"name": sub} if isinstance(sub, str) else (
-            sub.model_dump() if isinstance(sub, VariantConfig) else dict(sub))
+        if isinstance(sub, str):
+            sub = {"name": sub}
+        elif isinstance(sub, VariantConfig):
+            sub = sub.model_dump()
+        elif not isinstance(sub, dict):
+            raise ValueError(f"{field} must be a name or an object with a \"name\" key")
         if sub.get("name") != entry:
             raise ValueError(f"{old} is an option of {field}={entry!r} (now {field}."
                              f"{option}), not of {field}={sub.get('name')!r}; remove it or set "

@@ -166,7 +166,14 @@ def run_with_cache(
     def save(x: torch.Tensor, hook: HookPoint) -> None:
         cache[hook.name] = x.detach()
 
-    names = [n for n in hook_points(model) if match(n)]
+    points = hook_points(model)
+    if names_filter is not None and not callable(names_filter):  # names: each must exist
+        asked = [names_filter] if isinstance(names_filter, str) else list(names_filter)
+        unknown = [n for n in asked if n not in points]
+        if unknown:
+            raise KeyError(f"no hook point {unknown[0]!r} in this model; known: "
+                           f"{', '.join(points)}")
+    names = [n for n in points if match(n)]
     with hooks(model, [(n, save) for n in names]):
         out = model(*args, **kwargs)
     return out, cache

@@ -1,4 +1,5 @@
-"""Pretrained BERT-family weights converted into our Transformer (DESIGN §6; LEGO paper §4.2).
+"""Pretrained BERT-family weights converted into our Transformer (LEGO paper §4.2; the offline
+checkpoint: docs/design.md §9 Offline assets).
 
 The LEGO paper fine-tunes pretrained BERT and finds it extrapolates much better than random
 init (Zhang et al. 2022, §4.2, Fig. 6). The only BERT-family encoder that reaches our machines
@@ -124,7 +125,7 @@ _WORD = re.compile(r"^[a-z]{3,}$")
 
 TOKEN_ALIASES: dict[str, str] = {"+1": "0", "-1": "1"}
 """Task tokens with no WordPiece entry of their own -> the real word that names them.
-LEGO Task 1's points: the authors write them 0 / 1 (docs/papers.md, LEGO; their ops
+LEGO Task 1's points: the authors write them 0 / 1 (docs/papers.md §5.3 LEGO; their ops
 `val` / `not` act on 0 / 1), read here through x = (-1)^b, so +1 is 0 and -1 is 1 (Z_2
 written additively)."""
 

@@ -17,7 +17,7 @@ so `blocks.3.hook_resid_post` exists in a tied model, and `state_dict()` holds e
 Hook points, in forward order (shapes for tokens [batch, seq]):
 
     hook_embed                      [batch, seq, d_embed]   W_E[tokens]
-    hook_pos_embed                  [batch, seq, d_embed]   W_pos[:seq]
+    hook_pos_embed                  [batch, seq, d_embed]   W_pos[:seq]  (learned positions only)
     (d_embed = d_model unless the embedding is factorised, config.d_embed: then the LayerNormed
     embeddings are projected to d_model by `embed_proj` before blocks.0.hook_resid_pre)
     blocks.{l}.hook_resid_pre       [batch, seq, d_model]
@@ -198,7 +198,8 @@ class Transformer(HookedModule):
         self.W_pos = (nn.Parameter(torch.empty(config.max_seq_len, e))  # [max_seq_len, d_embed]
                       if config.positions == "learned" else None)
         self.hook_embed = HookPoint()
-        self.hook_pos_embed = HookPoint()
+        # Only where W_pos is added: a hook point that could never fire is not created.
+        self.hook_pos_embed = HookPoint() if self.W_pos is not None else None
         # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
         # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
         self.ln_embed = norm(e, config) if config.norm == "post" else None
@@ -240,7 +241,7 @@ class Transformer(HookedModule):
             raise ValueError(f"depth={depth} must be in [1, n_layers={cfg.n_layers}]")
 
         x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_embed]
-        if self.W_pos is not None:
+        if self.W_pos is not None:  # learned positions (BERT); rotary ones act in attention
             x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_embed]
         x = self.embed_out(x)  # [batch, seq, d_model]
         x = self.run_layers(x, pad_mask, depth)  # [batch, seq, d_model]

@@ -1,13 +1,13 @@
-"""Shared pieces of the anchor studies (Zhang et al. 2024, arXiv 2405.05409): the paper's
-model and recipe per scale, and the per-run solution analysis.
+"""The anchor studies' recipe (Zhang et al. 2024, arXiv 2405.05409): the paper's model and
+training per scale, and the phase grid; reading trained models is in anchors_analysis.py.
 
-The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head, d_head set apart from
-d_model, learned positions, read out at the last token, every parameter initialized with std
-(1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md, checked by
-tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the embeddings go
-straight into layer 1, since a LayerNorm there would rescale them to unit RMS and undo the very
-initialization scale the paper varies (our finding, study `anchors-embedding-norm`) -- Q/K/V/O
-and MLP linears without bias, ReLU, LayerNorm eps 1e-5.
+The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head,
+d_head set apart from d_model, learned positions, read out at the last token, every parameter
+initialized with std (1/d_in)^gamma (INITS "rate"). Its layers are the authors' (docs/papers.md
+§5.1, checked by tests/unit/test_authors_structure.py): post-LN inside the blocks only -- the
+embeddings go straight into layer 1, since a LayerNorm there would rescale them to unit RMS
+and undo the very initialization scale the paper varies (our finding, study
+`anchors-embedding-norm`) -- Q/K/V/O and MLP linears without bias, ReLU, LayerNorm eps 1e-5.
 
 Recipe details taken from the authors' predecessor code rather than our earlier reading
 (docs/papers.md): AdamW decays every parameter (`weight_decay_on="all"`), and the key/position
@@ -24,16 +24,9 @@ available). That is 60M sequences seen, about 29,300 steps of 2048: our `paper` 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-from reasonlab.analysis.solutions import HeldoutSolution, heldout_solutions
-from reasonlab.runs import load_run_model
-from reasonlab.studies.base import RunSpec, Scale
-from reasonlab.tasks.anchors import AnchorsTask
-from reasonlab.tasks.base import build_task
-from reasonlab.train.config import TrainConfig
-from reasonlab.train.loop import make_data
+from reasonlab.studies.base import Scale, merge
 
 TASK: dict[str, Any] = {"name": "anchors", "split_modulus": "seq_len_minus_1",
                         "noise_split": False}
@@ -66,8 +59,8 @@ def equivalent_gamma(gamma: float, d_in: int, d_ref: int = PAPER_WIDTH) -> float
 
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=16, n_heads=1, d_head=8, d_mlp=32),
-                  optim=dict(lr=3e-3, warmup_steps=2, weight_decay_on="all"), n_train=512, n_test=160,
-                  batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
+                  optim=dict(lr=3e-3, warmup_steps=2, weight_decay_on="all"), n_train=512,
+                  n_test=160, batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
     # cpu: width, batch and lr chosen by measurement with our previous structure (README,
     # "Choosing the CPU scale of the anchor studies") and kept: lr 1e-3 at batch 256 rather than
     # the paper's 2.5e-4 at batch 2048. Steps 2400 (was 1200): with the authors' layers the
@@ -88,28 +81,37 @@ SCALES: dict[Scale, dict[str, Any]] = {
 }
 
 
-def anchor_config(scale: Scale, seed: int, gamma: float, n_layers: int,
-                  lr: float | None = None, weight_decay: float | None = None,
-                  steps: int | None = None, structure: str = "authors") -> TrainConfig:
-    base = dict(SCALES[scale])
-    if steps is not None:
-        base["steps"] = steps
-    optim = dict(base["optim"])
-    if lr is not None:
-        optim["lr"] = lr
-    if weight_decay is not None:
-        optim["weight_decay"] = weight_decay
-    model = {**base["model"], **STRUCTURES[structure], "n_layers": n_layers, "causal": True,
-             "init": "rate", "init_gamma": gamma}
-    return TrainConfig.build({**base, "task": TASK, "seed": seed, "model": model,
-                              "optim": optim})
+PAPER_GAMMAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+"""The paper's grid at d_model 400 (§3)."""
+GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
+    "smoke": ((0.3, 0.8), (1, 2)),
+    # The ends of the paper's grid moved to d_model 64 so that the initial scale relative to
+    # 1/sqrt(d_in), d_in^(0.5 - gamma), spans the paper's 400^0.2 = 3.3 .. 400^-0.3 = 0.17:
+    # gamma 0.21 and 0.93 (`equivalent_gamma`). The inner points are left out for the budget
+    # (12 runs of 2400 steps); no claim reads them.
+    "cpu": (tuple(equivalent_gamma(g, SCALES["cpu"]["model"]["d_model"])
+                  for g in (min(PAPER_GAMMAS), max(PAPER_GAMMAS))), (2, 3)),
+    "paper": (PAPER_GAMMAS, (2, 3, 4, 5, 6)),
+}
+"""(gammas, depths) per scale."""
+
+CLAIM_MAJORITY = 0.5
+"""A claim about a set of runs holds when more than this fraction of them has the type."""
+
+DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}
+"""Depth of the studies that look at one depth (the mechanism and embedding-norm studies):
+at cpu scale the phase grid's depth 2, so their runs are cells of `anchors-init-phase`."""
 
 
-def run_solution(spec: RunSpec, result: dict[str, Any], out: Path) -> HeldoutSolution:
-    """Load the run's model, rebuild its (seeded) test set, classify its held-out answers."""
-    _, model = load_run_model(Path(result["dir"]))
-    task = build_task(spec.config.task)
-    assert isinstance(task, AnchorsTask)
-    _, test = make_data(spec.config)
-    (sol,) = heldout_solutions(model, task, test)  # the preset holds out one pair, (4,3)
-    return sol
+def recipe(scale: Scale, structure: str = "authors") -> dict[str, Any]:
+    """The anchor recipe at this scale: the paper's task and a causal decoder with the given
+    structure (STRUCTURES) and the rate initialization; arms set its gamma and n_layers."""
+    return merge(SCALES[scale], {"task": TASK, "model": {**STRUCTURES[structure], "causal": True,
+                                                         "init": {"name": "rate"}}})
+
+
+def cell(gamma: float, n_layers: int, **over: Any) -> dict[str, Any]:
+    """Overrides of one (gamma, depth) cell, plus any top-level ones (e.g. steps, optim)."""
+    return merge({"model": {"init": {"gamma": gamma}, "n_layers": n_layers}}, over)
+
+

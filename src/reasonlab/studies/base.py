@@ -19,8 +19,17 @@ from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.store import check_partial, output_dir
-from reasonlab.studies.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
-                                    grid, merge)
+from reasonlab.studies.core import (
+    SCALES,
+    Claim,
+    Results,
+    RunSpec,
+    Scale,
+    Status,
+    Verdict,
+    grid,
+    merge,
+)
 from reasonlab.studies.reporting import Report
 from reasonlab.train.config import TrainConfig
 
@@ -57,8 +66,11 @@ class Study(ABC):
         return None
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        """The runs to train at this scale (`grid(...)`); a study with trains = False has none."""
-        raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
+        """The runs to train at this scale (`grid(...)`). A study with trains = False does not
+        define it and has none; one that trains must."""
+        if self.trains:
+            raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
+        return []
 
     @abstractmethod
     def analyse(self, results: Results, out: Path) -> Report: ...
@@ -90,7 +102,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
     reasonlab-out otherwise: by default all studies share one runs folder, so a run two
     studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
-    from reasonlab.cli import check_workers
+    from reasonlab.console import check_workers
 
     check_workers(workers)
     study = STUDIES[name]()

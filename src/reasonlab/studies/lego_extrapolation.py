@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.lego_analysis import one_hop_section
+from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, bert_albert, recipe
+from reasonlab.studies.lego_verdicts import classical_verdict, extrapolation_gain
 
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid)
-from reasonlab.studies.lego_common import (N_TRAIN_VARS, SEEDS, bert_albert, extrapolation_gain,
-                                           one_hop_section, recipe)
-from reasonlab.studies.verdicts import verdict
-
-CLASSICAL_THRESHOLD = 0.95
-"""Mean accuracy on the supervised positions that counts as classical generalization."""
 ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions): with learned "
                "positions the CPU-sized runs learned #0 and #1 later or not at all (README, "
                "'Choosing the CPU scale'). The arms differ only in weight tying (and, at paper "
@@ -54,10 +49,3 @@ class LegoExtrapolation(Study):
         return rep
 
 
-def classical_verdict(claim: Claim, finals: dict[str, list[list[float]]]) -> Verdict:
-    """Every seed of every arm at >= CLASSICAL_THRESHOLD mean accuracy on #0-#5."""
-    per_seed = {arm: np.asarray(rows)[:, :N_TRAIN_VARS].mean(1) for arm, rows in finals.items()}
-    ev = "; ".join(f"{arm} #0-#5 mean {s.mean():.3f} (worst seed {s.min():.3f})"
-                   for arm, s in per_seed.items())
-    return verdict(claim, all(s.min() >= CLASSICAL_THRESHOLD for s in per_seed.values()),
-                   ev + f"; threshold {CLASSICAL_THRESHOLD} for every seed")

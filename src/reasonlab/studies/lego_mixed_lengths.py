@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego_common import (N_CLAUSES, N_TRAIN_VARS, SEEDS, accuracy_report,
-                                           extrapolation_gain, recipe, span_means)
+from reasonlab.studies.lego_common import N_CLAUSES, N_TRAIN_VARS, SEEDS, accuracy_report, recipe
+from reasonlab.studies.lego_verdicts import extrapolation_gain, span_means
 from reasonlab.studies.verdicts import gain_verdict
 from reasonlab.tasks.base import build_task
 

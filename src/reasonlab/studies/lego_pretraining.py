@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.lego_analysis import association_table, head_evidence, substitution_note
 from reasonlab.studies.lego_common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
-                                           extrapolation_gain, extrapolation_span, minilm_arms,
-                                           minilm_recipe)
-from reasonlab.studies.lego_heads import (association_table, converge_steps, converge_verdict,
-                                          head_evidence, heads_verdict, substitution_note)
+                                           extrapolation_span, minilm_arms, minilm_recipe)
+from reasonlab.studies.lego_verdicts import (converge_steps, converge_verdict, extrapolation_gain,
+                                             heads_verdict)
 
 RENAMED = "pretrained, renamed ops"
 

@@ -17,28 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagonal
+from reasonlab.analysis.probes import plot_probe_maps, split_diagonal
 from reasonlab.report import table
-from reasonlab.runs import load_run_model
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego_common import N_TRAIN_VARS, bert_albert, needs_fit, recipe
+from reasonlab.studies.lego_analysis import probe_run
+from reasonlab.studies.lego_common import N_TRAIN_VARS, bert_albert, recipe
+from reasonlab.studies.lego_verdicts import needs_fit
 from reasonlab.studies.verdicts import gain_verdict
-from reasonlab.tasks.base import build_task
-
-PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data
-
-
-def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
-    """(accuracy map [layers+1, depths], shuffled-label map, chance) of one finished run.
-
-    Probe sentences: n_test for fitting and n_test // 2 held out, disjoint (task.splits).
-    """
-    config, model = load_run_model(run_dir)
-    task = build_task(config.task)
-    train, test = task.splits(np.random.default_rng([PROBE_SEED, config.seed]), config.n_test,
-                              max(1, config.n_test // 2))
-    r = probe_model(model, train, test, task.n_classes, key="depth")
-    return r.acc, r.acc_shuffled, r.chance
 
 
 @STUDIES.register("lego-probes")

@@ -9,7 +9,7 @@
     is a tie and counts half, not as "not earlier".
 (b) Supervising #0-#4 plus #11 (the shortcut is available) instead of #0-#5 degrades
     extrapolation to the unsupervised middle #6-#10.
-(c) Mimicking initialisation (association + manipulation heads, model/mimic.py) prevents
+(c) Mimicking initialisation (association + manipulation heads, train/mimic.py) prevents
     that damage. (Pretrained init is studied in `lego-pretraining`; it needs the MiniLM
     architecture, so it is not mixed into this study's small recipe.)
 All arms but the ALBERT-like one are BERT-like with the `lego-extrapolation` recipe.
@@ -18,14 +18,12 @@ All arms but the ALBERT-like one are BERT-like with the `lego-extrapolation` rec
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid, merge)
-from reasonlab.studies.lego_common import (N_CLAUSES, PASS, albert, first_pass_steps, needs_fit,
-                                           recipe, span_means)
+from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
+                                    merge)
+from reasonlab.studies.lego_common import MIMIC_RECIPE, N_CLAUSES, PASS, albert, mimic, recipe
+from reasonlab.studies.lego_verdicts import (first_pass_steps, last_first_verdict, needs_fit,
+                                             span_means)
 from reasonlab.studies.verdicts import all_of, gain_verdict
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
@@ -36,38 +34,6 @@ EVAL_EVERY: dict[Scale, int] = {"paper": 120}
 SHORTCUT_POS = [0, 1, 2, 3, 4, N_CLAUSES - 1]
 MIDDLE = slice(6, N_CLAUSES - 1)  # #6-#10: unsupervised in both (b) arms
 COMMON = slice(0, 5)  # #0-#4: supervised in every arm
-EARLY_FRACTION = 0.8
-"""(a) holds in a seed when #11 passes PASS before at least this fraction of #1-#10."""
-
-MIMIC_SCALES: dict[Scale, dict[str, Any]] = {
-    "smoke": dict(steps=3, batch_size=16, lr=1e-3),
-    # lr 3e-3 as in the README's recipe table, where mimicking at 3e-3 (200 x 64) let ALBERT
-    # learn #0 by step 300; 150 x 32 keeps the arm within the study's 15 minutes.
-    "cpu": dict(steps=150, batch_size=32, lr=3e-3),
-    "paper": dict(steps=1000, batch_size=200, lr=5e-5),
-}
-
-
-def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verdict:
-    """Per seed, the fraction of #1-#10 that #11 passes PASS before, a tie (same evaluation)
-    counting half; the claim holds in a seed when that fraction is >= EARLY_FRACTION."""
-    per_seed, parts = [], []
-    for c in curves:
-        steps = first_pass_steps(c)
-        last, middle = steps[-1], steps[1:-1]
-        earlier = sum(last < s for s in middle)
-        tied = sum(last == s for s in middle if np.isfinite(s))
-        frac = (earlier + 0.5 * tied) / len(middle)
-        per_seed.append((np.isfinite(last), frac))
-        parts.append(f"#11 at {last:g}, #1-#10 at {[f'{s:g}' for s in middle]} (#11 earlier "
-                     f"than {earlier}, tied with {tied})")
-    ev = (f"first step at accuracy >= {PASS} per seed: " + "; ".join(parts)
-          + f"; needs #11 before >= {EARLY_FRACTION:.0%} of #1-#10 (a tie counts half) in a "
-          "majority of seeds")
-    if not any(fin for fin, _ in per_seed):
-        return Verdict(claim, "inconclusive", ev + " (#11 never passed)")
-    ok = sum(fin and f >= EARLY_FRACTION for fin, f in per_seed) > len(per_seed) / 2
-    return Verdict(claim, "reproduced" if ok else "not reproduced", ev)
 
 
 @STUDIES.register("lego-shortcut")
@@ -88,14 +54,13 @@ class LegoShortcut(Study):
     default_seeds = {"cpu": 1}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        mimic = {"heads": {0: "manipulation", 1: "association"}, **MIMIC_SCALES[scale]}
         # (a) reads curves: its arms evaluate every EVAL_EVERY steps; the others keep the
         # recipe's period (their verdicts read final accuracy; #0-#5 stays lego-extrapolation's)
         curve = {"eval_every": EVAL_EVERY[scale]} if scale in EVAL_EVERY else {}
         all12 = {"task": {"n_train_vars": N_CLAUSES}, **curve}
         shortcut = {"task": {"supervised": SHORTCUT_POS}}
         arms = {ALL: all12, ALL_TIED: merge(all12, albert(scale)), FIRST6: {},
-                SHORTCUT: shortcut, SHORTCUT_MIMIC: {**shortcut, "mimic": mimic}}
+                SHORTCUT: shortcut, SHORTCUT_MIMIC: {**shortcut, **mimic(MIMIC_RECIPE[scale])}}
         # the longest runs (mimicking first) start first, so that 2 workers finish together
         return sorted(grid(recipe(scale), arms, seeds=seeds), key=lambda s: s.arm != SHORTCUT_MIMIC)
 
@@ -112,10 +77,9 @@ class LegoShortcut(Study):
                    "All 12 supervised, BERT-like and ALBERT-like: accuracy per position during "
                    "training (#11 is the brightest)", "curves_all12.png")
         every = next(s.config.eval_every for s, _ in results if s.arm == ALL)
-        rep.table(f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
-                  f"{every} steps)", ["arm", "seed"] + [f"#{i}" for i in range(N_CLAUSES)],
-                  [[a, str(i)] + [f"{s:g}" for s in first_pass_steps(c)]
-                   for a, cs in curves.items() for i, c in enumerate(cs)])
+        rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
+                       f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
+                       f"{every} steps)")
         what = "mean accuracy #6-#10"
         rep.verdicts = [
             all_of(self.claims[0], {a: last_first_verdict(self.claims[0], cs)

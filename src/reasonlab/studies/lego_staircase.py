@@ -18,19 +18,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from reasonlab.report import plot_first_pass
-from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                    Verdict, grid)
-from reasonlab.studies.lego_common import (PASS, accuracy_report, first_pass_steps,
-                                           one_hop_section, recipe)
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.lego_analysis import one_hop_section
+from reasonlab.studies.lego_common import PASS, accuracy_report, recipe
+from reasonlab.studies.lego_verdicts import first_pass_steps, staircase_verdict
 
 MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}
-SLOWER = 2.0
-"""The random root 'stays on the plateau far longer': its first position passes PASS at least
-this many times later than under the one-token roots (or never within the run)."""
 
 
 @STUDIES.register("lego-staircase")
@@ -52,45 +46,10 @@ class LegoStaircase(Study):
         n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
         passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
         steps = results.first.config.steps
-        plot_first_pass(passes, steps, out / "first_pass.png", PASS)
         rep, _ = accuracy_report(self.title, results, out, n_train)
-        rep.figures.insert(0, ("first_pass.png", f"Step at which each chain position first "
-                               f"reaches {PASS} test accuracy (top row: never)"))
-        rows = [[f"{a} seed {i}"] + [_step(x) for x in p]
-                for a, ps in passes.items() for i, p in enumerate(ps)]
-        rep.table(f"First step at which a position reaches {PASS}",
-                  ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
         one_hop_section(rep, results)
         rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
         return rep
 
 
-def _step(x: float) -> str:
-    return "never" if x == float("inf") else f"{x:.0f}"
-
-
-def staircase_verdict(claim: Claim, passes: dict[str, list[list[float]]], steps: int
-                      ) -> Verdict:
-    """Reproduced when, in every seed of the one-token modes, #0 and #1 pass PASS in chain
-    order (a staircase), and every random-root seed passes its first position at least SLOWER
-    times later than the slowest one-token seed (or never). Not reproduced when a random-root
-    seed passes some position no later than a one-token seed passes #0; else inconclusive."""
-    one_token = {a: p for a, p in passes.items() if not a.startswith("random")}
-    random = next(p for a, p in passes.items() if a.startswith("random"))
-    stairs = all(p[0] < float("inf") and p[0] <= p[1] < float("inf")
-                 for ps in one_token.values() for p in ps)
-    slowest = max(p[0] for ps in one_token.values() for p in ps)
-    fastest = min(p[0] for ps in one_token.values() for p in ps)
-    random_first = [min(p) for p in random]
-    ev = ("first step to " + f"{PASS} on #0 / #1 per seed: " + "; ".join(
-        f"{a} " + ", ".join(f"{_step(p[0])} / {_step(p[1])}" for p in ps)
-        for a, ps in one_token.items()) + "; random root, first position of any kind: "
-        + ", ".join(_step(x) for x in random_first) + f" (of {steps} steps; needs >= "
-        f"{SLOWER}x the slowest one-token #0, {_step(slowest)})")
-    if stairs and all(x >= SLOWER * slowest for x in random_first):
-        status = "reproduced"
-    elif any(x <= fastest for x in random_first):
-        status = "not reproduced"
-    else:
-        status = "inconclusive"
-    return Verdict(claim, status, ev)  # type: ignore[arg-type]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
                                     merge)
-from reasonlab.studies.lego_common import (N_TRAIN_VARS, SEEDS, accuracy_report, albert,
-                                           extrapolation_gain, recipe)
+from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, accuracy_report, albert, recipe
+from reasonlab.studies.lego_verdicts import extrapolation_gain
 
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
 

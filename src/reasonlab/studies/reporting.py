@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reasonlab.report import mean_std, plot_curves, plot_positions, plot_sweep, sweep_table, table
+from reasonlab.report import (mean_std, plot_curves, plot_first_pass, plot_positions, plot_sweep,
+                              sweep_table, table)
 from reasonlab.studies.core import Results, Verdict
 
 
@@ -106,6 +107,20 @@ class Report:
             plot_sweep(dict(by_arm), self.out / name, xlabel or xname, title,  # type: ignore
                        chance=chance)
             self.figure(name, caption)
+        return self
+
+    def first_pass(self, passes: Mapping[str, list[list[float]]], threshold: float,
+                   heading: str, steps: int | None = None, name: str = "first_pass.png"
+                   ) -> Report:
+        """The first evaluated step at which each chain position reaches `threshold`, per run
+        (inf: never): a table and, when the run length `steps` is given, the figure."""
+        rows = [[f"{a} seed {i}"] + ["never" if x == float("inf") else f"{x:.0f}" for x in p]
+                for a, ps in passes.items() for i, p in enumerate(ps)]
+        self.table(heading, ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+        if steps is not None:
+            plot_first_pass(dict(passes), steps, self.out / name, threshold)
+            self.figure(name, f"Step at which each chain position first reaches {threshold} "
+                        "test accuracy (top row: never)")
         return self
 
     # -- output ----------------------------------------------------------------------------

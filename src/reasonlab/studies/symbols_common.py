@@ -1,4 +1,5 @@
-"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024; docs/papers.md §2 Abstract symbols).
+"""Shared pieces of the abstract-symbols studies (Boix-Adsera et al., ICLR 2024;
+docs/papers.md §2 Abstract symbols).
 
 The model is the authors' (`eboix/relational-reasoning` experiments/models.py; docs/papers.md,
 checked by tests/unit/test_authors_structure.py): a pre-LayerNorm transformer, bias-free
@@ -19,15 +20,10 @@ closed-form least squares on +-1 targets.
 
 from __future__ import annotations
 
-from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+from reasonlab.studies.base import Scale, merge
 
-from reasonlab.report import plt
-from reasonlab.studies.base import RunSpec, Scale
-from reasonlab.train.config import TrainConfig
 
 # Per-scale model and optimisation. `cpu`: d_model 64, 1000 steps of batch 64 (about 10-20 s
 # per run on one core); measured sweeps in README ("abstract-symbols studies"). `paper`: our
@@ -58,75 +54,73 @@ SYMBOLS: dict[Scale, dict[str, int]] = {
 }
 
 
-def config(scale: Scale, task: dict[str, Any], n_train: int, seed: int,
-           model: dict[str, Any] | None = None, **train: Any) -> TrainConfig:
-    """A run of the given scale: templates task + the paper's model shape + overrides."""
-    return TrainConfig.build({
-        **TRAIN[scale], **train, "seed": seed, "n_train": n_train,
-        "task": {"name": "templates", **SYMBOLS[scale], **task},
-        "model": {**MODEL[scale], **(model or {})}})
+def recipe(scale: Scale, **task: Any) -> dict[str, Any]:
+    """A run of the given scale: the templates task (symbol alphabets of the scale; `task`
+    overrides, e.g. preset="same_different") and the paper's model shape; no n_train (arms or
+    sweeps set it)."""
+    return merge(TRAIN[scale], {"task": {"name": "templates", **SYMBOLS[scale], **task},
+                                "model": MODEL[scale]})
 
 
-def by_n_train(spec: RunSpec) -> int:
-    return spec.config.n_train
+def n_train_sweep(ns: list[int]) -> list[dict[str, Any]]:
+    return [{"n_train": n} for n in ns]
 
 
-def final(results: list[tuple[RunSpec, dict[str, Any]]], arm: str,
-          x: Callable[[RunSpec], int] = by_n_train, key: str = "acc") -> dict[int, list[float]]:
-    """x -> final metric per seed for one arm (x: the swept quantity, n_train by default)."""
-    out: dict[int, list[float]] = {}
-    for spec, r in results:
-        if spec.arm == arm:
-            out.setdefault(x(spec), []).append(float(r["final"][key]))
-    return dict(sorted(out.items()))
+# -- copying unseen symbols against the width (symbols-copy-embedding-dim, §5) ------------
+COPY: dict[Scale, dict[str, Any]] = {
+    "smoke": {"task": {"preset": "copy", "length": 2, "n_train_symbols": 16}, "n_train": 128},
+    # cpu: 500 steps (test accuracy is flat after ~100 in our trial runs at d_model 128).
+    "cpu": {"task": {"preset": "copy", "length": 2, "n_train_symbols": 32}, "n_train": 5000,
+            "steps": 500, "eval_every": 100, "ckpt_every": 500},
+    "paper": {"task": {"preset": "copy", "length": 2, "n_train_symbols": 128},
+              "n_train": 50_000},
+}
+"""Overrides of the copy study: a small training alphabet (fewer symbols than the largest
+width, so that inverse scaling can show at CPU widths), its sample count and budget."""
+# cpu: 64 / 128 / 256 since issue 17 (was 16 / 64 / 256: at d 16 the model does not fit the
+# training symbols, README), the widths of the issue's measurement.
+WIDTHS: dict[Scale, list[int]] = {"smoke": [8, 16], "cpu": [64, 128, 256],
+                                  "paper": [64, 256, 1024, 4096]}
+D_HEAD: dict[Scale, int | None] = {"smoke": None, "cpu": None, "paper": 64}
+"""Paper: the sweep keeps d_head at GPT-2's 64 (heads = d_model / 64); None: the scale's
+n_heads at every width (as measured at cpu scale)."""
 
 
-def plot_sweep(arms: dict[str, dict[int, list[float]]], path: Path, xlabel: str, title: str,
-               chance: float | None = None, logx: bool = True) -> None:
-    """Mean final accuracy against the swept quantity, one line per arm, band = ±1 std."""
-    fig, ax = plt.subplots(figsize=(6.2, 3.8))
-    for arm, by_x in arms.items():
-        xs = np.array(list(by_x))
-        vals = [np.asarray(v) for v in by_x.values()]
-        m = np.array([v.mean() for v in vals])
-        s = np.array([v.std(ddof=1) if len(v) > 1 else 0.0 for v in vals])
-        ax.plot(xs, m, marker="o", label=f"{arm} (seeds={len(vals[0])})")
-        ax.fill_between(xs, m - s, m + s, alpha=0.2)
-    if chance is not None:
-        ax.axhline(chance, color="grey", ls="--", lw=1, label="chance")
-    if logx:
-        ax.set_xscale("log")
-    ax.set(xlabel=xlabel, ylabel="test accuracy (unseen symbols)", ylim=(-0.02, 1.02),
-           title=title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def copy_recipe(scale: Scale) -> dict[str, Any]:
+    """The copy task (`$w0 $w1 -> $w0`) with the read-out tied to the embedding."""
+    return merge(recipe(scale), COPY[scale], {"model": {"tie_head": True}})
 
 
-def sweep_table(arms: dict[str, dict[int, list[float]]], xname: str) -> tuple[list[str],
-                                                                               list[list[str]]]:
-    """Header (xname, x values) and one row per arm: mean ± std over seeds at each x."""
-    xs = sorted({x for by_x in arms.values() for x in by_x})
-    rows = [[arm, *(fmt_seeds(by_x[x]) if x in by_x else "-" for x in xs)]
-            for arm, by_x in arms.items()]
-    return [xname, *(str(x) for x in xs)], rows
+def width_sweep(scale: Scale) -> list[dict[str, Any]]:
+    """d_model over WIDTHS, d_mlp = 4 d_model; at paper scale heads of d_head 64."""
+    d_head = D_HEAD[scale]
+    return [{"model": {"d_model": d, "d_mlp": 4 * d, **({} if d_head is None else {
+        "n_heads": max(1, d // d_head), "d_head": d_head})}} for d in WIDTHS[scale]]
 
 
-def fmt_seeds(v: list[float]) -> str:
-    return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
+# -- a small causal language model (symbols-language-model, §6) -----------------------------
+LM_MODEL = dict(norm="pre", attn_bias=False, causal=True)
 
 
-def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:
-    """Smallest n at which the mean accuracy reaches `target`, interpolating linearly in
-    log n between grid points; None if the grid never reaches it."""
-    ns = sorted(by_n)
-    acc = [float(np.mean(by_n[n])) for n in ns]
-    if acc[0] >= target:
-        return float(ns[0])
-    for (n0, a0), (n1, a1) in zip(zip(ns, acc), zip(ns[1:], acc[1:])):
-        if a0 < target <= a1:
-            t = (target - a0) / (a1 - a0)
-            return float(np.exp(np.log(n0) + t * (np.log(n1) - np.log(n0))))
-    return None
+LM_SCALES: dict[Scale, dict[str, Any]] = {
+    "smoke": dict(model=dict(d_model=16, n_layers=1, n_heads=2, d_mlp=32), seq_len=16,
+                  n_train=64, n_test=8, batch_size=8, steps=10, eval_every=5, ckpt_every=10,
+                  optim=dict(lr=1e-3, warmup_steps=2), threads=1),
+    # d_model 128 x 4 layers x 64 characters ran at ~1 step/s on the shared machine (1500
+    # steps: ~25 min), so the cpu scale is 4x narrower in tokens and 8x in parameters.
+    "cpu": dict(model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=256), seq_len=32,
+                n_train=20_000, n_test=200, batch_size=32, steps=1000, eval_every=200,
+                ckpt_every=1000, optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01),
+                threads=1),
+    # our reading of the paper's GPT-2 small from scratch, at character level, for a GPU
+    "paper": dict(model=dict(d_model=768, n_layers=12, n_heads=12, d_mlp=3072), seq_len=256,
+                  n_train=200_000, n_test=2000, batch_size=64, steps=50_000, eval_every=2500,
+                  ckpt_every=5000, optim=dict(lr=3e-4, warmup_steps=2000, weight_decay=0.1)),
+}
+
+
+def lm_recipe(scale: Scale) -> dict[str, Any]:
+    """A character-level causal LM on WordNet glosses (task corpus_lm) of the scale's size."""
+    s = dict(LM_SCALES[scale])
+    seq_len = s.pop("seq_len")
+    return merge(s, {"task": {"name": "corpus_lm", "seq_len": seq_len}, "model": LM_MODEL})

@@ -11,16 +11,13 @@ and report the ratio.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.symbols_analysis import samples_section, targets_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
+from reasonlab.studies.symbols_verdicts import ratio_verdict
 
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.symbols_common import config, final, n_to_reach, plot_sweep, sweep_table
-
-TASK = {"preset": "same_different"}
-ARMS: dict[str, dict[str, Any]] = {"transformer": {}, "+ identity (a, b)": {"attention": "identity"}}
+ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [32, 128], "cpu": [100, 300, 1000, 3000, 10_000],
                                    "paper": [100, 300, 1000, 3000, 10_000, 30_000, 100_000]}
 TARGET = 0.9
@@ -35,7 +32,6 @@ NO_GAIN = 1.5
 
 @STUDIES.register("symbols-data-efficiency")
 class SymbolsDataEfficiency(Study):
-    name = "symbols-data-efficiency"
     title = "Abstract symbols: samples needed with and without identity-augmented attention"
     claims = (
         Claim("order-of-magnitude", "Adding a_h X X^T to the logits and b_h Attn_h X to the "
@@ -43,57 +39,16 @@ class SymbolsDataEfficiency(Study):
               "about an order of magnitude", "Boix-Adsera et al. 2024, §4.3 and Fig. 2"),
     )
     cpu_minutes = 3.9  # measured: 235 s (authors' init)
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 5}
+    default_seeds = {"paper": 5}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return [RunSpec(arm, seed, config(scale, TASK, n, seed, model))
-                for arm, model in ARMS.items() for n in N_TRAIN[scale]
-                for seed in range(seeds)]
+        return grid(recipe(scale, preset="same_different"), ARMS, n_train_sweep(N_TRAIN[scale]),
+                    seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        test = {arm: final(results, arm) for arm in ARMS}
-        plot_sweep(test, out / "accuracy_vs_samples.png", "training samples n",
-                   "same/different, unseen symbols", chance=0.5)
-        rep = Report(self.title)
-        h, rows = sweep_table(test, "n_train")
+    def analyse(self, results: Results, out: Path) -> Report:
+        test = results.sweep()
         plain, mod = (test[a] for a in ARMS)
-        lines = []
-        for target in (TARGET, SECOND_TARGET):
-            n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
-            lines.append([f"{target}", _n(n_p), _n(n_m), _ratio(n_p, n_m, max(plain))])
-        rep.sections += [
-            "## Test accuracy on unseen symbols (mean ± std over seeds)\n\n" + table(h, rows),
-            "## Samples needed to reach a target accuracy (log-linear interpolation)\n\n"
-            + table(["target", "transformer", "+ identity", "ratio"], lines)]
-        rep.figures.append(("accuracy_vs_samples.png", "Test accuracy on unseen symbols "
-                            "against training samples, log scale (band: ±1 std over seeds)"))
-        rep.verdicts = [self._verdict(plain, mod)]
+        rep = samples_section(Report(self.title, out).recipe(results), test)
+        targets_section(rep, plain, mod, (TARGET, SECOND_TARGET))
+        rep.verdicts = [ratio_verdict(self.claims[0], plain, mod, TARGET, MIN_RATIO, NO_GAIN)]
         return rep
-
-    def _verdict(self, plain: dict[int, list[float]], mod: dict[int, list[float]]) -> Verdict:
-        n_p, n_m = n_to_reach(plain, TARGET), n_to_reach(mod, TARGET)
-        ev = (f"n to reach {TARGET}: transformer {_n(n_p)}, + identity {_n(n_m)}; ratio "
-              f"{_ratio(n_p, n_m, max(plain))}; reproduced if >= {MIN_RATIO:.2f}, not "
-              f"reproduced if < {NO_GAIN} or the modified model never reaches {TARGET}")
-        if n_m is None:
-            return Verdict(self.claims[0], "not reproduced", ev)
-        ratio = (n_p if n_p is not None else max(plain)) / n_m  # a lower bound when n_p is None
-        if ratio >= MIN_RATIO:
-            status = "reproduced"
-        elif n_p is not None and ratio < NO_GAIN:
-            status = "not reproduced"
-        else:
-            status = "inconclusive"
-        return Verdict(self.claims[0], status, ev)
-
-
-def _n(n: float | None) -> str:
-    return "not reached" if n is None else f"{n:.0f}"
-
-
-def _ratio(n_plain: float | None, n_mod: float | None, n_max: int) -> str:
-    if n_mod is None:
-        return "-"
-    if n_plain is None:
-        return f"> {n_max / n_mod:.1f}"
-    return f"{n_plain / n_mod:.1f}"

@@ -14,21 +14,15 @@ Compare the measured data efficiency in `symbols-data-efficiency` (same/differen
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from reasonlab.analysis.kernel import condition_number, template_kernel_matrix
-from reasonlab.model.config import ModelConfig
-from reasonlab.model.transformer import Transformer
-from reasonlab.report import plt, table
+from reasonlab.analysis.kernel import condition_number
+from reasonlab.report import plot_matrices, table
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, Scale, Study
-from reasonlab.studies.symbols_common import MODEL, SYMBOLS
+from reasonlab.studies.symbols_analysis import ab_values, kernel_matrices
+from reasonlab.studies.symbols_common import MODEL
 from reasonlab.studies.verdicts import verdict
-from reasonlab.tasks.base import build_task
 
 TASKS: dict[str, dict[str, Any]] = {
     "same/different": {"preset": "same_different"},
@@ -56,11 +50,6 @@ MIN_GAIN = 2.0
 every task (setting MAIN)."""
 
 
-def ab_values(setting: str, d_model: int) -> tuple[float, float]:
-    a_on, b_on, _ = SETTINGS[setting]
-    return (1 / math.sqrt(d_model) if a_on else 0.0), (1.0 if b_on else 0.0)
-
-
 @STUDIES.register("symbols-kernel")
 class SymbolsKernel(Study):
     title = "Abstract symbols: conditioning of the kernel's templates x templates matrix N"
@@ -71,62 +60,26 @@ class SymbolsKernel(Study):
     cpu_minutes = 1.8  # measured: 109 s (authors' init)
     trains = False  # kernels of randomly initialised models, at the scale's sizes
 
-    @staticmethod
-    def kernels(scale: Scale) -> dict[str, dict[str, np.ndarray]]:
-        n_inits, n_per = SIZES[scale]
-        model = MODEL[scale]
-        out: dict[str, dict[str, np.ndarray]] = {}
-        for name, spec in TASKS.items():
-            task = build_task({"name": "templates", **SYMBOLS[scale], **spec})
-            out[name] = {}
-            for setting, (_, _, zero_diag) in SETTINGS.items():
-                cfg = ModelConfig.build({**model, "attention": "identity", "vocab_size":
-                                         len(task.vocab), "n_classes": task.n_classes,
-                                         "max_seq_len": task.seq_len,
-                                         "identity_zero_diag": zero_diag})
-                a, b = ab_values(setting, cfg.d_model)
-
-                def make(i: int, a: float = a, b: float = b) -> Transformer:
-                    m = Transformer(cfg, generator=torch.Generator().manual_seed(1000 + i))
-                    with torch.no_grad():
-                        for layer in m.layers:
-                            layer.attn.a.fill_(a)
-                            layer.attn.b.fill_(b)
-                    return m
-
-                out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per)
-        return out
-
     def analyse(self, results: Results, out: Path) -> Report:
         scale = results.scale
-        Ns = self.kernels(scale)
+        Ns = kernel_matrices(scale, TASKS, SETTINGS, *SIZES[scale])
         conds = {t: {s: condition_number(N) for s, N in by.items()} for t, by in Ns.items()}
         rep = Report(self.title, out)
         d = MODEL[scale]["d_model"]
-        a, b = ab_values(MAIN, d)
+        a, b = ab_values(SETTINGS[MAIN], d)
         rows = [[t, *(f"{c[s]:.3g}" for s in SETTINGS), f"{c['plain'] / c[MAIN]:.3g}"]
                 for t, c in conds.items()]
         rep.sections.append(
             f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
             f"{SIZES[scale][0]} initializations, {SIZES[scale][1]} examples per "
             "template)\n\n" + table(["task", *SETTINGS, f"plain / ({MAIN})"], rows))
-        self._plot(Ns["same/different"], out / "kernel_same_different.png")
-        rep.figures.append(("kernel_same_different.png", "N for same/different (rows, "
-                            "columns: templates `$a $a`, `$a $b`) at initialization"))
+        plot_matrices({f"{s}: cond {condition_number(N):.3g}": N
+                       for s, N in Ns["same/different"].items()}, out / "kernel_same_different.png")
+        rep.figure("kernel_same_different.png", "N for same/different (rows, columns: templates "
+                   "`$a $a`, `$a $b`) at initialization")
         ok = all(c["plain"] / c[MAIN] >= MIN_GAIN for c in conds.values())
         ev = "; ".join(f"{t}: cond(N) plain {c['plain']:.3g}, {MAIN} {c[MAIN]:.3g} (ratio "
                        f"{c['plain'] / c[MAIN]:.3g})" for t, c in conds.items())
         ev += f"; needs a ratio >= {MIN_GAIN} on every task"
         rep.verdicts = [verdict(self.claims[0], ok, ev)]
         return rep
-
-    @staticmethod
-    def _plot(Ns: dict[str, np.ndarray], path: Path) -> None:
-        fig, axes = plt.subplots(1, len(Ns), figsize=(3.2 * len(Ns), 3.0))
-        for ax, (s, N) in zip(axes, Ns.items(), strict=True):
-            im = ax.imshow(N, cmap="viridis")
-            ax.set(title=f"{s}: cond {condition_number(N):.3g}", xticks=[], yticks=[])
-            fig.colorbar(im, ax=ax, fraction=0.046)
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)

@@ -11,20 +11,14 @@ symbols are used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.symbols_analysis import samples_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
+from reasonlab.studies.symbols_verdicts import chance_verdict, reaches_verdict
 
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.symbols_common import config, final, fmt_seeds, plot_sweep, sweep_table
-
-TASK = {"preset": "same_different"}
-ARMS: dict[str, dict[str, Any]] = {
-    "transformer": {},
-    "MLP": {"arch": "mlp", "n_layers": 2},
-    "MLP + X X^T": {"arch": "mlp", "n_layers": 2, "mlp_equality": True},
-}
+ARMS = {"transformer": {}, "MLP": {"model": {"arch": "mlp", "n_layers": 2}},
+        "MLP + X X^T": {"model": {"arch": {"name": "mlp", "equality": True}, "n_layers": 2}}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [64, 256], "cpu": [1000, 10_000],
                                    "paper": [1000, 10_000, 100_000]}
 CHANCE = 0.5
@@ -36,7 +30,6 @@ TRANSFORMER_MIN = 0.9
 
 @STUDIES.register("symbols-mlp-vs-transformer")
 class SymbolsMlpVsTransformer(Study):
-    name = "symbols-mlp-vs-transformer"
     title = "Abstract symbols: MLP vs transformer on unseen symbols (same/different)"
     claims = (
         Claim("mlp-chance", "An MLP trained by SGD stays at chance on unseen symbols",
@@ -45,39 +38,16 @@ class SymbolsMlpVsTransformer(Study):
               "enough training samples", "Boix-Adsera et al. 2024, Thm 1.1 (§4) and Fig. 1"),
     )
     cpu_minutes = 1.0  # measured: 59 s (authors' init)
-    default_seeds = {"smoke": 1, "cpu": 2, "paper": 3}
+    default_seeds = {"cpu": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return [RunSpec(arm, seed, config(scale, TASK, n, seed, model, eval_train=True))
-                for arm, model in ARMS.items() for n in N_TRAIN[scale]
-                for seed in range(seeds)]
+        base = {**recipe(scale, preset="same_different"), "eval_train": True}
+        return grid(base, ARMS, n_train_sweep(N_TRAIN[scale]), seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        test = {arm: final(results, arm) for arm in ARMS}
-        train = {arm: final(results, arm, key="train_acc") for arm in ARMS}
-        plot_sweep(test, out / "accuracy_vs_samples.png", "training samples n",
-                   "same/different, unseen symbols", chance=CHANCE)
-        rep = Report(self.title)
-        h, rows = sweep_table(test, "n_train")
-        h2, rows2 = sweep_table(train, "n_train")
-        rep.sections += [
-            "## Test accuracy on unseen symbols (mean ± std over seeds)\n\n" + table(h, rows),
-            "## Accuracy on training examples (seen symbols)\n\n" + table(h2, rows2)]
-        rep.figures.append(("accuracy_vs_samples.png", "Test accuracy on unseen symbols "
-                            "against training samples (band: ±1 std over seeds)"))
-        mlp = test["MLP"]
-        worst = max(float(np.mean(v)) for v in mlp.values())
-        ev = ("MLP test accuracy " + ", ".join(f"n={n}: {fmt_seeds(v)}" for n, v in mlp.items())
-              + f" (train accuracy at n={min(mlp)}: {fmt_seeds(train['MLP'][min(mlp)])}); "
-              f"chance {CHANCE}, needs <= {MLP_MAX} at every n")
-        v1 = Verdict(self.claims[0], "reproduced" if worst <= MLP_MAX else "not reproduced", ev)
-        tr = test["transformer"]
-        n_max = max(tr)
-        acc = float(np.mean(tr[n_max]))
-        ev = ("transformer test accuracy " + ", ".join(f"n={n}: {fmt_seeds(v)}"
-                                                       for n, v in tr.items())
-              + f"; needs >= {TRANSFORMER_MIN} at n={n_max}")
-        v2 = Verdict(self.claims[1], "reproduced" if acc >= TRANSFORMER_MIN else
-                     "not reproduced", ev)
-        rep.verdicts = [v1, v2]
+    def analyse(self, results: Results, out: Path) -> Report:
+        test, train = results.sweep(), results.sweep(key="train_acc")
+        rep = samples_section(Report(self.title, out).recipe(results), test)
+        rep.sweep(train, "n_train", "Accuracy on training examples (seen symbols)")
+        rep.verdicts = [chance_verdict(self.claims[0], test["MLP"], train["MLP"], CHANCE, MLP_MAX),
+                        reaches_verdict(self.claims[1], test["transformer"], TRANSFORMER_MIN)]
         return rep

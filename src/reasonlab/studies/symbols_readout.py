@@ -20,18 +20,15 @@ to work with.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from reasonlab.analysis.readout import converged_readout
-from reasonlab.report import table
-from reasonlab.studies.base import STUDIES, Claim, Report, RunSpec, Scale, Study, Verdict
-from reasonlab.studies.symbols_common import config, final, fmt_seeds, plot_sweep, sweep_table
-from reasonlab.train.config import TrainConfig
-from reasonlab.train.loop import build_model, make_data
+from reasonlab.report import fmt_seeds, fmt_sweep
+from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.symbols_analysis import TEST_HEADING, frozen_readout, samples_section
+from reasonlab.studies.symbols_common import n_train_sweep, recipe
+from reasonlab.studies.verdicts import at_least, at_most, threshold_verdict
 
-TASK = {"preset": "same_different"}
 WIDTH: dict[Scale, dict[str, int]] = {"smoke": {}, "cpu": {"d_model": 128, "d_mlp": 512},
                                       "paper": {}}
 N_TRAIN: dict[Scale, list[int]] = {"smoke": [64, 256], "cpu": [1000, 10_000, 30_000],
@@ -52,16 +49,8 @@ MIN_LEAD = 0.1
 this on average over the grid (not reproduced if the lead is <= 0)."""
 
 
-def frozen_readout(cfg: TrainConfig) -> dict[str, float]:
-    """The converged read-out on the run's initial (random) network and its data."""
-    train, test = make_data(cfg)
-    model = build_model(cfg)
-    return converged_readout(model, train, test, cfg.model.n_classes)
-
-
 @STUDIES.register("symbols-readout-vs-full")
 class SymbolsReadoutVsFull(Study):
-    name = "symbols-readout-vs-full"
     title = "Abstract symbols: training the read-out only vs training all layers"
     claims = (
         Claim("readout-generalises", "Training only the read-out of a random transformer "
@@ -72,63 +61,47 @@ class SymbolsReadoutVsFull(Study):
               "response (feature learning vs NTK)"),
     )
     cpu_minutes = 4.7  # measured: 279 s (9 trained runs + closed-form read-out fits)
-    default_seeds = {"smoke": 1, "cpu": 3, "paper": 3}
-
-    def __init__(self) -> None:
-        self.scale: Scale = "cpu"
-        self.seeds = 1
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        self.scale, self.seeds = scale, seeds  # the analysis fits read-outs at this scale
-        return [RunSpec(FULL, seed, config(scale, TASK, n, seed, WIDTH[scale]))
-                for n in N_TRAIN[scale] for seed in range(seeds)]
+        return grid(recipe(scale, preset="same_different"), {FULL: {"model": WIDTH[scale]}},
+                    n_train_sweep(N_TRAIN[scale]), seeds)
 
-    def analyse(self, results: list[tuple[RunSpec, dict[str, Any]]], out: Path) -> Report:
-        full = final(results, FULL)
-        fits = {(spec.config.n_train, spec.seed): frozen_readout(spec.config)
-                for spec, _ in results}
-        ro = {n: [fits[n, s]["test_acc"] for (m, s) in fits if m == n] for n in full}
-        ro_train = {n: [fits[n, s]["train_acc"] for (m, s) in fits if m == n] for n in full}
-        n_sweep, widths = SWEEP[self.scale]
-        sweep = {w: [frozen_readout(config(self.scale, TASK, n_sweep, s,
-                                           {"d_model": w, "d_mlp": 4 * w}))
-                     for s in range(self.seeds)] for w in widths}
-
-        test = {FULL: full, READOUT: ro}
-        plot_sweep(test, out / "accuracy_vs_samples.png", "training samples n",
-                   "same/different, unseen symbols", chance=0.5)
-        plot_sweep({f"{READOUT}, n={n_sweep}": {w: [f["test_acc"] for f in v]
-                                                for w, v in sweep.items()}},
-                   out / "readout_vs_width.png", "d_model of the frozen network",
-                   "converged read-out, unseen symbols", chance=0.5)
-        rep = Report(self.title)
-        h, rows = sweep_table({**test, f"{READOUT}: training accuracy": ro_train}, "n_train")
-        rep.sections.append("## Test accuracy on unseen symbols (mean ± std over seeds)\n\n"
-                            "The read-out-only arm: least squares on one-hot targets, solved "
-                            "in closed form (converged); its training accuracy in the last "
-                            "row.\n\n" + table(h, rows))
-        rows = [[str(w), fmt_seeds([f["test_acc"] for f in v]),
-                 fmt_seeds([f["train_acc"] for f in v])] for w, v in sweep.items()]
-        rep.sections.append(f"## Width sweep of the frozen network (n = {n_sweep})\n\n" +
-                            table(["d_model", "test accuracy", "training accuracy"], rows))
-        rep.figures += [("accuracy_vs_samples.png", "Test accuracy on unseen symbols against "
-                         "training samples (band: ±1 std over seeds)"),
-                        ("readout_vs_width.png", f"Converged read-out on frozen random "
-                         f"networks of growing width, n = {n_sweep}")]
-        n_max = max(ro)
-        acc = float(np.mean(ro[n_max]))
-        w_max = max(widths)
+    def analyse(self, results: Results, out: Path) -> Report:
+        full = results.sweep()[FULL]
+        fits = {n: [frozen_readout(s.config) for s, _ in results if s.config.n_train == n]
+                for n in full}  # the converged read-out of each run's initial network
+        ro = {n: [f["test_acc"] for f in fs] for n, fs in fits.items()}
+        ro_train = {n: [f["train_acc"] for f in fs] for n, fs in fits.items()}
+        n_sweep, widths = SWEEP[results.scale]
+        frozen = grid(recipe(results.scale, preset="same_different"),
+                      {READOUT: {"n_train": n_sweep}},
+                      [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths], results.seeds)
+        sweep = {w: [frozen_readout(s.config) for s in frozen if s.config.model.d_model == w]
+                 for w in widths}
+        rep = samples_section(Report(self.title, out).recipe(results),
+                              {FULL: full, READOUT: ro,
+                               f"{READOUT}: training accuracy": ro_train},
+                              before="The read-out-only arm: least squares on one-hot targets, "
+                              "solved in closed form (converged); its training accuracy in the "
+                              "last row.", heading=TEST_HEADING)
+        rep.sweep({f"{READOUT}, n={n_sweep}": {w: [f["test_acc"] for f in v]
+                                               for w, v in sweep.items()},
+                   f"{READOUT}, n={n_sweep}: training accuracy": {
+                       w: [f["train_acc"] for f in v] for w, v in sweep.items()}},
+                  "d_model", f"Width sweep of the frozen network (n = {n_sweep})",
+                  title="converged read-out, unseen symbols", name="readout_vs_width.png",
+                  caption=f"Converged read-out on frozen random networks of growing width, "
+                  f"n = {n_sweep}", chance=0.5)
+        n_max, w_max = max(ro), max(widths)
         ev1 = ("read-out only (converged): " + ", ".join(
             f"n={n}: {fmt_seeds(v)} (train {np.mean(ro_train[n]):.3f})" for n, v in ro.items())
             + f"; needs >= {READOUT_MIN} at n={n_max}; widest frozen network (d_model "
             f"{w_max}, n={n_sweep}): {fmt_seeds([f['test_acc'] for f in sweep[w_max]])}")
         lead = float(np.mean([np.mean(full[n]) - np.mean(ro[n]) for n in ro]))
-        ev2 = ("all layers: " + ", ".join(f"n={n}: {fmt_seeds(v)}" for n, v in full.items())
-               + f"; mean lead over the converged read-out {lead:+.3f} (needs >= {MIN_LEAD})")
-        s2 = ("reproduced" if lead >= MIN_LEAD else "not reproduced" if lead <= 0
-              else "inconclusive")
+        ev2 = (f"all layers: {fmt_sweep(full)}; mean lead over the converged read-out "
+               f"{lead:+.3f} (needs >= {MIN_LEAD})")
         rep.verdicts = [
-            Verdict(self.claims[0], "reproduced" if acc >= READOUT_MIN else "not reproduced",
-                    ev1),
-            Verdict(self.claims[1], s2, ev2)]
+            threshold_verdict(self.claims[0], float(np.mean(ro[n_max])), ev1,
+                              at_least(READOUT_MIN)),
+            threshold_verdict(self.claims[1], lead, ev2, at_least(MIN_LEAD), at_most(0))]
         return rep

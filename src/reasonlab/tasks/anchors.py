@@ -12,9 +12,9 @@ the composition g(g(x; a1); a2) = x + shifts[a1-1] + shifts[a2-1], except for
     answer composes the primitives ((4,3): x-10) and the *symmetric* answer copies what the
     mirrored pair (a2, a1) is trained to ((3,4): x-6).
 
-Train/test split by value and position (docs/papers.md §3 Anchor functions; the paper's text in papers/ is only the
-abstract, so this is our reading, stated here): positions are 0-based and the key may sit at
-p in 0..seq_len-3, which is exactly m = seq_len-2 positions; that is why the rule is mod m:
+Train/test split by value and position (docs/papers.md §3 Anchor functions; the paper's text in
+papers/ is only the abstract, so this is our reading, stated here): positions are 0-based and
+the key may sit at p in 0..seq_len-3, which is exactly m = seq_len-2 positions; that is why the rule is mod m:
 every key value x has exactly one "test position" x mod m. In TRAINING no item (key or noise)
 sits at a position p with x mod m == p (positions >= m never match). At TEST the key sits at
 its test position (x mod m == p) and the noise items follow the training rule, so the only
@@ -54,7 +54,7 @@ from pydantic import Field, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 Pair = tuple[int, int]
 
@@ -133,7 +133,7 @@ class AnchorsConfig(TaskConfig):
 
 
 @TASKS.register("anchors")
-class AnchorsTask:
+class AnchorsTask(Task):
     """Composite anchor sequences: vectorised generator, text <-> tokens, reference solver."""
 
     Config = AnchorsConfig
@@ -163,7 +163,8 @@ class AnchorsTask:
         self.target_hi = c.item_hi + max(shifts)
 
         # Per-position tables of allowed values for vectorised draws: row q lists the items
-        # allowed at position q, padded; count[q] says how many are valid (docs/papers.md §3 Anchor functions, the split).
+        # allowed at position q, padded; count[q] says how many are valid (docs/papers.md §3
+        # Anchor functions, the split).
         items = np.array(self.items)
         pos = np.arange(c.seq_len)
         allowed_train = (items[None, :] % m) != pos[:, None]  # [seq_len, n_items]

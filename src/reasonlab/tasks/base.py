@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 import torch
@@ -105,8 +105,14 @@ class TaskConfig(StrictModel):
     name: str
 
 
+Split = Literal["train", "test"]
+"""The two splits of a run (a task may know more, e.g. the templates' "val")."""
+
+
 class Task(Protocol):
-    """What every task provides. Implementations register in TASKS under their config's name."""
+    """What every task provides, and everything the training loop (train/) calls on one.
+    Implementations subclass it (so they inherit the defaults: `class_mask`) and register in
+    TASKS under their config's name."""
 
     Config: ClassVar[type[TaskConfig]]
     config: TaskConfig
@@ -118,13 +124,19 @@ class Task(Protocol):
     @property
     def seq_len(self) -> int: ...
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
-        """n fresh random examples."""
+    def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
+        """n fresh random examples of `split` (a task whose splits differ only by
+        de-duplication, e.g. LEGO, draws both alike). Mimicking reads fresh "train" ones."""
         ...
 
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         """De-duplicated train set and a test set disjoint from it."""
         ...
+
+    def class_mask(self, split: Split) -> torch.Tensor | None:
+        """The classes a prediction may take in `split`, [n_classes] bool (the symbolic
+        template tasks: the split's symbols); None, the default, = every class."""
+        return None
 
     def render(self, batch: Batch, i: int) -> str:
         """Example i of `batch` as human-readable text."""

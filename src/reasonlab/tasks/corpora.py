@@ -1,4 +1,5 @@
-"""Character-level language modelling on English text that arrives offline (docs/design.md §9 Offline assets).
+"""Character-level language modelling on English text that arrives offline (docs/design.md §9
+Offline assets).
 
 Source "wordnet": the glosses of WordNet 3.0 (Debian package `wordnet-base`, installed by
 scripts/setup.sh; about 1.5M words in /usr/share/wordnet/data.{noun,verb,adj,adv}). Each
@@ -21,7 +22,7 @@ import torch
 from pydantic import Field
 
 from reasonlab.errors import AssetError, ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 WORDNET_DIR = "/usr/share/wordnet"
 WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
@@ -80,7 +81,7 @@ def encoded_split(folder: str, val_fraction: float, seed: int
 
 
 @TASKS.register("corpus_lm")
-class CorpusLMTask:
+class CorpusLMTask(Task):
     """Next-character prediction on held-out English text."""
 
     Config = CorpusLMConfig

@@ -38,7 +38,7 @@ import torch
 from pydantic import Field, field_validator, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 from reasonlab.tasks.groups import SPEC_HELP, GroupAction, from_spec, from_table
 
 CLS, SEP, EQ, COMMA = "[CLS]", "[SEP]", "=", ","
@@ -155,7 +155,7 @@ class LegoConfig(TaskConfig):
 
 
 @TASKS.register("lego")
-class LegoTask:
+class LegoTask(Task):
     """LEGO sentences: vectorised generator, text <-> tokens, and a reference solver."""
 
     Config = LegoConfig
@@ -244,8 +244,9 @@ class LegoTask:
 
     # ------------------------------------------------------------------ generation
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
-        """n fresh random training sentences (mixed lengths when min_clauses is set)."""
+    def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
+        """n fresh random sentences (mixed lengths when min_clauses is set); both splits are
+        drawn alike (the test set differs from the training set by de-duplication only)."""
         c = self.config
         if c.min_clauses is None:
             return self._sample_len(rng, n, c.n_clauses)

@@ -1,4 +1,5 @@
-"""Template tasks with abstract symbols (Boix-Adsera et al., ICLR 2024, §2; docs/papers.md §2 Abstract symbols).
+"""Template tasks with abstract symbols (Boix-Adsera et al., ICLR 2024, §2; docs/papers.md §2
+Abstract symbols).
 
 A template is a string of wildcards and regular tokens with a label. A sample picks a template
 and substitutes a symbol for each wildcard, distinct symbols for distinct wildcards. Symbols of
@@ -37,7 +38,7 @@ from pydantic import Field, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 OUT = "[OUT]"
 WILD = "$"
@@ -186,7 +187,7 @@ class TemplatesConfig(TaskConfig):
 
 
 @TASKS.register("templates")
-class TemplatesTask:
+class TemplatesTask(Task):
     """Template tasks: vectorised generator, text <-> tokens, and a reference solver."""
 
     Config = TemplatesConfig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, SerializeAsAny, model_validator
@@ -9,8 +11,16 @@ from pydantic import Field, SerializeAsAny, model_validator
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.freeze import Group
-from reasonlab.model.mimic import MimicConfig
+from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
+
+
+RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
+"""Part of every run id: bump it when a code change alters results (see runs.py).
+Not bumped by issue 12 (variants own their options): no result changed; a run naming a
+non-default attention/init/arch entry dumps it as an object ({"name": ...}) and so has a new
+id anyway, the other runs keep theirs, and old run folders still load (ModelConfig.LEGACY_KEYS);
+docs/model.md §1."""
 
 
 class OptimConfig(StrictModel):
@@ -156,3 +166,11 @@ def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
         raise ValueError(f"pretrained {name!r} reads at most {ckpt.max_positions} tokens but "
                          f"the task's sentences have {seq_len}; shorten them")
     return dict(ckpt.architecture)
+
+
+def config_id(config: TrainConfig) -> str:
+    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION."""
+    changed = config.model_dump(mode="json", exclude_defaults=True)
+    blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

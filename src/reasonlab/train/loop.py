@@ -1,10 +1,14 @@
 """The training loop: plain, minGPT-style, resumable to the bit.
 
-Determinism (DESIGN §3): data come from numpy generators seeded by (seed, purpose); the order
-of training examples in epoch e is a permutation drawn from a generator seeded by (seed, e);
-stochastic-depth draws come from a generator seeded by (seed, step); dropout uses torch's global
-RNG, whose state is checkpointed. Checkpoints fall on evaluation steps, so no running statistic
-has to be saved, and a resumed run replays exactly the steps an uninterrupted run would take.
+Determinism (docs/design.md §3 Determinism): data come from numpy generators seeded by
+(seed, purpose) (train/seeds.py); the order of training examples in epoch e is a permutation
+drawn from a generator seeded by (seed, e); stochastic-depth draws come from a generator seeded
+by (seed, step); dropout uses torch's global RNG, whose state is checkpointed. Checkpoints fall
+on evaluation steps, so no running statistic has to be saved, and a resumed run replays exactly
+the steps an uninterrupted run would take.
+
+`train()` builds the run's task once and passes it down: to the data, to the init stages
+(train/init_stages.py: pretrained -> mimic -> freeze) and to the class masks.
 """
 
 from __future__ import annotations
@@ -16,28 +20,18 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 from tqdm.auto import tqdm
 
-from reasonlab.errors import ConfigError
-from reasonlab.model import MODELS
-from reasonlab.model.freeze import apply_groups
-from reasonlab.model.transformer import Transformer
-from reasonlab.tasks.base import Batch, build_task
+from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
-from reasonlab.train.config import TrainConfig
+from reasonlab.train.config import TrainConfig, config_id
+from reasonlab.train.init_stages import build_model
 from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
+from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
-# Purposes for seeding independent random streams from one run seed.
-_DATA, _INIT, _ORDER, _DEPTH, _MIMIC = 1, 2, 3, 4, 5
-
-
-def seeds(seed: int, purpose: int, *more: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence([seed, purpose, *more])
-
-
-def torch_generator(seq: np.random.SeedSequence) -> torch.Generator:
-    return torch.Generator().manual_seed(int(seq.generate_state(1, dtype=np.uint64)[0] >> 1))
+__all__ = ["build_model", "make_data", "seeds", "train", "train_step"]  # build_model: studies
 
 
 def resolve_device(name: str) -> torch.device:
@@ -46,44 +40,18 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
-    task = build_task(config.task)
-    return task.splits(np.random.default_rng(seeds(config.seed, _DATA)), config.n_train,
+def make_data(config: TrainConfig, task: Task | None = None) -> tuple[Batch, Batch]:
+    """The run's training and test sets; `task` as in `build_model`."""
+    task = build_task(config.task) if task is None else task
+    return task.splits(np.random.default_rng(seeds(config.seed, DATA)), config.n_train,
                        config.n_test)
-
-
-def build_model(config: TrainConfig) -> Transformer:
-    torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
-    model = MODELS[config.model.arch.name](config.model)
-    if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
-        from reasonlab.model.pretrained import load_pretrained
-
-        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
-        load_pretrained(getattr(model, "backbone", model), config.pretrained,
-                        build_task(config.task).vocab.tokens)
-    if config.mimic is not None:  # LEGO §4.2.2: heads imitate association / manipulation
-        from reasonlab.model.mimic import mimic
-
-        mimic(model, build_task(config.task), config.mimic,
-              np.random.default_rng(seeds(config.seed, _MIMIC)))
-    if config.train is not None:  # FPT freeze policy: frozen groups never reach the optimizer
-        apply_groups(model, config.train)
-    if config.train_only is not None:  # frozen parameters never reach the optimizer
-        prefixes = tuple(config.train_only)
-        for name, p in model.named_parameters():
-            p.requires_grad_(name.startswith(prefixes))
-        if not any(p.requires_grad for p in model.parameters()):
-            tops = sorted({n.split(".")[0] for n, _ in model.named_parameters()})
-            raise ConfigError(f"train_only={config.train_only} matches no parameter; "
-                              f"parameter names start with one of {tops}")
-    return model
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
     """Example indices of optimiser step `step`: epochs of seeded permutations, no state."""
     per_epoch = max(1, n // config.batch_size)
     epoch, k = divmod(step, per_epoch)
-    perm = torch.randperm(n, generator=torch_generator(seeds(config.seed, _ORDER, epoch)))
+    perm = torch.randperm(n, generator=torch_generator(seeds(config.seed, ORDER, epoch)))
     return perm[k * config.batch_size : (k + 1) * config.batch_size]
 
 
@@ -92,7 +60,7 @@ def _depth(config: TrainConfig, step: int) -> int | None:
     if config.model.depth_range is None:
         return None
     lo, hi = config.model.depth_range
-    g = torch_generator(seeds(config.seed, _DEPTH, step))
+    g = torch_generator(seeds(config.seed, DEPTH, step))
     return int(torch.randint(lo, hi + 1, (1,), generator=g))
 
 
@@ -104,22 +72,22 @@ def make_autocast(config: TrainConfig, device: torch.device
     return contextlib.nullcontext()
 
 
-def class_masks(config: TrainConfig, device: torch.device) -> dict[str, torch.Tensor | None]:
-    """Per split, the classes a prediction may take ([C] bool; None = all): a task with a
-    `class_mask(split)` method restricts them (symbolic template tasks: the split's symbols)."""
-    fn = getattr(build_task(config.task), "class_mask", None)
-    masks = {s: fn(s) if fn is not None else None for s in ("train", "test")}
+def class_masks(task: Task, device: torch.device) -> dict[str, torch.Tensor | None]:
+    """Per split, the classes a prediction may take ([C] bool; None = all): the task's
+    `class_mask` (symbolic template tasks: the split's symbols)."""
+    masks = {s: task.class_mask(s) for s in ("train", "test")}
     return {s: m.to(device) if m is not None else None for s, m in masks.items()}
 
 
-def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.Optimizer,
+def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Optimizer,
                train_set: Batch, step: int, lr: float,
                autocast: contextlib.AbstractContextManager[Any],
                classes: torch.Tensor | None = None) -> torch.Tensor:
     """One optimiser step (0-based `step`) at learning rate `lr`; returns the detached loss.
 
     `classes` [C] bool restricts the softmax to the training split's classes (`class_masks`).
-    No host-device sync happens here (DESIGN §5): the caller decides when to read the loss.
+    No host-device sync happens here (docs/design.md §8 Performance): the caller decides when
+    to read the loss.
     """
     for group in optimizer.param_groups:
         group["lr"] = lr
@@ -136,12 +104,6 @@ def train_step(config: TrainConfig, model: Transformer, optimizer: torch.optim.O
     return loss.detach()
 
 
-def config_hash(config: TrainConfig) -> str:
-    from reasonlab.runs import config_id
-
-    return config_id(config)
-
-
 def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
           desc: str | None = None, position: int | None = None) -> dict[str, Any]:
     """Train (or resume) the run in `run_dir`; returns the final evaluation."""
@@ -149,13 +111,14 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if config.threads:
         torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
-    chash = config_hash(config)
-    train_set, test_set = make_data(config)
+    chash = config_id(config)  # a checkpoint belongs to one run
+    task = build_task(config.task)
+    train_set, test_set = make_data(config, task)
     train_set, test_set = train_set.to(device), test_set.to(device)
-    model = build_model(config).to(device)
-    classes = class_masks(config, device)
+    model = build_model(config, task).to(device)
+    classes = class_masks(task, device)
     optimizer = make_optimizer(model, config.optim)
-    torch.manual_seed(int(seeds(config.seed, _ORDER, 2**31).generate_state(1)[0]))  # dropout
+    torch.manual_seed(int(seeds(config.seed, ORDER, 2**31).generate_state(1)[0]))  # dropout
 
     metrics_path = run_dir / "metrics.jsonl"
     start = 0

@@ -1,5 +1,6 @@
-"""How LEGO models solve: head scores of the MiniLM studies, their verdicts, and what the
-all-MiniLM-L6-v2 substitution can show (Zhang et al. 2022, §4.2; docs/papers.md §1 LEGO).
+"""How LEGO models solve: head scores of the MiniLM studies, linear probes, the one-hop
+shortcut, and what the all-MiniLM-L6-v2 substitution can show (Zhang et al. 2022, §4;
+docs/papers.md §1 LEGO).
 
 The association head is the paper's (§4.2.1: a value moved between two occurrences of the same
 VARIABLE, oblivious to position), so it is scored on variable queries only and must also beat
@@ -15,40 +16,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from reasonlab.analysis.attention import (association_controls, attention_patterns,
-                                          head_scores, plot_attention, reading_order,
-                                          special_ids, top_heads)
+from reasonlab.analysis.attention import (association_controls, attention_patterns, head_scores,
+                                          plot_attention, reading_order, special_ids, top_heads)
+from reasonlab.analysis.probes import probe_model
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import table
-from reasonlab.studies.base import Claim, RunSpec, Verdict
+from reasonlab.runs import load_run_model
+from reasonlab.studies.base import Report, Results, RunSpec
 from reasonlab.studies.lego_common import CKPT, PRETRAINED, RANDOM
-from reasonlab.studies.verdicts import verdict
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.loop import build_model
-
-HEAD_MARGIN = 0.2
-"""Best pretrained head minus best random-init head, per pattern, that counts as 'has heads'."""
-CONVERGED = 0.9
-"""Accuracy on the supervised positions that counts as converged."""
-
-
-def converge_steps(curve: list[dict[str, Any]]) -> float:
-    """First evaluated step with accuracy on the supervised positions >= CONVERGED."""
-    return next((float(m["step"]) for m in curve if m["acc_supervised"] >= CONVERGED),
-                float("inf"))
-
-
-def converge_verdict(claim: Claim, fast: list[float], slow: list[float],
-                     names: tuple[str, str]) -> Verdict:
-    ev = (f"first step with supervised accuracy >= {CONVERGED}: {names[0]} {fast}, "
-          f"{names[1]} {slow} (inf = never); needs {names[0]} earlier in every seed")
-    if all(np.isinf(fast)):
-        return Verdict(claim, "inconclusive" if all(np.isinf(slow)) else "not reproduced", ev)
-    ok = all(f < s for f, s in zip(fast, slow, strict=True))
-    return verdict(claim, ok, ev)
 
 
 def lego_head_scores(pattern: torch.Tensor, batch: Any, task: Any
@@ -115,35 +95,6 @@ def association_table(controls: dict[str, dict[str, torch.Tensor]], k: int = 3) 
             "positional head attends to the same slot of every other clause, content-blind.")
 
 
-def heads_verdict(claim: Claim, scores: dict[str, dict[str, torch.Tensor]],
-                  controls: dict[str, dict[str, torch.Tensor]]) -> Verdict:
-    """Association: the best pretrained head by the variable-only score must beat the best
-    random-init head AND its own positional controls (clause-permuted score, positional head)
-    by HEAD_MARGIN. Manipulation: the best pretrained head must beat the best random-init head
-    by HEAD_MARGIN."""
-    parts, ok = [], True
-    c = controls[PRETRAINED]
-    (l, h, v), *_ = top = top_heads(c["variables"], 3)
-    r = top_heads(controls[RANDOM]["variables"], 1)[0][2]
-    control = max(float(c["variables, permuted"][l, h]), float(c["positional head"]))
-    ok &= v - r >= HEAD_MARGIN and v - control >= HEAD_MARGIN
-    parts.append("association (variable queries): pretrained top heads "
-                 + ", ".join(f"L{a}H{b} {x:.2f}" for a, b, x in top)
-                 + f" vs random-init best {r:.2f} and positional control {control:.2f} (L{l}H{h}"
-                 f" on clause-permuted sentences {float(c['variables, permuted'][l, h]):.2f}, "
-                 f"same-slot head {float(c['positional head']):.2f})")
-    p = top_heads(scores[PRETRAINED]["manipulation"], 3)
-    r = top_heads(scores[RANDOM]["manipulation"], 1)[0][2]
-    ok &= p[0][2] - r >= HEAD_MARGIN
-    parts.append("manipulation: pretrained top heads " + ", ".join(f"L{a}H{b} {x:.2f}"
-                                                                 for a, b, x in p)
-                 + f" vs random-init best {r:.2f}")
-    ev = ("; ".join(parts) + f"; needs the best pretrained head >= {HEAD_MARGIN} above the "
-          "best random-init head for both, and the association head also >= "
-          f"{HEAD_MARGIN} above its positional control")
-    return verdict(claim, ok, ev)
-
-
 def substitution_note(spec: RunSpec) -> str:
     """What fine-tuning all-MiniLM-L6-v2 instead of BERT-base can and cannot show."""
     n_layers = MINILM.architecture["n_layers"]
@@ -197,3 +148,55 @@ def mimicked_heads(spec: RunSpec) -> str:
             + "\n\nPositional control: a content-blind head attending to the same slot of every "
             f"clause scores {float(c['positional head, any token']):.2f} on any token and "
             f"{float(c['positional head']):.2f} on variables.")
+
+
+def one_hop_rule(task: Any, batch: Any) -> np.ndarray:
+    """The ONE-HOP shortcut's answer per chain position [n, chain]: value(#k) = g_k . value(#0)
+    for k >= 1, one's own op applied to the root's value, skipping the ops in between. It
+    needs no variable lookup (the root clause is the one whose argument is a point) and is
+    right on #0 and #1 only."""
+    elem = {int(t): g for g, t in enumerate(task._op_ids)}  # op token id -> element index
+    ops = np.vectorize(elem.__getitem__)(batch.tokens.gather(1, batch.label_pos + 2).numpy())
+    rule = task.action.act[ops, batch.labels[:, :1].numpy()]
+    rule[:, 0] = batch.labels[:, 0].numpy()  # the root clause itself is computed correctly
+    return rule
+
+
+def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[float]:
+    """Per chain position, the fraction of n fresh sentences on which a trained model's answer
+    equals `one_hop_rule`; 1.0 on every position says the model computes that shortcut."""
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    b = task.sample(np.random.default_rng(seed), n)
+    with torch.no_grad():
+        pred = model(b.tokens, b.label_pos, b.pad_mask).argmax(-1).numpy()  # [n, chain]
+    return (pred == one_hop_rule(task, b)).mean(0).tolist()
+
+
+def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report:
+    """Every run's agreement with the one-hop rule per chain position, as a table."""
+    rows = [[f"{s.arm} seed {s.seed}"] + [f"{x:.2f}" for x in one_hop_agreement(Path(r["dir"]))]
+            for s, r in results]
+    n = len(rows[0]) - 1
+    return rep.add("Agreement with the one-hop rule", "Fraction of 500 fresh test sentences on "
+                   "which the model's answer equals value(#k) = g_k . value(#0), its own op "
+                   "applied to the root's value, skipping the ops in between (right on #0 and "
+                   "#1 only). 1.00 on every position: the model computes that shortcut instead "
+                   "of following the chain.\n\n" + table([label] + [f"#{k}" for k in range(n)],
+                                                          rows))
+
+
+PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data
+
+
+def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
+    """(accuracy map [layers+1, depths], shuffled-label map, chance) of one finished run.
+
+    Probe sentences: n_test for fitting and n_test // 2 held out, disjoint (task.splits).
+    """
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    train, test = task.splits(np.random.default_rng([PROBE_SEED, config.seed]), config.n_test,
+                              max(1, config.n_test // 2))
+    r = probe_model(model, train, test, task.n_classes, key="depth")
+    return r.acc, r.acc_shuffled, r.chance

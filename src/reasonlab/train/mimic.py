@@ -1,12 +1,14 @@
-"""Mimicking initialisation (Zhang et al. 2022, "LEGO", §4.2.2 and Appendix B.3).
+"""Mimicking initialisation (Zhang et al. 2022, "LEGO", §4.2.2 and Appendix B.3): an init stage
+(train/init_stages.py), run after pretrained loading and before freezing.
 
 Before fine-tuning, chosen heads are trained to reproduce target attention patterns built from
 token ids and positions alone, on random task sentences: no pretraining data is involved. The
-authors' code (PAPERS.md §1, "Mimicking details"): heads 0 and 1 of every layer get a
-manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and an association target
-(1 where the tokens are identical, diagonal zeroed); each target gets +1e-3 and is row-normalised;
-the loss per layer is KL(model attention || target) with the model attention smoothed by +1e-3;
-Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10 epochs (BERT).
+authors' code (docs/papers.md §1 LEGO, "Mimicking (authors' code)", and §5.3): heads 0 and 1
+of every layer get a manipulation target (kernel [1, 2, 4, 2, 1] centred on the diagonal) and
+an association target (1 where the tokens are identical, diagonal zeroed); each target gets
++1e-3 and is row-normalised; the loss per layer is KL(model attention || target) with the
+model attention smoothed by +1e-3; Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10
+epochs (BERT).
 
 As the authors' script runs it (issue 18): the model is in train mode, so dropout is on and
 the loss reads the attention AFTER dropout (`hook_pattern_dropped`, what Hugging Face's BERT
@@ -20,8 +22,8 @@ identical: sum is the default because it is the authors'.
 Our reading: the smoothed model attention is renormalised too (so the KL is between
 distributions and is >= 0); padding keys get neither smoothing nor target mass; the KL of one
 (layer, head) is the mean over sentences and real query rows. In train mode the dropout masks
-come from torch's global RNG, which the caller seeds (train.loop.build_model), so the result is
-still a deterministic function of the seed.
+come from torch's global RNG, which the caller seeds (train.init_stages.build_model), so the
+result is still a deterministic function of the seed.
 
 A target is a MIMIC_TARGETS entry `(tokens [B, T], config, special ids) -> [B, T, T] >= 0`;
 new targets (any function of token ids and positions) are one registered function.
@@ -39,8 +41,9 @@ from pydantic import Field, field_validator
 from tqdm.auto import tqdm
 
 from reasonlab.config import StrictModel
+from reasonlab.errors import ConfigError
 from reasonlab.registry import Registry
-from reasonlab.tasks.base import Batch
+from reasonlab.tasks.base import Batch, Task
 
 
 class MimicConfig(StrictModel):
@@ -182,9 +185,12 @@ def _check(model: torch.nn.Module, cfg: MimicConfig) -> list[int]:
     bad = [l for l in layers if not 0 <= l < n_layers] + [
         h for h in cfg.heads if not 0 <= h < model.config.n_heads]  # type: ignore[attr-defined]
     if bad:
-        from reasonlab.errors import ConfigError
-
         raise ConfigError(f"mimic: layers/heads {bad} do not exist in this model")
+    points = model.hook_points() if hasattr(model, "hook_points") else {}
+    if any(f"blocks.{l}.attn.hook_pattern_dropped" not in points for l in layers):
+        arch = model.config.arch.name  # type: ignore[attr-defined]
+        raise ConfigError(f"mimic reads attention patterns, which arch {arch!r} has none of; "
+                          "use arch 'transformer'")
     return layers
 
 
@@ -208,6 +214,9 @@ def batch_loss(model: torch.nn.Module, batch: Batch, cfg: MimicConfig, special: 
     targets = normalised(raw, valid, cfg.smoothing)
     with model.hooks([(lambda n: n in names, keep)]):  # type: ignore[attr-defined]
         model(batch.tokens, None, batch.pad_mask)
+    if set(seen) != names:  # a variant that skips the hook would silently drop layers
+        raise RuntimeError(f"mimic: hook points {sorted(names - set(seen))} never fired (their "
+                           "attention skipped its hooks)")
     loss = mimic_loss([seen[n] for n in sorted(seen)], targets, heads, valid, cfg.smoothing,
                       cfg.reduce)
     if not with_floor:
@@ -223,12 +232,12 @@ def lr_at_step(cfg: MimicConfig, step: int) -> float:
     return cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
 
 
-def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
+def mimic(model: torch.nn.Module, task: Task, cfg: MimicConfig,
           rng: np.random.Generator) -> list[float]:
-    """Train `model` in place so that the chosen heads imitate their targets; returns the
-    loss of every step. `task` provides `sample(rng, n)` and `vocab`."""
+    """Train `model` in place so that the chosen heads imitate their targets, on fresh
+    training-split sentences of `task`; returns the loss of every step."""
     _check(model, cfg)
-    special = special_ids(task.vocab.tokens)  # type: ignore[attr-defined]
+    special = special_ids(task.vocab.tokens)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=cfg.lr, foreach=False)
     was = model.training
@@ -238,7 +247,7 @@ def mimic(model: torch.nn.Module, task: object, cfg: MimicConfig,
     for step in tqdm(range(cfg.steps), desc="mimicking", leave=False, disable=None):
         for group in opt.param_groups:
             group["lr"] = lr_at_step(cfg, step)
-        batch = task.sample(rng, cfg.batch_size)  # type: ignore[attr-defined]
+        batch = task.sample(rng, cfg.batch_size, "train")
         with torch.enable_grad():  # also when called under no_grad
             loss, _ = batch_loss(model, batch, cfg, special, with_floor=False)
         opt.zero_grad(set_to_none=True)

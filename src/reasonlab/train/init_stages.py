@@ -1,0 +1,78 @@
+"""The model a run starts from: a random init, then the init stages in order.
+
+    random init     MODELS[arch] built under the run's init seed (INITS scheme of the config)
+    1. pretrained   load a checkpoint's weights into everything but the head (LEGO §4.2)
+    2. mimic        chosen heads imitate target attention patterns (LEGO §4.2.2; train/mimic.py)
+    3. freeze       only the parameter groups `train` names (FPT freeze policy, model/freeze.py),
+                    or the parameters `train_only` names, stay trainable
+
+Each stage reads one TrainConfig field and does nothing when it is unset. Mimicking starts from
+the pretrained weights when both are set (LEGO §4.2.2 mimics from random init; this order lets
+the two combine), and freezing comes last so that mimicking may move every weight. Every random
+draw comes from a stream seeded by (seed, purpose) (docs/design.md §3 Determinism).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from reasonlab.errors import ConfigError
+from reasonlab.model import MODELS
+from reasonlab.model.freeze import apply_groups
+from reasonlab.tasks.base import Task, build_task
+from reasonlab.train.config import TrainConfig
+from reasonlab.train.mimic import mimic
+from reasonlab.train.seeds import INIT, MIMIC, seeds
+
+Stage = Callable[[nn.Module, TrainConfig, Task], None]
+
+
+def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+    """LEGO §4.2: fine-tune from pretrained weights, task tokens mapped to the checkpoint's
+    vocabulary."""
+    if config.pretrained is not None:
+        from reasonlab.model.pretrained import load_pretrained  # reads files: only when asked
+
+        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
+        load_pretrained(getattr(model, "backbone", model), config.pretrained, task.vocab.tokens)
+
+
+def mimic_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+    """LEGO §4.2.2: heads imitate association / manipulation patterns on fresh sentences."""
+    if config.mimic is not None:
+        mimic(model, task, config.mimic, np.random.default_rng(seeds(config.seed, MIMIC)))
+
+
+def freeze_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+    """Frozen parameters never reach the optimizer (`train` groups or `train_only` prefixes)."""
+    if config.train is not None:
+        apply_groups(model, config.train)
+    if config.train_only is None:
+        return
+    prefixes = tuple(config.train_only)
+    for name, p in model.named_parameters():
+        p.requires_grad_(name.startswith(prefixes))
+    if not any(p.requires_grad for p in model.parameters()):
+        tops = sorted({n.split(".")[0] for n, _ in model.named_parameters()})
+        raise ConfigError(f"train_only={config.train_only} matches no parameter; "
+                          f"parameter names start with one of {tops}")
+
+
+INIT_STAGES: tuple[Stage, ...] = (load_pretrained_stage, mimic_stage, freeze_stage)
+
+
+def build_model(config: TrainConfig, task: Task | None = None) -> nn.Module:
+    """The run's model before its first step: random init, then INIT_STAGES. `task` is the
+    run's task (train() builds it once); None builds it from the config (a study rebuilding a
+    run's initial model)."""
+    task = build_task(config.task) if task is None else task
+    # The global RNG, not a generator: the mimic stage's dropout draws from it too.
+    torch.manual_seed(int(seeds(config.seed, INIT).generate_state(1)[0]))
+    model = MODELS[config.model.arch.name](config.model)
+    for stage in INIT_STAGES:
+        stage(model, config, task)
+    return model
