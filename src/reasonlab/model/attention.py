@@ -112,10 +112,14 @@ class SoftmaxAttention(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.n_heads, self.d_head = config.n_heads, config.d_head_
-        d_attn = self.n_heads * self.d_head
+        # Grouped-query attention (Ainslie et al. 2023; Llama): kv_groups query heads share a
+        # key/value head. kv_groups = 1 is multi-head attention.
+        self.n_kv_heads, self.kv_groups = config.n_kv_heads, config.kv_groups
+        d_attn, d_kv = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
+        self.sizes = (d_attn, d_kv, d_kv)  # rows of q | k | v in the fused projection
         # Fused Q, K, V projection: one GEMM instead of three (docs/design.md §8
         # Performance); biases as BERT.
-        self.qkv = nn.Linear(config.d_model, 3 * d_attn, bias=config.attn_bias)
+        self.qkv = nn.Linear(config.d_model, d_attn + 2 * d_kv, bias=config.attn_bias)
         self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
         self.pattern_dropout = nn.Dropout(config.dropout)
@@ -131,10 +135,14 @@ class SoftmaxAttention(nn.Module):
 
     def project(self, x: torch.Tensor, pad_mask: torch.Tensor | None
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """q, k, v [batch, seq, n_heads, d_head] from the layer input x [batch, seq, d_model]
-        (`pad_mask` [batch, seq] for variants that mix positions, e.g. `conv_qkv`)."""
+        """q [batch, seq, n_heads, d_head] and k, v [batch, seq, n_kv_heads, d_head] from the
+        layer input x [batch, seq, d_model] (`pad_mask` [batch, seq] for variants that mix
+        positions, e.g. `conv_qkv`)."""
         B, T, _ = x.shape
-        return self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).unbind(dim=2)
+        q, k, v = self.qkv(x).split(self.sizes, dim=-1)
+        return (q.view(B, T, self.n_heads, self.d_head),
+                k.view(B, T, self.n_kv_heads, self.d_head),
+                v.view(B, T, self.n_kv_heads, self.d_head))
 
     def scores(self, q: torch.Tensor, k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """Attention logits [batch, n_heads, q_pos, k_pos] from q, k [batch, seq, n_heads, d_head].
@@ -176,6 +184,9 @@ class SoftmaxAttention(nn.Module):
         q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
         if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
             q, k = self.rotary(q), self.rotary(k)
+        if self.kv_groups > 1:  # query head i reads key/value head i // kv_groups (HF repeat_kv)
+            k = k.repeat_interleave(self.kv_groups, dim=2)  # [batch, seq, H, d_head]
+            v = v.repeat_interleave(self.kv_groups, dim=2)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
         # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).
@@ -208,14 +219,17 @@ class SoftmaxAttention(nn.Module):
     # -- weights in the maths' convention (x @ W), as views of the fused parameters --------
 
     def _split(self, t: torch.Tensor | None, i: int) -> torch.Tensor:
-        d_attn = self.n_heads * self.d_head
         if t is None:  # bias-free projections (attn_bias=False): the bias is zero
-            return self.qkv.weight.new_zeros(d_attn)
-        return t[i * d_attn : (i + 1) * d_attn]
+            return self.qkv.weight.new_zeros(self.sizes[i])
+        start = sum(self.sizes[:i])
+        return t[start : start + self.sizes[i]]
 
-    def _W(self, i: int) -> torch.Tensor:  # [n_heads, d_model, d_head]
-        w = self._split(self.qkv.weight, i)  # [H*d_head, d_model]
-        return w.view(self.n_heads, self.d_head, -1).transpose(1, 2)
+    def _heads(self, i: int) -> int:
+        return self.n_heads if i == 0 else self.n_kv_heads
+
+    def _W(self, i: int) -> torch.Tensor:  # [n_heads (K, V: n_kv_heads), d_model, d_head]
+        w = self._split(self.qkv.weight, i)  # [heads*d_head, d_model]
+        return w.view(self._heads(i), self.d_head, -1).transpose(1, 2)
 
     @property
     def W_Q(self) -> torch.Tensor:
@@ -235,11 +249,11 @@ class SoftmaxAttention(nn.Module):
 
     @property
     def b_K(self) -> torch.Tensor:
-        return self._split(self.qkv.bias, 1).view(self.n_heads, self.d_head)
+        return self._split(self.qkv.bias, 1).view(self.n_kv_heads, self.d_head)
 
     @property
     def b_V(self) -> torch.Tensor:
-        return self._split(self.qkv.bias, 2).view(self.n_heads, self.d_head)
+        return self._split(self.qkv.bias, 2).view(self.n_kv_heads, self.d_head)
 
     @property
     def W_O(self) -> torch.Tensor:  # [n_heads, d_head, d_model]

@@ -87,6 +87,18 @@ class ModelConfig(StrictModel):
     """NORMS entry: the normalization layer (`norm` says where it sits)."""
     mlp: SerializeAsAny[VariantConfig] = VariantConfig(name="standard")
     """MLPS entry: the feed-forward block of a Transformer layer."""
+    d_input: int | None = Field(None, gt=0)
+    """Width of one continuous input token (a patch of bits or pixels; filled from the task's
+    `d_input`); None: the inputs are token ids. Read by the "fpt" and "lstm" architectures'
+    trained input layer (a linear map, or an embedding for token ids)."""
+    outputs_per_token: int = Field(1, gt=0)
+    """Output groups one labelled token carries (filled from the task): the read-out emits
+    outputs_per_token x n_classes logits and `Batch.label_sub` picks the group of each slot
+    (bit memory: the 50 bits of a query patch). Read by "fpt" and "lstm"."""
+    kv_groups: int = Field(1, gt=0)
+    """Grouped-query attention (Ainslie et al. 2023; Llama; SmolLM2: 9 query heads, 3
+    key/value heads -> 3): this many query heads share one key/value head, so there are
+    n_heads / kv_groups key/value heads. 1 = multi-head attention."""
 
     # -- abstract-symbols variants (Boix-Adsera et al. 2024; docs/papers.md §2) -------------
     arch: SerializeAsAny[VariantConfig] = VariantConfig(name="transformer")
@@ -99,6 +111,10 @@ class ModelConfig(StrictModel):
     @property
     def d_head_(self) -> int:
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.n_heads // self.kv_groups
 
     @property
     def n_unique_layers(self) -> int:
@@ -124,6 +140,8 @@ class ModelConfig(StrictModel):
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
                 "change one or set d_head"
             )
+        if self.n_heads % self.kv_groups:
+            raise ValueError(f"kv_groups={self.kv_groups} must divide n_heads={self.n_heads}")
         if self.positions == "rotary" and self.d_head_ % 2:
             raise ValueError(f"rotary positions rotate pairs of dimensions: d_head={self.d_head_} "
                              "must be even")
@@ -139,6 +157,13 @@ class ModelConfig(StrictModel):
         if not self.ln_final_affine and self.norm != "pre":
             raise ValueError(f"ln_final_affine=False needs norm='pre' (norm={self.norm!r} has "
                              "no final LayerNorm); remove it or set norm='pre'")
+        from reasonlab.model.variants import MODELS
+
+        reads = getattr(MODELS[self.arch.name], "reads_features", False)
+        if (self.d_input is not None or self.outputs_per_token != 1) and not reads:
+            raise ValueError(f"the task gives continuous inputs or several outputs per token, "
+                             f"which arch={self.arch.name!r} does not read; use arch='fpt' or "
+                             "'lstm'")
         if self.arch.name == "mlp" and (self.attention.name != "softmax" or self.tie_head):
             raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
                              "and tie_head")

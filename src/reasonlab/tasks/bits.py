@@ -42,7 +42,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, Split, Task, TaskConfig
 from reasonlab.tasks.patches import PATCH_VOCAB, distinct_splits, feature_batch
 
 MEMORY_CHARS = {-1: "-", 0: "?", 1: "+"}
@@ -74,7 +74,7 @@ class BitMemoryConfig(TaskConfig):
 
 
 @TASKS.register("bit_memory")
-class BitMemoryTask:
+class BitMemoryTask(Task):
     """Recall one of n_patterns stored bit patterns from a half-masked copy."""
 
     Config = BitMemoryConfig
@@ -94,7 +94,8 @@ class BitMemoryTask:
     def seq_len(self) -> int:
         return (self.config.n_patterns + 1) * self.patches
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+    def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
+        """n fresh examples; both splits are drawn alike (2^5000 patterns)."""
         c = self.config
         bits = 2 * rng.integers(0, 2, size=(n, c.n_patterns, c.n_bits)) - 1  # [n, K, N] +-1
         query = rng.integers(0, c.n_patterns, size=n)  # [n] which pattern is recalled
@@ -161,7 +162,7 @@ class BitXorConfig(TaskConfig):
 
 
 @TASKS.register("bit_xor")
-class BitXorTask:
+class BitXorTask(Task):
     """Elementwise XOR of two bit strings, one bit per token."""
 
     Config = BitXorConfig
@@ -187,7 +188,8 @@ class BitXorTask:
                              label_pos=np.broadcast_to(n + np.arange(n), (B, n)),
                              labels=bits[:, 0] ^ bits[:, 1])
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+    def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
+        """n i.i.d. inputs, either split alike (the held-out partition is `splits`')."""
         return self._batch(rng.integers(0, 2, size=(n, 2, self.config.n_bits)))
 
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:

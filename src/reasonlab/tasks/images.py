@@ -39,7 +39,7 @@ import numpy as np
 from pydantic import Field
 
 from reasonlab.errors import AssetError, ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, Split, Task, TaskConfig
 from reasonlab.tasks.patches import PATCH_VOCAB, feature_batch
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # train x, y, test x, y
@@ -146,7 +146,7 @@ class ImageConfig(TaskConfig):
     """Side of the square patches, in pixels (the paper: 4)."""
 
 
-class ImageTask:
+class ImageTask(Task):
     """Classify an image given as a sequence of patches. Subclasses name the dataset: `load`
     returns its own train / test split, `classes` its class names."""
 
@@ -194,10 +194,11 @@ class ImageTask:
         idx = rng.choice(len(y), size=n, replace=False)
         return self._batch(x[idx], y[idx])
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
-        """n distinct training images."""
-        x, y, _, _ = self.load()
-        return self._draw(rng, x, y, n, "train")
+    def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
+        """n distinct images of the dataset's `split`."""
+        x_tr, y_tr, x_te, y_te = self.load()
+        x, y = (x_tr, y_tr) if split == "train" else (x_te, y_te)
+        return self._draw(rng, x, y, n, split)
 
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         """n_train images of the dataset's training split and n_test of its test split."""

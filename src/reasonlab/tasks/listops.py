@@ -48,7 +48,7 @@ import torch
 from pydantic import Field, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig, Vocab
+from reasonlab.tasks.base import TASKS, Batch, Split, Task, TaskConfig, Vocab
 
 OPS: dict[str, Callable[[list[int]], int]] = {
     "MIN": min,
@@ -106,7 +106,7 @@ class _TooLong(Exception):
 
 
 @TASKS.register("listops")
-class ListOpsTask:
+class ListOpsTask(Task):
     """Nested MIN / MAX / MED / SM expressions over digits; the answer is their value."""
 
     Config = ListOpsConfig
@@ -201,7 +201,8 @@ class ListOpsTask:
             pad_mask=None if pad_mask.all() else torch.from_numpy(pad_mask),
         )
 
-    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+    def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
+        """n fresh expressions, either split alike (`splits` makes them distinct)."""
         return self.encode(*self.expressions(rng, n))
 
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:

@@ -10,6 +10,7 @@ from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.freeze import Group
 from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
@@ -74,6 +75,11 @@ class TrainConfig(StrictModel):
     train_only: list[str] | None = None
     """Train only the parameters whose names start with one of these prefixes (e.g. ["head."]
     trains the read-out of a randomly initialised network); None trains all."""
+    train: list[Group] | None = Field(None, exclude_if=lambda v: v is None)
+    """Freeze policy (model/freeze.py): the parameter groups that train, or a preset name
+    ("fpt" = input, output, positions, norms; "output_only", "input_output", "full", the
+    paper's ablations), stored as its list of groups. The rest get no gradient and no optimizer
+    state. Needs a model with parameter groups (arch="fpt"); None trains all."""
     eval_train: bool = False
     """Also log `train_acc`: accuracy on the first n_test training examples (memorisation vs
     generalisation, e.g. the MLP baseline of the abstract-symbols study)."""
@@ -100,6 +106,10 @@ class TrainConfig(StrictModel):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        if data.get("train") is not None:  # a preset name -> its groups
+            from reasonlab.model.freeze import resolve_groups
+
+            data["train"] = resolve_groups(data["train"])
         task = data.get("task")
         if isinstance(task, dict):
             task = TASKS[str(task.get("name"))].Config.build(task, where="task")
@@ -108,14 +118,25 @@ class TrainConfig(StrictModel):
             t = build_task(task)
             derived = {"vocab_size": len(t.vocab), "n_classes": t.n_classes,
                        "max_seq_len": t.seq_len}
+            # continuous inputs and multi-output tokens (FPT tasks, docs/papers.md §4)
+            if getattr(t, "d_input", None) is not None:
+                derived["d_input"] = t.d_input  # type: ignore[attr-defined]
+            if getattr(t, "outputs_per_token", 1) != 1:
+                derived["outputs_per_token"] = t.outputs_per_token  # type: ignore[attr-defined]
             model = dict(data["model"])
             source = dict.fromkeys(derived, "the task")
             if data.get("pretrained") is not None:  # the checkpoint fixes the architecture
                 fixed = _pretrained_fields(str(data["pretrained"]), t.seq_len)
+                if 1 <= model.get("n_layers", 0) <= fixed["n_layers"]:
+                    del fixed["n_layers"]  # keep the checkpoint's first n_layers layers
                 source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
                 derived = {**fixed, **derived}
             for k, v in derived.items():
-                if k in model and model[k] != v:
+                # a variant given as {"name": v} (a dumped config) is the entry v itself
+                given = model.get(k)
+                given = getattr(given, "name", given) if not isinstance(given, dict) else (
+                    given["name"] if set(given) == {"name"} else given)
+                if k in model and given != v:
                     raise ValueError(f"model.{k}={model[k]} disagrees with {source[k]} ({v}); "
                                      f"remove it, {source[k]} sets it")
                 model[k] = v
@@ -126,6 +147,8 @@ class TrainConfig(StrictModel):
     def _check(self) -> Self:
         if self.pretrained is not None:
             _pretrained_fields(self.pretrained, self.model.max_seq_len)
+        if self.train is not None and self.train_only is not None:
+            raise ValueError("give train (groups) or train_only (name prefixes), not both")
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")

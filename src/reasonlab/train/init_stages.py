@@ -3,7 +3,8 @@
     random init     MODELS[arch] built under the run's init seed (INITS scheme of the config)
     1. pretrained   load a checkpoint's weights into everything but the head (LEGO §4.2)
     2. mimic        chosen heads imitate target attention patterns (LEGO §4.2.2; train/mimic.py)
-    3. freeze       only the parameters `train_only` names stay trainable
+    3. freeze       only the parameter groups `train` names (FPT freeze policy, model/freeze.py),
+                    or the parameters `train_only` names, stay trainable
 
 Each stage reads one TrainConfig field and does nothing when it is unset. Mimicking starts from
 the pretrained weights when both are set (LEGO §4.2.2 mimics from random init; this order lets
@@ -21,6 +22,7 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model import MODELS
+from reasonlab.model.freeze import apply_groups
 from reasonlab.tasks.base import Task, build_task
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.mimic import mimic
@@ -35,7 +37,8 @@ def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task) -> 
     if config.pretrained is not None:
         from reasonlab.model.pretrained import load_pretrained  # reads files: only when asked
 
-        load_pretrained(model, config.pretrained, task.vocab.tokens)
+        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
+        load_pretrained(getattr(model, "backbone", model), config.pretrained, task.vocab.tokens)
 
 
 def mimic_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
@@ -45,7 +48,9 @@ def mimic_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
 
 
 def freeze_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
-    """Frozen parameters never reach the optimizer (`train_only`)."""
+    """Frozen parameters never reach the optimizer (`train` groups or `train_only` prefixes)."""
+    if config.train is not None:
+        apply_groups(model, config.train)
     if config.train_only is None:
         return
     prefixes = tuple(config.train_only)

@@ -27,7 +27,7 @@ from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
 from reasonlab.train.config import TrainConfig, config_id
 from reasonlab.train.init_stages import build_model
-from reasonlab.train.metrics import evaluate, slot_loss
+from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
@@ -93,7 +93,8 @@ def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Opt
         group["lr"] = lr
     batch = train_set[_batch_indices(config, len(train_set), step).to(train_set.tokens.device)]
     with autocast:
-        logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step))
+        logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step),
+                       **model_inputs(batch))
     loss = slot_loss(logits, batch, classes)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -141,6 +142,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         if done % config.eval_every == 0 or done == config.steps:
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
+                    **param_counts(model),
                     **evaluate(model, test_set, config.eval_batch_size, autocast,
                                classes["test"])}
             if config.eval_train:

@@ -25,6 +25,19 @@ def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None =
     return F.cross_entropy(logits, batch.labels[mask])
 
 
+def model_inputs(batch: Batch) -> dict[str, torch.Tensor]:
+    """The optional model inputs the batch carries (continuous `features`, `label_sub`), as
+    keyword arguments: every call site passes them, models without them never see them."""
+    return {k: v for k, v in (("features", batch.features), ("label_sub", batch.label_sub))
+            if v is not None}
+
+
+def param_counts(model: nn.Module) -> dict[str, int]:
+    """Trained (requires_grad) and total parameters: what a freeze policy leaves to train."""
+    return {"params_trained": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            "params_total": sum(p.numel() for p in model.parameters())}
+
+
 @torch.no_grad()
 def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib.AbstractContextManager
             | None = None, classes: torch.Tensor | None = None,
@@ -38,7 +51,7 @@ def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib
     for i in range(0, len(data), batch_size):
         b = data[i : i + batch_size]
         with autocast or contextlib.nullcontext():
-            logits = model(b.tokens, b.label_pos, b.pad_mask)
+            logits = model(b.tokens, b.label_pos, b.pad_mask, **model_inputs(b))
         if classes is not None:
             logits = logits.masked_fill(~classes, float("-inf"))
         if losses is not None:

@@ -1,0 +1,166 @@
+"""The Frozen Pretrained Transformer (Lu, Grover, Abbeel, Mordatch 2021; docs/papers.md §4).
+
+A language model's layers, frozen, between a new trained input layer and a new trained
+read-out; position embeddings and the norms' gains train too (the freeze policy, model/freeze.py,
+says which groups train; this module only builds the network). In forward order:
+
+    input       W_in: an embedding of the task's token ids (ListOps), or a linear map from a
+                continuous token of d_input values (a patch of bits or pixels) to d_model.
+                The authors' linear input layer is orthogonally initialised with gain 1.41
+                (docs/papers.md §4, "FPT, authors' recipe"); their embedding is
+                nn.Embedding's N(0, 1).
+    positions   W_pos [max_seq_len, d_model] added to the input. The backbone's own learned
+                table when it has one (BERT / MiniLM; GPT-2's wpe in the paper), trained from its
+                pretrained values. A rotary backbone (Llama / SmolLM2) has no table: its
+                attention keeps rotating q and k by position, frozen like the rest of the
+                attention, and FPT adds a trained absolute table initialised at ZERO, so that at
+                step 0 the backbone sees inputs placed as in pretraining and the table only
+                learns what the task adds (our choice; FPT trains positions, §4).
+    backbone    the Transformer's embedding norm (BERT), its layers and final norm (pre-LN),
+                unchanged: hook points keep their names under `backbone.` (e.g.
+                `backbone.blocks.3.attn.hook_pattern`). The backbone's token table W_E does not
+                enter the forward pass (the input layer replaces it) and is the `embeddings`
+                group.
+    read-out    `head`: a linear map from the hidden state at each label_pos (the last token,
+                or the last k tokens for k outputs) to outputs_per_token x n_classes logits;
+                label_sub picks each slot's group (bit memory: one of the 50 bits of a query
+                patch). nn.Linear's own init, as the authors'.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reasonlab.errors import ConfigError
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.hooks import HookedModule, HookPoint, name_hook_points
+from reasonlab.model.transformer import Transformer, gather_positions
+from reasonlab.model.variants import MODELS, VariantConfig
+
+
+class InputLayer(nn.Module):
+    """Token ids [batch, seq] or features [batch, seq, d_input] -> [batch, seq, d_model]."""
+
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None):
+        super().__init__()
+        d = config.d_model
+        self.continuous = config.d_input is not None
+        if self.continuous:
+            self.proj = nn.Linear(config.d_input, d)
+            _torch_linear_init(self.proj, generator)
+            # the authors' input layer: orthogonal, gain 1.41 (docs/papers.md §4)
+            nn.init.orthogonal_(self.proj.weight, gain=1.41, generator=generator)
+        else:
+            self.W_in = nn.Parameter(torch.randn(config.vocab_size, d, generator=generator))
+
+    def forward(self, tokens: torch.Tensor, features: torch.Tensor | None) -> torch.Tensor:
+        if self.continuous:
+            if features is None:
+                raise ConfigError("this model reads continuous inputs (d_input set) but the "
+                                  "batch has no features; use a task that provides them")
+            return self.proj(features)  # [batch, seq, d_model]
+        return F.embedding(tokens, self.W_in)  # [batch, seq, d_model]
+
+
+class ReadOut(nn.Module):
+    """Hidden states at label_pos -> logits [batch, P, n_classes] (one group per slot)."""
+
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None):
+        super().__init__()
+        self.k, self.c = config.outputs_per_token, config.n_classes
+        self.head = nn.Linear(config.d_model, self.k * self.c)
+        _torch_linear_init(self.head, generator)
+
+    def forward(self, x: torch.Tensor, label_pos: torch.Tensor | None,
+                label_sub: torch.Tensor | None) -> torch.Tensor:
+        logits = self.head(gather_positions(x, label_pos))  # [batch, P, k * n_classes]
+        if self.k == 1:
+            return logits
+        B, P = logits.shape[:2]
+        logits = logits.view(B, P, self.k, self.c)
+        if label_sub is None:
+            raise ConfigError(f"outputs_per_token={self.k} needs the batch's label_sub")
+        index = label_sub[..., None, None].expand(B, P, 1, self.c)
+        return logits.gather(2, index).squeeze(2)  # [batch, P, n_classes]
+
+
+@torch.no_grad()
+def _torch_linear_init(layer: nn.Linear, generator: torch.Generator | None) -> None:
+    """nn.Linear's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), from our generator."""
+    bound = 1.0 / math.sqrt(layer.in_features)
+    for p in (layer.weight, layer.bias):
+        if p is not None:
+            p.uniform_(-bound, bound, generator=generator)
+
+
+@MODELS.register("fpt")
+class FPT(HookedModule):
+    """Input layer -> W_pos -> backbone layers -> read-out (see the module docstring)."""
+
+    Config = VariantConfig  # no options: the backbone is the ModelConfig's Transformer
+    reads_features = True
+
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
+        super().__init__()
+        self.config = config
+        self.input = InputLayer(config, generator)
+        backbone = config.model_copy(update={"arch": VariantConfig(name="transformer"),
+                                             "tie_head": False})
+        self.backbone = Transformer(backbone, generator)
+        # the backbone's own head is never used; drop it (no dead trained parameters)
+        del self.backbone.head
+        # rotary backbones have no table: a trained one starting at zero (module docstring)
+        self.W_pos = (nn.Parameter(torch.zeros(config.max_seq_len, config.d_model))
+                      if self.backbone.W_pos is None else None)
+        self.hook_input = HookPoint()
+        self.hook_pos_embed = HookPoint()
+        self.readout = ReadOut(config, generator)
+        name_hook_points(self)
+
+    def positions(self) -> torch.Tensor:  # [max_seq_len, d_model]
+        return self.W_pos if self.W_pos is not None else self.backbone.W_pos
+
+    def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
+                pad_mask: torch.Tensor | None = None, depth: int | None = None,
+                features: torch.Tensor | None = None, label_sub: torch.Tensor | None = None
+                ) -> torch.Tensor:
+        """tokens [batch, seq] (features [batch, seq, d_input] for continuous inputs) ->
+        logits [batch, P, n_classes] at label_pos [batch, P], group label_sub [batch, P]."""
+        B, T = tokens.shape
+        if T > self.config.max_seq_len:
+            raise ConfigError(f"sequence length {T} exceeds max_seq_len="
+                              f"{self.config.max_seq_len}")
+        x = self.hook_input(self.input(tokens, features))  # [batch, seq, d_model]
+        x = x + self.hook_pos_embed(self.positions()[:T].expand(B, T, -1))
+        x = self.backbone.embed_out(x)  # BERT: embedding LayerNorm; [batch, seq, d_model]
+        x = self.backbone.run_layers(x, pad_mask, depth or self.config.n_layers)
+        return self.readout(x, label_pos, label_sub)  # [batch, P, n_classes]
+
+    def param_group(self, name: str) -> str:
+        """The freeze-policy group of parameter `name` (model/freeze.py GROUPS)."""
+        if name.startswith("input."):
+            return "input"
+        if name.startswith("readout."):
+            return "output"
+        if name in ("W_pos", "backbone.W_pos"):
+            return "positions"
+        owner = self.get_submodule(name.rsplit(".", 1)[0])
+        from reasonlab.model.init import is_norm
+
+        if is_norm(owner):
+            return "norms"
+        if ".attn." in name:
+            return "attention"
+        if ".mlp." in name:
+            return "mlp"
+        if name.startswith(("backbone.W_E", "backbone.embed_proj")):
+            return "embeddings"
+        raise ValueError(f"parameter {name} belongs to no freeze group")
+
+    def num_params(self, non_embedding: bool = False) -> int:
+        n = sum(p.numel() for p in self.parameters())
+        return n - self.backbone.W_E.numel() if non_embedding else n
