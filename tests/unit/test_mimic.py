@@ -116,7 +116,7 @@ def test_mimic_reads_every_mimicked_layer_or_fails():
     batch_loss(model, b, MimicConfig(), special)  # both layers report
     attn = model.layers[1].attn
     real = attn.forward
-    attn.forward = lambda x, mask, hooks: real(x, mask, AttentionHooks())  # hooks bypassed
+    attn.forward = lambda x, mask, hooks, *rest: real(x, mask, AttentionHooks(), *rest)  # hooks bypassed
     with pytest.raises(RuntimeError,
                        match=r"\['blocks.1.attn.hook_pattern_dropped'\] never fired"):
         batch_loss(model, b, MimicConfig(), special)
