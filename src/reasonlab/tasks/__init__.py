@@ -3,7 +3,7 @@
 from reasonlab.tasks import anchors, lego  # noqa: F401  (register "anchors", "lego")
 from reasonlab.tasks import corpora, templates  # noqa: F401  (register "corpus_lm", "templates")
 from reasonlab.tasks import mlm, programs  # noqa: F401  (register "mlm", "programs")
-from reasonlab.tasks import artificial  # noqa: F401  (the artificial CORPORA entries)
+from reasonlab.tasks import artificial, glosses  # noqa: F401  (CORPORA entries, "gloss_class")
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab, build_task
 
 __all__ = ["TASKS", "Batch", "Task", "TaskConfig", "Vocab", "build_task"]

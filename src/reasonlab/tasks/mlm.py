@@ -87,7 +87,8 @@ def english(words: WordVocab, config: MLMConfig) -> dict[str, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=4)
-def _vocab(folder: str, size: int) -> WordVocab:
+def word_vocab(folder: str, size: int) -> WordVocab:
+    """The WordVocab of `size` words, cached (tasks sharing a vocabulary share one)."""
     return WordVocab(folder, size)
 
 
@@ -96,7 +97,7 @@ def _streams(config: MLMConfig) -> dict[str, np.ndarray]:
     """The corpus streams, cached: configs, data and masks each build the task. Built on first
     use only, so a config that merely names a pretraining task (TrainConfig.pretrain) never
     generates its corpus."""
-    streams = CORPORA[config.corpus](_vocab(config.path or WORDNET_DIR, config.words), config)
+    streams = CORPORA[config.corpus](word_vocab(config.path or WORDNET_DIR, config.words), config)
     for s, ids in streams.items():
         if len(ids) < config.seq_len:
             raise ConfigError(f"task.seq_len={config.seq_len} is longer than the {s} "
@@ -115,7 +116,7 @@ class MLMTask:
             raise ConfigError("task.mask_token_prob + task.random_token_prob must be at most 1")
         CORPORA[config.corpus]  # an unknown corpus fails here, with the known names
         self.config = config
-        self.words = _vocab(config.path or WORDNET_DIR, config.words)
+        self.words = word_vocab(config.path or WORDNET_DIR, config.words)
         self.vocab = self.words.vocab
 
     @property

@@ -51,13 +51,22 @@ def make_data(config: TrainConfig) -> tuple[Batch, Batch]:
                        config.n_test)
 
 
-def build_model(config: TrainConfig) -> Transformer:
+def build_model(config: TrainConfig, root: Path | None = None) -> Transformer:
+    """The run's model at step 0. `root`: the run store holding config.pretrain's run."""
     torch.manual_seed(int(seeds(config.seed, _INIT).generate_state(1)[0]))
     model = MODELS[config.model.arch.name](config.model)
     if config.pretrained is not None:  # LEGO §4.2: fine-tune from pretrained weights
         from reasonlab.model.pretrained import load_pretrained
 
         load_pretrained(model, config.pretrained, build_task(config.task).vocab.tokens)
+    if config.pretrain is not None:  # Chiang & Lee: fine-tune a run pretrained on a corpus
+        from reasonlab.model.pretrained import load_run
+        from reasonlab.runs import run_dir_for
+
+        if root is None:
+            raise ConfigError("this config initialises from a pretraining run (pretrain); "
+                              "give the run store that holds it")
+        load_run(model, run_dir_for(config.pretrain, root), build_task(config.task).vocab.tokens)
     if config.mimic is not None:  # LEGO §4.2.2: heads imitate association / manipulation
         from reasonlab.model.mimic import mimic
 
@@ -146,7 +155,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     chash = config_hash(config)
     train_set, test_set = make_data(config)
     train_set, test_set = train_set.to(device), test_set.to(device)
-    model = build_model(config).to(device)
+    model = build_model(config, run_dir.parent.parent).to(device)  # <root>/runs/<id>
     classes = class_masks(config, device)
     optimizer = make_optimizer(model, config.optim)
     torch.manual_seed(int(seeds(config.seed, _ORDER, 2**31).generate_state(1)[0]))  # dropout
