@@ -26,7 +26,6 @@ def test_labels_agree_with_the_raw_files(label, n_classes):
         answered += bool(got)
         assert got in ({}, {"0": want})
     assert answered >= 180  # only renderings shared by glosses of other labels stay unanswered
-    assert len(set(b.meta["doc"][:, 0].tolist())) == 200  # drawn without replacement
     assert (b.tokens[:, 0] == task.vocab.id("[CLS]")).all()
     assert (b.pad_mask.sum(1) >= 3).all()
 

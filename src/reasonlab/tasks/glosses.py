@@ -14,7 +14,7 @@ A sentence is [CLS] + the gloss's first seq_len - 2 words + [SEP], padded; the l
 [CLS]. Splits are by gloss: the distinct gloss texts are shuffled with split_seed and the last
 val_fraction held out, so no test gloss is seen in training (a text shared by synsets with
 different labels is left out: its label is not a function of the text). Examples are drawn
-without replacement from a split; meta "doc" is the example's index in `documents(split)`.
+without replacement from a split.
 """
 
 from __future__ import annotations
@@ -144,8 +144,7 @@ class GlossClassTask:
                      label_pos=torch.zeros(n, 1, dtype=torch.long),
                      labels=torch.from_numpy(labels[docs][:, None].astype(np.int64)),
                      loss_mask=torch.ones(n, 1, dtype=torch.bool),
-                     pad_mask=torch.from_numpy(tokens != PAD_ID),
-                     meta={"doc": torch.from_numpy(docs[:, None].astype(np.int64))})
+                     pad_mask=torch.from_numpy(tokens != PAD_ID))
 
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
