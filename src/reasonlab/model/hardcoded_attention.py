@@ -141,7 +141,7 @@ class HardcodedAttention(nn.Module):
         B, T, _ = x.shape
         dh = self.d_head
         v = hooks.hook_v(self.v(x).view(B, T, self.n_heads, dh))  # [batch, seq, heads, d_head]
-        fixed = hardcoded_patterns(tokens, mask, self.cls_id, self.sep_id, x.dtype)  # [B,3,T,T]
+        maps = hardcoded_patterns(tokens, mask, self.cls_id, self.sep_id, x.dtype)  # [B,3,T,T]
         if self.qk is not None:
             q, k = self.qk(x).view(B, T, 2, self.n_learned, dh).unbind(dim=2)
             q, k = hooks.hook_q(q), hooks.hook_k(k)  # [batch, seq, learned_heads, d_head]
@@ -149,8 +149,8 @@ class HardcodedAttention(nn.Module):
             scores = hooks.hook_attn_scores(scores)  # [batch, learned_heads, q_pos, k_pos]
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            fixed = torch.cat([scores.softmax(dim=-1), fixed], dim=1)
-        pattern = hooks.hook_pattern(fixed)  # [batch, heads, q_pos, k_pos]
+            maps = torch.cat([scores.softmax(dim=-1), maps], dim=1)  # learned heads first
+        pattern = hooks.hook_pattern(maps)  # [batch, heads, q_pos, k_pos]
         dropped = hooks.hook_pattern_dropped(self.pattern_dropout(pattern))
         z = hooks.hook_z((dropped @ v.transpose(1, 2)).transpose(1, 2))  # [B, T, heads, dh]
         conv = hooks.hook_conv_out(self.conv(x, pad_mask))  # [batch, seq, d_model]

@@ -124,8 +124,6 @@ class MLMTask:
         """{"train", "test": 1-D token stream}, generated on first use."""
         return _streams(self.config)
 
-    cls_id, sep_id = CLS_ID, SEP_ID  # for the hardcoded broadcast maps (LEGO §5)
-
     @property
     def n_classes(self) -> int:
         return len(self.vocab)
