@@ -156,3 +156,14 @@ def recipes(rep: Report, results: Results) -> Report:
         if runs_:
             rep.recipe(Results(runs_, results.scale, results.seeds), note=note)
     return rep
+
+
+def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
+    """One group of bars per outer key (x axis), one bar per inner key (legend)."""
+    names = list(values)
+    kinds = list(next(iter(values.values())))
+    w = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        ax.bar(np.arange(len(names)) + k * w, [values[n][kind] for n in names], w, label=kind)
+    ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
+    ax.legend(fontsize=8)

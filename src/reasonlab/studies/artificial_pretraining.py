@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from reasonlab.report import fmt_seeds  # noqa: E402
-from reasonlab.studies.artificial_common import (recipes, ENGLISH_TASKS, MIN_TRANSFER,  # noqa: E402
+from reasonlab.studies.artificial_common import (grouped_bars, recipes, ENGLISH_TASKS, MIN_TRANSFER,  # noqa: E402
                                                  PAPER_GAIN, SCRATCH, STATISTICS, corpora,
                                                  downstream, english_mean, group_mean, runs,
                                                  structured, tasks)
@@ -67,15 +67,10 @@ def english_best_verdict(claim: Claim, acc: dict[str, dict[str, np.ndarray]]) ->
 def plot_gains(gains: dict[str, dict[str, float]], path: Path) -> None:
     """Gain over scratch per corpus: ours per task (left), the paper's GLUE average (right)."""
     names = list(gains)
-    task_names = list(next(iter(gains.values())))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 1]})
-    w = 0.8 / len(task_names)
-    for k, t in enumerate(task_names):
-        ax.bar(np.arange(len(names)) + k * w, [100 * gains[c][t] for c in names], w, label=t)
+    grouped_bars(ax, {c: {t: 100 * g for t, g in by.items()} for c, by in gains.items()})
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
     ax.set(ylabel="accuracy gain over scratch (points)", title="ours (mean over seeds)")
-    ax.legend(fontsize=8)
     paper = [c for c in names if c in PAPER_GAIN]
     bx.bar(range(len(paper)), [PAPER_GAIN[c] for c in paper], color="grey")
     bx.axhline(0, color="k", lw=0.8)

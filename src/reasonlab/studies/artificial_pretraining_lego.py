@@ -24,7 +24,7 @@ import torch  # noqa: E402
 
 from reasonlab.analysis.attention import attention_patterns, top_heads  # noqa: E402
 from reasonlab.report import plot_first_pass  # noqa: E402
-from reasonlab.studies.artificial_common import (recipes, LEGO, SCRATCH, STATISTICS, runs,  # noqa: E402
+from reasonlab.studies.artificial_common import (grouped_bars, recipes, LEGO, SCRATCH, STATISTICS, runs,  # noqa: E402
                                                  split_arm, structured)
 from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec,  # noqa: E402
                                     Scale, Study)
@@ -81,16 +81,10 @@ def speed_verdict(claim: Claim, curves: dict[str, list[list[dict[str, Any]]]],
 
 
 def plot_head_scores(best: dict[str, dict[str, float]], path: Path) -> None:
-    names = list(best)
-    kinds = list(next(iter(best.values())))
-    w = 0.8 / len(kinds)
     fig, ax = plt.subplots(figsize=(9, 3.6))
-    for k, kind in enumerate(kinds):
-        ax.bar(np.arange(len(names)) + k * w, [best[n][kind] for n in names], w, label=kind)
-    ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
+    grouped_bars(ax, best)
     ax.set(ylabel="best head's score", ylim=(0, 1),
            title="Head scores on LEGO sentences before fine-tuning, per pretraining corpus")
-    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
