@@ -122,6 +122,9 @@ def cmd_data(args: argparse.Namespace) -> None:
         raise ConfigError(f"--n {args.n} must be between 1 and {MAX_DATA_N:,}")
     if args.seed < 0:
         raise ConfigError(f"--seed {args.seed} must be 0 or more")
+    if args.task == "corpus":  # `data corpus NAME [key=value]`: a pretraining corpus, raw
+        print_corpus(args)
+        return
     task = build_task({"name": args.task, **parse_overrides(args.overrides)})
     batch = task.sample(np.random.default_rng(args.seed), args.n)
     for i in range(args.n):
@@ -129,6 +132,25 @@ def cmd_data(args: argparse.Namespace) -> None:
             print(task.render(batch, i))
         else:
             print(json.dumps(task.example_json(batch, i)))
+
+
+def print_corpus(args: argparse.Namespace) -> None:
+    """n windows of a CORPORA stream (tasks/mlm.py, tasks/artificial.py), unmasked, one a line;
+    the overrides after the name are masked-LM task keys (words, seq_len, corpus_tokens, ...)."""
+    import numpy as np
+
+    from reasonlab.tasks.base import build_task
+    from reasonlab.tasks.mlm import CORPORA
+
+    if not args.overrides or "=" in args.overrides[0]:
+        raise ConfigError("name the corpus: reasonlab data corpus NAME [key=value ...]; "
+                          f"corpora: {', '.join(CORPORA)}")
+    name, *rest = args.overrides
+    task = build_task({"name": "mlm", "seq_len": 34, **parse_overrides(rest), "corpus": name})
+    ids = task.windows(np.random.default_rng(args.seed), args.n, task.seq_len - 2)
+    for row in ids:
+        words = task.vocab.decode(row)
+        print(" ".join(words) if args.format == "text" else json.dumps({"tokens": words}))
 
 
 def cmd_attention(args: argparse.Namespace) -> None:
@@ -234,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_train)
 
-    s = sub.add_parser("data", help="print task examples")
-    s.add_argument("task")
+    s = sub.add_parser("data", help="print task examples (`data corpus NAME`: a pretraining "
+                       "corpus)")
+    s.add_argument("task", help="a task name, or `corpus` followed by a corpus name")
     s.add_argument("overrides", nargs="*", help="task config key=value")
     s.add_argument("--n", type=int, default=10)
     s.add_argument("--seed", type=int, default=0)

@@ -36,6 +36,10 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
         raise ConfigError(f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     if address is not None and executor != "ray":
         raise ConfigError("--address names a Ray cluster; use it with --executor ray")
+    before = prerequisites(configs, root)
+    if before:  # pretraining runs first, each once: two workers never train the same one
+        execute_all(before, root, [f"pretraining {i}" for i in range(len(before))], workers,
+                    quiet, executor, address, desc=f"{desc}: pretraining")
     results: list[dict[str, Any] | None] = [load_result(run_dir_for(c, root)) for c in configs]
     todo = [i for i, r in enumerate(results) if r is None]
     if todo:
@@ -45,6 +49,18 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
         for i, r in zip(todo, done, strict=True):
             results[i] = r
     return results  # type: ignore[return-value]
+
+
+def prerequisites(configs: list[TrainConfig], root: Path) -> list[TrainConfig]:
+    """The unfinished runs that `configs` initialise from (TrainConfig.pretrain), each once."""
+    out: dict[Path, TrainConfig] = {}
+    for c in configs:
+        pre = c.pretrain
+        if pre is not None and load_result(run_dir_for(c, root)) is None:
+            d = run_dir_for(pre, root)
+            if d not in out and load_result(d) is None:
+                out[d] = pre
+    return list(out.values())
 
 
 def _local(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,

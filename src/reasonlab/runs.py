@@ -63,6 +63,9 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     done = load_result(run_dir)
     if done is not None:
         return done
+    if config.pretrain is not None:  # its initialisation first: trained once, then reused
+        execute(config.pretrain, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
+                position=position)
     check_device(config)
     step = check_partial(run_dir)
     created = make_dirs(run_dir)

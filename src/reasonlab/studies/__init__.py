@@ -6,6 +6,8 @@ from reasonlab.studies import (  # noqa: F401
     anchors_init_phase,
     anchors_lr_weight_decay,
     anchors_mechanism,
+    artificial_pretraining,
+    artificial_pretraining_lego,
     lego_conv_qkv_programs,
     lego_hardcoded_attention,
     fpt_convergence,

@@ -96,6 +96,23 @@ def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tup
     return Verdict(claim, gain_status(gain, se, min_gain, len(a)), ev)
 
 
+def no_gain_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str, str],
+                    what: str, margin: float = MIN_GAIN) -> Verdict:
+    """"a is no better than b", the mirror of gain_verdict: reproduced when the gain
+    mean(a) - mean(b) is confidently below `margin` (gain + 2 SE < margin), not reproduced when
+    a is confidently better (gain_status says reproduced), else inconclusive."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    gain = float(a.mean() - b.mean())
+    se = standard_error(a, b)
+    ev = (f"{what}: {names[0]} {a.mean():.3f} ± {a.std():.3f}, {names[1]} {b.mean():.3f} ± "
+          f"{b.std():.3f} ({len(a)} seeds); gain {gain:+.3f} (SE {se:.3f}; 'no better' needs "
+          f"gain + 2 SE < {margin}, 'better' gain > {margin} and > 2 SE)")
+    status: Status = ("reproduced" if gain + 2 * se < margin else
+                      "not reproduced" if gain_status(gain, se, margin, len(a)) == "reproduced"
+                      else "inconclusive")
+    return Verdict(claim, status, ev)
+
+
 def requires(v: Verdict, ok: bool, why: str) -> Verdict:
     """`v` when its precondition holds; else inconclusive, keeping v's numbers and saying why
     (a comparison that tests nothing, e.g. no arm fits its training positions)."""

@@ -68,6 +68,9 @@ class MLMConfig(TaskConfig):
     """Seed of the document shuffle that makes the train / validation split."""
     path: str | None = None
     """Folder of the WordNet data files; None = /usr/share/wordnet."""
+    corpus_tokens: int = Field(1_000_000, ge=1000)
+    """Length of the training stream of a generated (artificial) corpus; its validation
+    stream has val_fraction of it (tasks/artificial.py). `english` ignores it."""
 
 
 CorpusFn = Callable[[WordVocab, MLMConfig], dict[str, np.ndarray]]
@@ -84,10 +87,22 @@ def english(words: WordVocab, config: MLMConfig) -> dict[str, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=4)
-def _build(config: MLMConfig) -> tuple[WordVocab, dict[str, np.ndarray]]:
-    """Vocabulary and streams, cached: configs, data and masks each build the task."""
-    words = WordVocab(config.path or WORDNET_DIR, config.words)
-    return words, CORPORA[config.corpus](words, config)
+def word_vocab(folder: str, size: int) -> WordVocab:
+    """The WordVocab of `size` words, cached (tasks sharing a vocabulary share one)."""
+    return WordVocab(folder, size)
+
+
+@functools.lru_cache(maxsize=4)
+def _streams(config: MLMConfig) -> dict[str, np.ndarray]:
+    """The corpus streams, cached: configs, data and masks each build the task. Built on first
+    use only, so a config that merely names a pretraining task (TrainConfig.pretrain) never
+    generates its corpus."""
+    streams = CORPORA[config.corpus](word_vocab(config.path or WORDNET_DIR, config.words), config)
+    for s, ids in streams.items():
+        if len(ids) < config.seq_len:
+            raise ConfigError(f"task.seq_len={config.seq_len} is longer than the {s} "
+                              f"stream ({len(ids)} tokens); shorten it")
+    return streams
 
 
 @TASKS.register("mlm")
@@ -99,13 +114,15 @@ class MLMTask(Task):
     def __init__(self, config: MLMConfig):
         if config.mask_token_prob + config.random_token_prob > 1:
             raise ConfigError("task.mask_token_prob + task.random_token_prob must be at most 1")
+        CORPORA[config.corpus]  # an unknown corpus fails here, with the known names
         self.config = config
-        self.words, self.streams = _build(config)
+        self.words = word_vocab(config.path or WORDNET_DIR, config.words)
         self.vocab = self.words.vocab
-        for s, ids in self.streams.items():
-            if len(ids) < config.seq_len:
-                raise ConfigError(f"task.seq_len={config.seq_len} is longer than the {s} "
-                                  f"stream ({len(ids)} tokens); shorten it")
+
+    @property
+    def streams(self) -> dict[str, np.ndarray]:
+        """{"train", "test": 1-D token stream}, generated on first use."""
+        return _streams(self.config)
 
     @property
     def n_classes(self) -> int:
@@ -120,14 +137,20 @@ class MLMTask(Task):
         """Prediction slots per example: 15% of the seq_len - 2 window tokens, at least 1."""
         return max(1, round((self.config.seq_len - 2) * self.config.mask_prob))
 
+    def windows(self, rng: np.random.Generator, n: int, width: int, split: str = "train"
+                ) -> np.ndarray:
+        """n windows of `width` consecutive tokens of the split's stream at random starts:
+        [n, width] (what `reasonlab data corpus NAME` prints, unmasked)."""
+        stream = self.streams[split]
+        start = rng.integers(0, len(stream) - width + 1, size=n)  # [n]
+        return stream[start[:, None] + np.arange(width)]
+
     def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
         """n masked windows of the split's stream."""
         c, T, P = self.config, self.config.seq_len, self.n_slots
-        stream = self.streams[split]
-        start = rng.integers(0, len(stream) - (T - 2) + 1, size=n)  # [n]
         orig = np.full((n, T), SEP_ID, dtype=np.int64)
         orig[:, 0] = CLS_ID
-        orig[:, 1:-1] = stream[start[:, None] + np.arange(T - 2)]  # [n, T]
+        orig[:, 1:-1] = self.windows(rng, n, T - 2, split)  # [n, T]
         cand = ~np.isin(orig, (PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID))  # [n, T]
         k = np.maximum(1, np.rint(cand.sum(1) * c.mask_prob)).astype(np.int64)
         k = np.minimum(k, cand.sum(1))  # [n]: predictions per example

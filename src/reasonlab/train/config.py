@@ -96,6 +96,14 @@ class TrainConfig(StrictModel):
     """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
     the head, task tokens mapped to its vocabulary (LEGO §4.2). It fixes the architecture
     fields of `model`; None = random init."""
+    pretrain: TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
+    """A run (its whole config: Chiang & Lee's masked-LM pretraining on a corpus, say; docs/
+    papers.md §4) whose final weights initialise everything but the head, as `pretrained` does
+    for a shipped checkpoint: task tokens map to its vocabulary (model/pretrained.py,
+    load_run). It lives in the same run store under its own content-addressed id, so it is
+    trained once, before the first run naming it, and shared by all of them; this run's id
+    hashes its config. It fixes the architecture fields of `model` (all but PRETRAIN_FREE);
+    None = random init."""
     mimic: MimicConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Mimicking initialisation (LEGO §4.2.2): before training, chosen heads learn to imitate
     target attention patterns on random task sentences (after `pretrained`, if both)."""
@@ -131,6 +139,12 @@ class TrainConfig(StrictModel):
                     del fixed["n_layers"]  # keep the checkpoint's first n_layers layers
                 source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
                 derived = {**fixed, **derived}
+            if isinstance(data.get("pretrain"), dict):
+                data["pretrain"] = TrainConfig.build(data["pretrain"], where="pretrain")
+            if isinstance(data.get("pretrain"), TrainConfig):  # so does the pretraining run
+                fixed = data["pretrain"].model.model_dump(exclude=set(PRETRAIN_FREE))
+                source |= dict.fromkeys(fixed, "the pretraining run (pretrain.model)")
+                derived = {**fixed, **derived}
             for k, v in derived.items():
                 # a variant given as {"name": v} (a dumped config) is the entry v itself
                 given = model.get(k)
@@ -147,6 +161,14 @@ class TrainConfig(StrictModel):
     def _check(self) -> Self:
         if self.pretrained is not None:
             _pretrained_fields(self.pretrained, self.model.max_seq_len)
+            if self.pretrain is not None:
+                raise ValueError("set one of pretrained (a shipped checkpoint) and pretrain (a "
+                                 "run of the store), not both")
+        if (self.pretrain is not None and self.model.positions == "learned"
+                and self.model.max_seq_len > self.pretrain.model.max_seq_len):
+            raise ValueError(f"the task's sentences have {self.model.max_seq_len} tokens but the "
+                             f"pretraining run learned {self.pretrain.model.max_seq_len} "
+                             "positions; shorten them or pretrain on longer sequences")
         if self.train is not None and self.train_only is not None:
             raise ValueError("give train (groups) or train_only (name prefixes), not both")
         if self.ckpt_every % self.eval_every:
@@ -156,6 +178,11 @@ class TrainConfig(StrictModel):
             raise ValueError(f"optim.warmup_steps={self.optim.warmup_steps} exceeds "
                              f"steps={self.steps}; lower it")
         return self
+
+
+PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "dropout", "depth_range")
+"""ModelConfig fields a run initialised from a pretraining run (TrainConfig.pretrain) sets for
+itself: the task decides the first three, and dropout / stochastic depth are training choices."""
 
 
 def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
@@ -174,3 +201,6 @@ def config_id(config: TrainConfig) -> str:
     blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+TrainConfig.model_rebuild()  # `pretrain` is itself a TrainConfig

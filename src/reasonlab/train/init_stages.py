@@ -1,7 +1,9 @@
 """The model a run starts from: a random init, then the init stages in order.
 
     random init     MODELS[arch] built under the run's init seed (INITS scheme of the config)
-    1. pretrained   load a checkpoint's weights into everything but the head (LEGO §4.2)
+    1. pretrained   load a shipped checkpoint's weights into everything but the head
+                    (LEGO §4.2), or those of a pretraining run of the store (`pretrain`:
+                    Chiang & Lee's artificial corpora, docs/papers.md §4)
     2. mimic        chosen heads imitate target attention patterns (LEGO §4.2.2; train/mimic.py)
     3. freeze       only the parameter groups `train` names (FPT freeze policy, model/freeze.py),
                     or the parameters `train_only` names, stay trainable
@@ -15,6 +17,7 @@ draw comes from a stream seeded by (seed, purpose) (docs/design.md §3 Determini
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,26 +31,37 @@ from reasonlab.train.config import TrainConfig
 from reasonlab.train.mimic import mimic
 from reasonlab.train.seeds import INIT, MIMIC, seeds
 
-Stage = Callable[[nn.Module, TrainConfig, Task], None]
+Stage = Callable[[nn.Module, TrainConfig, Task, Path | None], None]
+"""(model, config, task, root): root is the run store holding the run (for `pretrain`)."""
 
 
-def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task,
+                          root: Path | None) -> None:
     """LEGO §4.2: fine-tune from pretrained weights, task tokens mapped to the checkpoint's
-    vocabulary."""
+    vocabulary; the checkpoint is a shipped one (`pretrained`) or a run of the store
+    (`pretrain`, trained first by the executor; the two are exclusive)."""
     if config.pretrained is not None:
         from reasonlab.model.pretrained import load_pretrained  # reads files: only when asked
 
         # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
         load_pretrained(getattr(model, "backbone", model), config.pretrained, task.vocab.tokens)
+    if config.pretrain is not None:  # Chiang & Lee: fine-tune a run pretrained on a corpus
+        from reasonlab.model.pretrained import load_run
+        from reasonlab.runs import run_dir_for
+
+        if root is None:
+            raise ConfigError("this config initialises from a pretraining run (pretrain); "
+                              "give the run store that holds it")
+        load_run(model, run_dir_for(config.pretrain, root), task.vocab.tokens)
 
 
-def mimic_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+def mimic_stage(model: nn.Module, config: TrainConfig, task: Task, root: Path | None) -> None:
     """LEGO §4.2.2: heads imitate association / manipulation patterns on fresh sentences."""
     if config.mimic is not None:
         mimic(model, task, config.mimic, np.random.default_rng(seeds(config.seed, MIMIC)))
 
 
-def freeze_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
+def freeze_stage(model: nn.Module, config: TrainConfig, task: Task, root: Path | None) -> None:
     """Frozen parameters never reach the optimizer (`train` groups or `train_only` prefixes)."""
     if config.train is not None:
         apply_groups(model, config.train)
@@ -65,14 +79,15 @@ def freeze_stage(model: nn.Module, config: TrainConfig, task: Task) -> None:
 INIT_STAGES: tuple[Stage, ...] = (load_pretrained_stage, mimic_stage, freeze_stage)
 
 
-def build_model(config: TrainConfig, task: Task | None = None) -> nn.Module:
+def build_model(config: TrainConfig, task: Task | None = None, root: Path | None = None
+                ) -> nn.Module:
     """The run's model before its first step: random init, then INIT_STAGES. `task` is the
     run's task (train() builds it once); None builds it from the config (a study rebuilding a
-    run's initial model)."""
+    run's initial model). `root`: the run store holding `config.pretrain`'s run, if any."""
     task = build_task(config.task) if task is None else task
     # The global RNG, not a generator: the mimic stage's dropout draws from it too.
     torch.manual_seed(int(seeds(config.seed, INIT).generate_state(1)[0]))
     model = MODELS[config.model.arch.name](config.model)
     for stage in INIT_STAGES:
-        stage(model, config, task)
+        stage(model, config, task, root)
     return model

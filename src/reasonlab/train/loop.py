@@ -115,7 +115,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     task = build_task(config.task)
     train_set, test_set = make_data(config, task)
     train_set, test_set = train_set.to(device), test_set.to(device)
-    model = build_model(config, task).to(device)
+    model = build_model(config, task, root=run_dir.parent.parent).to(device)  # <root>/runs/<id>
     classes = class_masks(task, device)
     optimizer = make_optimizer(model, config.optim)
     torch.manual_seed(int(seeds(config.seed, ORDER, 2**31).generate_state(1)[0]))  # dropout
