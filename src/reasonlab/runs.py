@@ -28,13 +28,11 @@ from reasonlab.store import (
     remove_empty,
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
+# below train.loop, so that loading a run's model (init stages: `pretrain`) imports no cycle
+from reasonlab.train.run_files import _config_json, load_run_model, run_dir_for
 
 __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
            "run_dir_for"]
-
-def run_dir_for(config: TrainConfig, root: Path) -> Path:
-    return root / "runs" / config_id(config)
-
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
     """The checked result.json of a finished run, or None (see store.read_result)."""
@@ -114,42 +112,3 @@ def out_of_memory(e: BaseException) -> ConfigError | None:
     first = first.split("DefaultCPUAllocator: ")[-1][:160]
     return ConfigError(f"not enough memory for this run ({first}); lower the model size "
                        "(d_model, n_layers, d_mlp), batch_size, or n_train / n_test")
-
-
-def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
-    """The config and the latest checkpointed model of a run directory (eval mode)."""
-    from safetensors.torch import load_file
-
-    from reasonlab.model import MODELS
-
-    if not (run_dir / "config.json").is_file():
-        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
-                              "config.json); pass a directory under <out>/runs/")
-    data = _config_json(run_dir)
-    config = TrainConfig.build(data, where=f"{run_dir}/config.json")
-    if not (run_dir / "ckpt" / "state.safetensors").is_file():
-        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
-                              "ckpt/state.safetensors); train it first")
-    check_safetensors(run_dir, "ckpt/state.safetensors")
-    try:
-        tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
-    except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data
-        raise CorruptRunError(run_dir, "ckpt/state.safetensors", f"is unreadable ({e})") from None
-    model = MODELS[config.model.arch.name](config.model)
-    try:
-        model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
-                               if k.startswith("model.")})
-    except RuntimeError as e:
-        raise CorruptRunError(run_dir, "ckpt/state.safetensors", "does not match config.json "
-                              f"({str(e).splitlines()[0]})") from None
-    return config, model.eval()
-
-
-def _config_json(run_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((run_dir / "config.json").read_text())
-    except (OSError, ValueError) as e:
-        raise CorruptRunError(run_dir, "config.json", f"is unreadable ({e})") from None
-    if not isinstance(data, dict):
-        raise CorruptRunError(run_dir, "config.json", "is not a JSON object")
-    return data

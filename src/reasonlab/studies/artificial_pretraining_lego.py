@@ -29,8 +29,8 @@ from reasonlab.studies.artificial_common import (grouped_bars, recipes, LEGO, SC
 from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec,  # noqa: E402
                                     Scale, Study)
 from reasonlab.studies.core import Verdict  # noqa: E402
-from reasonlab.studies.lego_common import first_pass_steps  # noqa: E402
-from reasonlab.studies.lego_heads import HEAD_MARGIN, lego_head_scores  # noqa: E402
+from reasonlab.studies.lego_analysis import lego_head_scores  # noqa: E402
+from reasonlab.studies.lego_verdicts import HEAD_MARGIN, first_pass_steps  # noqa: E402
 from reasonlab.studies.verdicts import MIN_GAIN, gain_verdict, verdict  # noqa: E402
 from reasonlab.tasks.base import build_task  # noqa: E402
 from reasonlab.train.loop import build_model  # noqa: E402

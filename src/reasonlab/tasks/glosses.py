@@ -28,7 +28,7 @@ import torch
 from pydantic import Field
 
 from reasonlab.errors import ConfigError
-from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
 from reasonlab.tasks.corpora import WORDNET_DIR, WORDNET_FILES, wordnet_glosses
 from reasonlab.tasks.mlm import word_vocab
 from reasonlab.tasks.words import CLS_ID, PAD_ID, SEP_ID
@@ -97,7 +97,7 @@ def labelled_split(folder: str, label: str, val_fraction: float, seed: int
 
 
 @TASKS.register("gloss_class")
-class GlossClassTask:
+class GlossClassTask(Task):
     """One gloss in, its synset's supersense or part of speech out (on [CLS])."""
 
     Config = GlossClassConfig

@@ -147,10 +147,7 @@ class TrainConfig(StrictModel):
                 derived = {**fixed, **derived}
             for k, v in derived.items():
                 # a variant given as {"name": v} (a dumped config) is the entry v itself
-                given = model.get(k)
-                given = getattr(given, "name", given) if not isinstance(given, dict) else (
-                    given["name"] if set(given) == {"name"} else given)
-                if k in model and given != v:
+                if k in model and _variant_key(model[k]) != _variant_key(v):
                     raise ValueError(f"model.{k}={model[k]} disagrees with {source[k]} ({v}); "
                                      f"remove it, {source[k]} sets it")
                 model[k] = v
@@ -183,6 +180,16 @@ class TrainConfig(StrictModel):
 PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "dropout", "depth_range")
 """ModelConfig fields a run initialised from a pretraining run (TrainConfig.pretrain) sets for
 itself: the task decides the first three, and dropout / stochastic depth are training choices."""
+
+
+def _variant_key(value: Any) -> Any:
+    """A variant written as "name", {"name": "name"} or its Config compares as "name"; one
+    with options compares as its dict."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if isinstance(value, dict) and set(value) == {"name"}:
+        return value["name"]
+    return value
 
 
 def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from reasonlab.model.freeze import apply_groups
 from reasonlab.tasks.base import Task, build_task
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.mimic import mimic
+from reasonlab.train.run_files import load_run, run_dir_for
 from reasonlab.train.seeds import INIT, MIMIC, seeds
 
 Stage = Callable[[nn.Module, TrainConfig, Task, Path | None], None]
@@ -46,9 +47,6 @@ def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task,
         # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
         load_pretrained(getattr(model, "backbone", model), config.pretrained, task.vocab.tokens)
     if config.pretrain is not None:  # Chiang & Lee: fine-tune a run pretrained on a corpus
-        from reasonlab.model.pretrained import load_run
-        from reasonlab.runs import run_dir_for
-
         if root is None:
             raise ConfigError("this config initialises from a pretraining run (pretrain); "
                               "give the run store that holds it")
