@@ -91,7 +91,7 @@ class ArtificialPretraining(Study):
               SOURCE),
         Claim("english", "No artificial corpus matches English", SOURCE),
     )
-    cpu_minutes = 66.7  # measured: 4001 s on the shared 2-core machine
+    cpu_minutes = 18.2  # measured: 1092 s on the 2-core machine, otherwise idle (README)
     default_seeds = {"cpu": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
