@@ -16,12 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
+from reasonlab.errors import ConfigError, ReasonlabError
 from reasonlab.store import (
-    CorruptRunError,
     RunRecord,
     check_partial,
-    check_safetensors,
     flatten,
     make_dirs,
     read_result,
@@ -29,7 +27,7 @@ from reasonlab.store import (
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `pretrain`) imports no cycle
-from reasonlab.train.run_files import _config_json, load_run_model, run_dir_for
+from reasonlab.train.run_files import load_run_model, run_dir_for
 
 __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
            "run_dir_for"]
