@@ -185,3 +185,14 @@ def plot_perplexity(ppl: dict[str, np.ndarray], steps: list[int], path: Path) ->
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
+    """One group of bars per outer key (x axis), one bar per inner key (legend)."""
+    names = list(values)
+    kinds = list(next(iter(values.values())))
+    w = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        ax.bar(np.arange(len(names)) + k * w, [values[n][kind] for n in names], w, label=kind)
+    ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
+    ax.legend(fontsize=8)

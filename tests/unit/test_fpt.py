@@ -71,6 +71,36 @@ def test_fpt_runs_the_backbone_unchanged(arch):
     assert torch.allclose(got["backbone.hook_final"], want["hook_final"], atol=1e-6)
 
 
+@pytest.mark.parametrize("arch", [BERT_SMALL, LLAMA_SMALL], ids=["bert", "llama"])
+def test_last_block_at_the_read_positions_only_gives_the_full_computation(arch):
+    """FPT runs its last block at label_pos only (Transformer.run_layers' rows): logits and
+    gradients equal those of the full computation, which a hook on that block forces --
+    padding, several read positions per row and a padded slot (-1) included."""
+    model = FPT(cfg(arch, d_input=3), torch.Generator().manual_seed(0))
+    g = torch.Generator().manual_seed(1)
+    tokens, x = torch.zeros(5, 12, dtype=torch.long), torch.randn(5, 12, 3, generator=g)
+    pad = torch.ones(5, 12, dtype=torch.bool)
+    pad[0, 8:] = pad[2, 5:] = False
+    label_pos = torch.tensor([[7, 3], [11, 10], [4, -1], [0, 1], [11, 5]])
+    calls = []
+
+    def run() -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        logits = model(tokens, label_pos, pad, features=x)  # [5, 2, 3]
+        logits.square().sum().backward()
+        return logits.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    fast, fast_grads = run()
+    handle = model.backbone.blocks[1].hook_mlp_out.add_hook(lambda t, hook: calls.append(t.shape))
+    full, full_grads = run()
+    handle.remove()
+    assert calls == [torch.Size([5, 12, model.config.d_model])]  # the hook saw every position
+    assert fast.shape == (5, 2, 3) and torch.allclose(fast, full, atol=1e-5)
+    assert len(fast_grads) == len(full_grads)
+    for a, b in zip(fast_grads, full_grads):
+        assert torch.allclose(a, b, atol=1e-5)
+
+
 def test_readout_picks_each_slots_group():
     c = cfg(BERT_SMALL, outputs_per_token=4)
     head = ReadOut(c, torch.Generator().manual_seed(0))
@@ -81,7 +111,7 @@ def test_readout_picks_each_slots_group():
     for b in range(2):
         for p in range(3):
             full = head.head(x[b, label_pos[b, p]]).view(4, 3)  # [k, n_classes]
-            assert torch.allclose(got[b, p], full[label_sub[b, p]])
+            assert torch.allclose(got[b, p], full[label_sub[b, p]], atol=1e-6)
 
 
 def test_presets_and_bad_groups():

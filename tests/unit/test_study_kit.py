@@ -1,6 +1,7 @@
 """The study kit: deep-merged run grids, the registry naming studies, seeds per scale, the
 Results accessors and the report builder, on hand-made inputs."""
 
+import dataclasses
 import inspect
 import json
 
@@ -87,7 +88,10 @@ def test_report_builder_writes_tables_figures_and_verdicts(tmp_path):
     rep.verdicts = [Verdict(Claim("k", "c", "s"), "inconclusive", "x 1")]
     text = rep.markdown()
     assert "`model.d_model=32`" in text and "| B | True |" in text  # shared vs per-arm settings
-    assert "A 2, B 2 seeds per arm" in text
+    assert "A 2 seeds, B 2 seeds." in text
+    tasks = Results([(dataclasses.replace(s, arm="A"), result(0.5, [0.9])) for s in specs],
+                    "smoke", 2)  # one arm holding two configs per seed: 4 runs, 2 seeds
+    assert "A 4 runs (2 seeds)." in Report("T", tmp_path).recipe(tasks).markdown()
     assert "| A | 0.900 | 0.500 |" in text and "| A | 0.600 ± 0.141 |" in text
     for png in ("accuracy_by_position.png", "curves.png", "s.png"):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG" and f"({png})" in text

@@ -171,19 +171,26 @@ class SoftmaxAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None, hooks: AttentionHooks,
         tokens: torch.Tensor | None = None, pad_mask: torch.Tensor | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """x [batch, seq, d_model] -> [batch, seq, d_model].
+        """x [batch, seq, d_model] -> [batch, seq, d_model] ([batch, P, d_model] for `rows`).
 
         mask [batch or 1, 1, q_pos, k_pos] bool (True = may attend) or None. Every row of
         `mask` must allow at least one key (see `transformer.attention_mask`). The token ids
         [batch, seq] and pad_mask [batch, seq] are there for variants that read them
-        (hardcoded patterns, convolutions); softmax attention does not.
+        (hardcoded patterns, convolutions); softmax attention does not. `rows` [batch, P]:
+        queries at these positions only, keys and values at all (`Transformer.run_layers`).
         """
         pattern = None
         q, k, v = self.project(x, pad_mask)  # each [batch, seq, H, d_head]
         q, k, v = hooks.hook_q(q), hooks.hook_k(k), hooks.hook_v(v)
         if self.rotary is not None:  # hook_q/hook_k see the unrotated projections
             q, k = self.rotary(q), self.rotary(k)
+        if rows is not None:  # [batch, P, H, d_head]; the mask keeps the rows of those queries
+            q = q.gather(1, rows[:, :, None, None].expand(-1, -1, *q.shape[2:]))
+            if mask is not None:
+                mask = mask.expand(len(rows), -1, -1, -1).gather(
+                    2, rows[:, None, :, None].expand(-1, 1, -1, mask.shape[-1]))
         if self.kv_groups > 1:  # query head i reads key/value head i // kv_groups (HF repeat_kv)
             k = k.repeat_interleave(self.kv_groups, dim=2)  # [batch, seq, H, d_head]
             v = v.repeat_interleave(self.kv_groups, dim=2)

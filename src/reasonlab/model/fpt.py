@@ -137,8 +137,25 @@ class FPT(HookedModule):
         x = self.hook_input(self.input(tokens, features))  # [batch, seq, d_model]
         x = x + self.hook_pos_embed(self.positions()[:T].expand(B, T, -1))
         x = self.backbone.embed_out(x)  # BERT: embedding LayerNorm; [batch, seq, d_model]
-        x = self.backbone.run_layers(x, pad_mask, depth or self.config.n_layers)
+        depth = depth or self.config.n_layers
+        if label_pos is not None and self._read_rows_only(depth):
+            # the read-out needs the last block at label_pos only (Transformer.run_layers);
+            # padded slots (-1) read position 0, as gather_positions does
+            x = self.backbone.run_layers(x, pad_mask, depth, rows=label_pos.clamp(min=0))
+            return self.readout(x, None, label_sub)  # [batch, P, n_classes]
+        x = self.backbone.run_layers(x, pad_mask, depth)  # [batch, seq, d_model]
         return self.readout(x, label_pos, label_sub)  # [batch, P, n_classes]
+
+    def _read_rows_only(self, depth: int) -> bool:
+        """The last block may run at the read positions only: plain softmax attention (the
+        variants' maths may mix positions after the attention) and no hook on that block or
+        the final norm (a hook expects every position)."""
+        from reasonlab.model.attention import SoftmaxAttention
+
+        attn = self.backbone.layer(depth - 1).attn
+        points = [*self.backbone.blocks[depth - 1].modules(), self.backbone.hook_final]
+        return (type(attn).forward is SoftmaxAttention.forward and attn.fusable
+                and not any(isinstance(p, HookPoint) and p.has_hooks for p in points))
 
     def param_group(self, name: str) -> str:
         """The freeze-policy group of parameter `name` (model/freeze.py GROUPS)."""

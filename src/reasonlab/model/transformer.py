@@ -147,23 +147,31 @@ class Layer(nn.Module):
     def forward(
         self, resid_pre: torch.Tensor, mask: torch.Tensor | None, hooks: BlockHooks,
         tokens: torch.Tensor | None = None, pad_mask: torch.Tensor | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """tokens and pad_mask [batch, seq] reach the attention variants that read them (the
-        hardcoded patterns of LEGO §5 are built from token ids)."""
+        hardcoded patterns of LEGO §5 are built from token ids). rows [batch, P]: the block's
+        output at these positions only, [batch, P, d_model] (`Transformer.run_layers`)."""
         resid_pre = hooks.hook_resid_pre(resid_pre)  # [batch, seq, d_model]
+        extra = {} if rows is None else {"rows": rows}  # variants' forward need not take rows
         if self.pre_ln:  # x = x + attn(LN(x)); x = x + mlp(LN(x))
             attn_out = self.attn_dropout(self.attn(self.ln1(resid_pre), mask, hooks.attn,
-                                                   tokens, pad_mask))
+                                                   tokens, pad_mask, **extra))
             attn_out = hooks.hook_attn_out(attn_out)
-            resid_mid = hooks.hook_resid_mid(resid_pre + attn_out)
+            resid_mid = hooks.hook_resid_mid(_rows(resid_pre, rows) + attn_out)
             mlp_out = hooks.hook_mlp_out(self.mlp(self.ln2(resid_mid)))
             return hooks.hook_resid_post(resid_mid + mlp_out)
         # post-LN (BERT): x = LN(x + attn(x)); x = LN(x + mlp(x))
         attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn,
-                                                                   tokens, pad_mask)))
-        resid_mid = hooks.hook_resid_mid(self.ln1(resid_pre + attn_out))
+                                                                   tokens, pad_mask, **extra)))
+        resid_mid = hooks.hook_resid_mid(self.ln1(_rows(resid_pre, rows) + attn_out))
         mlp_out = hooks.hook_mlp_out(self.mlp(resid_mid))
         return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
+
+
+def _rows(x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+    """x [batch, seq, d] at rows [batch, P] -> [batch, P, d]; None keeps x."""
+    return x if rows is None else x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
 
 
 def gather_positions(x: torch.Tensor, label_pos: torch.Tensor | None) -> torch.Tensor:
@@ -265,13 +273,19 @@ class Transformer(HookedModule):
         return x
 
     def run_layers(self, x: torch.Tensor, pad_mask: torch.Tensor | None, depth: int,
-                   tokens: torch.Tensor | None = None) -> torch.Tensor:
+                   tokens: torch.Tensor | None = None, rows: torch.Tensor | None = None
+                   ) -> torch.Tensor:
         """The first `depth` blocks, then the final norm (pre-LN): [batch, seq, d_model].
         `tokens` [batch, seq] for attention variants that read token ids (LEGO §5's hardcoded
-        patterns); None where the input is not tokens (FPT's continuous inputs)."""
+        patterns); None where the input is not tokens (FPT's continuous inputs).
+
+        rows [batch, P]: the last block runs its queries, its MLP and the final norm at these
+        positions only and the result is [batch, P, d_model] -- all a read-out of those
+        positions needs (FPT reads the last token: most of one block's work is saved)."""
         mask = attention_mask(pad_mask, self.config.causal, x.shape[1], x.device)
         for l in range(depth):  # mask: [B|1, 1, T, T] | None
-            x = self.layer(l)(x, mask, self.blocks[l], tokens, pad_mask)  # [batch, seq, d_model]
+            last = rows if l == depth - 1 else None
+            x = self.layer(l)(x, mask, self.blocks[l], tokens, pad_mask, last)  # [B, T|P, d]
         if self.ln_final is not None:
             x = self.ln_final(x)
         return self.hook_final(x)  # [batch, seq, d_model]

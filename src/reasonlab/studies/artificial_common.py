@@ -6,7 +6,13 @@ corpus), named in the downstream runs' `pretrain` (TrainConfig.pretrain): the ru
 once, before any run that names it, and `artificial-pretraining` and `artificial-pretraining-lego`
 share the LEGO runs as well (same configs, same ids). The downstream arm `scratch` has the same
 architecture and random init. Downstream tasks: WordNet supersense and part of speech
-(tasks/glosses.py; GLUE does not reach us offline) and LEGO Task 1 (ListOps is not on main yet).
+(tasks/glosses.py; GLUE does not reach us offline) and the project's reasoning tasks, LEGO Task 1
+and ListOps (tasks/listops.py, brackets kept, expressions short enough for the encoder's
+positions).
+
+Encoders: BERT-like (separate layers) for both studies; `artificial-pretraining-lego` adds an
+ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego_common.albert`), with its own
+pretraining run per corpus -- a tied encoder cannot load an untied one's layers.
 
 Thresholds are fixed before any run.
 """
@@ -20,13 +26,17 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.base import Report, Results, RunSpec, Scale, grid, merge
-from reasonlab.studies.lego_common import lego_task
+from reasonlab.studies.lego_common import albert, lego_task
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
 ENGLISH_TASKS = ("supersense", "pos")
 """The English downstream tasks: the paper's claims are about transfer to language (GLUE)."""
 LEGO = "lego"
+LISTOPS = "listops"
+REASONING = (LEGO, LISTOPS)
+"""The reasoning downstream tasks: reported beside the English ones, not in the verdicts."""
+BERT, ALBERT = "BERT", "ALBERT"
 STATISTICS = ("uniform", "unigram", "bigram")
 """Corpora that carry token statistics only."""
 MIN_TRANSFER = 0.01
@@ -47,9 +57,10 @@ SCALES: dict[Scale, dict[str, Any]] = {
                       threads=1, task=dict(seq_len=24, corpus_tokens=5000)),
         finetune=dict(n_train=128, n_test=64, batch_size=16, steps=4, eval_every=2,
                       ckpt_every=4, threads=1),
-        seq_len=16, lego=dict(n_clauses=3, n_train_vars=3)),
-    # ~30 minutes on 2 cores: 8 pretraining runs of 800 steps and 54 fine-tuning runs of 400
-    # (3 tasks x 9 inits x 2 seeds) of a 4-layer d_model 64 encoder; flat-32 stands in for the
+        seq_len=16, lego=dict(n_clauses=3, n_train_vars=3),
+        listops=dict(min_length=4, max_length=16)),
+    # ~30 minutes on 2 cores: 8 pretraining runs of 800 steps and 72 fine-tuning runs of 400
+    # (4 tasks x 9 inits x 2 seeds) of a 4-layer d_model 64 encoder; flat-32 stands in for the
     # paper's flat-128, whose pairs mostly straddle these 32-token windows.
     "cpu": dict(
         corpora=("uniform", "unigram", "bigram", "flat-32", "nesting", "shuffle-4",
@@ -60,7 +71,8 @@ SCALES: dict[Scale, dict[str, Any]] = {
                       task=dict(seq_len=32, corpus_tokens=300_000)),
         finetune=dict(n_train=20_000, n_test=1000, batch_size=64, steps=400, eval_every=50,
                       ckpt_every=200, threads=1, optim=dict(lr=1e-3, warmup_steps=40)),
-        seq_len=24, lego=dict(n_clauses=4, n_train_vars=4)),
+        seq_len=24, lego=dict(n_clauses=4, n_train_vars=4),
+        listops=dict(min_length=16, max_length=32)),  # as fpt-universal's cpu ListOps
     # The paper's encoder and pretraining (8 layers, d_model 512, 8 heads, 29,995 words + 5
     # specials, batch 300, lr 5e-5, 100k steps), for a GPU; fine-tuning as BERT on GLUE.
     "paper": dict(
@@ -73,7 +85,8 @@ SCALES: dict[Scale, dict[str, Any]] = {
         finetune=dict(model=dict(dropout=0.1), n_train=100_000, n_test=10_000, batch_size=32,
                       steps=10_000, eval_every=500, ckpt_every=1000,
                       optim=dict(lr=2e-5, warmup_steps=500)),
-        seq_len=64, lego=dict(n_clauses=12, n_train_vars=6)),
+        seq_len=64, lego=dict(n_clauses=12, n_train_vars=6),
+        listops=dict(min_length=16, max_length=128)),  # tasks/listops.py SHORT_LENGTHS
 }
 
 
@@ -81,11 +94,18 @@ def corpora(scale: Scale) -> tuple[str, ...]:
     return SCALES[scale]["corpora"]
 
 
-def pretrain_recipe(scale: Scale, corpus: str) -> dict[str, Any]:
-    """The masked-LM pretraining run of `corpus` at this scale."""
+def encoder(scale: Scale, name: str) -> dict[str, Any]:
+    """Model overrides of an encoder kind: BERT-like as the scale's recipe, ALBERT-like with
+    its layers tied (and, at paper scale, albert-base-v1's factorised embedding)."""
+    return albert(scale)["model"] if name == ALBERT else {}
+
+
+def pretrain_recipe(scale: Scale, corpus: str, kind: str = BERT) -> dict[str, Any]:
+    """The masked-LM pretraining run of `corpus` at this scale, for an encoder `kind`."""
     s = copy.deepcopy(SCALES[scale])
     p = s["pretrain"]
-    return {**p, "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
+    return {**p, "model": {**p["model"], **encoder(scale, kind)},
+            "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
 
 
 def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
@@ -93,38 +113,47 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
     s = SCALES[scale]
     gloss = {"name": "gloss_class", "words": s["words"], "seq_len": s["seq_len"]}
     return {"supersense": {**gloss, "label": "supersense"}, "pos": {**gloss, "label": "pos"},
-            LEGO: lego_task(**s["lego"])}
+            LEGO: lego_task(**s["lego"]),
+            LISTOPS: {"name": "listops", "tokenisation": "lra", **s["listops"]}}
 
 
-def arm(task: str, init: str) -> str:
-    return f"{task} | {init}"
+def arm(task: str, init: str, kind: str = BERT) -> str:
+    """A downstream arm's name: "task | init", with " | ALBERT" for the ALBERT-like encoder."""
+    return f"{task} | {init}" + ("" if kind == BERT else f" | {kind}")
 
 
-def split_arm(name: str) -> tuple[str, str]:
-    task, init = name.split(" | ")
-    return task, init
+def split_arm(name: str) -> tuple[str, str, str]:
+    """(task, init, encoder kind) of a downstream arm name."""
+    task, init, *kind = name.split(" | ")
+    return task, init, kind[0] if kind else BERT
 
 
-def runs(scale: Scale, seeds: int, task_names: Iterable[str]) -> list[RunSpec]:
-    """The pretraining run of every corpus (arm "pretrain <corpus>"), then every downstream
-    task x (scratch, each corpus) x seed."""
-    pre = {c: pretrain_recipe(scale, c) for c in corpora(scale)}
-    specs = [RunSpec(f"pretrain {c}", 0, TrainConfig.build(p)) for c, p in pre.items()]
+def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
+         ) -> list[RunSpec]:
+    """The pretraining run of every corpus (arm "pretrain <corpus>", "... | ALBERT" for that
+    encoder), then every downstream task x (scratch, each corpus) x seed."""
+    pre = {c: pretrain_recipe(scale, c, kind) for c in corpora(scale)}
+    suffix = "" if kind == BERT else f" | {kind}"
+    specs = [RunSpec(f"pretrain {c}{suffix}", 0, TrainConfig.build(p)) for c, p in pre.items()]
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
-    inits = {SCRATCH: {"model": model}} | {c: {"pretrain": p} for c, p in pre.items()}
+    inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
+        c: {"pretrain": p} for c, p in pre.items()}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
-        specs += grid(base, {arm(t, i): o for i, o in inits.items()}, seeds=seeds)
+        specs += grid(base, {arm(t, i, kind): o for i, o in inits.items()}, seeds=seeds)
     return specs
 
 
-def downstream(results: Results, key: str = "acc") -> dict[str, dict[str, np.ndarray]]:
-    """task -> init -> final `key` per seed (pretraining runs left out)."""
+def downstream(results: Results, key: str = "acc", kind: str = BERT
+               ) -> dict[str, dict[str, np.ndarray]]:
+    """task -> init -> final `key` per seed, for one encoder kind (pretraining runs left out)."""
     out: dict[str, dict[str, list[float]]] = {}
     for s, r in results:
-        if " | " in s.arm:
-            t, i = split_arm(s.arm)
+        if s.arm.startswith("pretrain "):
+            continue
+        t, i, k = split_arm(s.arm)
+        if k == kind:
             out.setdefault(t, {}).setdefault(i, []).append(float(r["final"][key]))
     return {t: {i: np.asarray(v) for i, v in by.items()} for t, by in out.items()}
 
@@ -148,7 +177,8 @@ def recipes(rep: Report, results: Results) -> Report:
     """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
     arm (a pretrained arm differs only by its `pretrain`, the run of its corpus)."""
     pre = [(s, r) for s, r in results if s.arm.startswith("pretrain ")]
-    scratch = [(s, r) for s, r in results if s.arm.endswith(f" | {SCRATCH}")]
+    scratch = [(s, r) for s, r in results
+               if not s.arm.startswith("pretrain ") and split_arm(s.arm)[1] == SCRATCH]
     for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
                         (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
                          "same with `pretrain` = its corpus's pretraining run, whose "
@@ -156,14 +186,3 @@ def recipes(rep: Report, results: Results) -> Report:
         if runs_:
             rep.recipe(Results(runs_, results.scale, results.seeds), note=note)
     return rep
-
-
-def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
-    """One group of bars per outer key (x axis), one bar per inner key (legend)."""
-    names = list(values)
-    kinds = list(next(iter(values.values())))
-    w = 0.8 / len(kinds)
-    for k, kind in enumerate(kinds):
-        ax.bar(np.arange(len(names)) + k * w, [values[n][kind] for n in names], w, label=kind)
-    ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
-    ax.legend(fontsize=8)

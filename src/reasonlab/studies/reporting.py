@@ -50,7 +50,7 @@ class Report:
     # -- standard sections ------------------------------------------------------------------
     def recipe(self, results: Results, note: str = "") -> Report:
         """What every run shares (settings that differ from the config defaults) and, per arm,
-        what its runs set differently; seeds per arm."""
+        what its runs set differently; runs and seeds per arm."""
         if not results:
             return self
         flat = {i: _flatten({**s.config.model_dump(exclude_defaults=True, exclude={"seed"}),
@@ -63,7 +63,8 @@ class Report:
         arms = results.arms()
         body = ("Set in every run (config defaults otherwise): "
                 + ", ".join(f"`{k}={v}`" for k, v in shared.items()) + "; "
-                + ", ".join(f"{a} {len(rs)}" for a, rs in arms.items()) + " seeds per arm.")
+                + ", ".join(f"{a} {_runs_and_seeds([sp.seed for sp, _ in results if sp.arm == a])}"
+                            for a in arms) + ".")
         if varying:
             rows = [[a] + [", ".join(dict.fromkeys(str(flat[i].get(k, "-")) for i, (s, _)
                                                    in enumerate(results) if s.arm == a))
@@ -155,3 +156,11 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{k}"] = v
     return out
+
+
+def _runs_and_seeds(seeds: list[int]) -> str:
+    """The seeds of an arm's runs -> "3 seeds", or "6 runs (1 seed)" when the arm holds
+    several configs per seed (e.g. one per task)."""
+    n = len(set(seeds))
+    plural = "s" if n > 1 else ""
+    return f"{n} seed{plural}" if n == len(seeds) else f"{len(seeds)} runs ({n} seed{plural})"
