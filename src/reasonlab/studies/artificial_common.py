@@ -34,8 +34,8 @@ ENGLISH_TASKS = ("supersense", "pos")
 """The English downstream tasks: the paper's claims are about transfer to language (GLUE)."""
 LEGO = "lego"
 LISTOPS = "listops"
-REASONING = (LEGO, LISTOPS)
-"""The reasoning downstream tasks: reported beside the English ones, not in the verdicts."""
+"""LEGO and ListOps: the reasoning downstream tasks, reported beside the English ones, not in
+the verdicts."""
 BERT, ALBERT = "BERT", "ALBERT"
 STATISTICS = ("uniform", "unigram", "bigram")
 """Corpora that carry token statistics only."""

@@ -115,7 +115,7 @@ class ArtificialPretrainingLego(Study):
               "corpora learn LEGO faster than token statistics (hypothesis)",
               "issue 14; docs/papers.md §4"),
     )
-    cpu_minutes = 9.2  # measured: 554 s after artificial-pretraining, machine otherwise idle (README)
+    cpu_minutes = 9.2  # measured: 554 s after artificial-pretraining, otherwise idle (README)
     cpu_after = "artificial-pretraining"
     default_seeds = {"cpu": 2}  # artificial-pretraining's, so its LEGO runs are shared
 
