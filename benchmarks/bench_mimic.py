@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from reasonlab.train.mimic import MimicConfig, batch_loss, special_ids
-from reasonlab.studies.lego_common import lego_task, recipe
+from reasonlab.studies.lego.common import lego_task, recipe
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model
 from reasonlab.tasks.base import build_task

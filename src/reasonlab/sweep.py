@@ -190,7 +190,7 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
     from reasonlab.console import check_workers, confirm
     from reasonlab.execution import execute_all
     from reasonlab.store import output_dir
-    from reasonlab.studies.base import check_runs
+    from reasonlab.studies.kit.base import check_runs
 
     if seeds < 1:
         raise ConfigError(f"--seeds {seeds} must be at least 1")

@@ -23,7 +23,7 @@ from reasonlab.train.optim import make_optimizer
 
 VOCAB, SEQ = 17, 9
 
-# The anchor authors' GPT as our options (studies/anchors_common.py uses the same four).
+# The anchor authors' GPT as our options (studies/anchors/common.py uses the same four).
 ANCHOR_AUTHORS = dict(norm="post_no_embed_ln", attn_bias=False, mlp_bias=False, act="relu",
                       ln_eps=1e-5)
 # The abstract-symbols authors' tied-read-out transformer.

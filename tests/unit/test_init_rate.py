@@ -75,7 +75,7 @@ def test_equivalent_gamma_matches_the_relative_scale():
     """The cpu grid keeps the paper's scale relative to 1/sqrt(d_in): d^(0.5 - gamma') at
     d 64 equals 400^(0.5 - gamma) (to the 2-decimal rounding), so gamma 0.3 .. 0.8 at d 400
     becomes 0.21 .. 0.93 at d 64."""
-    from reasonlab.studies.anchors_common import equivalent_gamma
+    from reasonlab.studies.anchors.common import equivalent_gamma
 
     for g in (0.3, 0.5, 0.55, 0.8):
         g64 = equivalent_gamma(g, 64)

@@ -69,7 +69,7 @@ def test_min_clauses_above_n_clauses_is_an_error():
 def test_mixed_lengths_arm_never_supervises_the_chains_last_variable():
     """Issue 18: with #0-#5 supervised, lengths drawn from 6 make #5 the LAST variable of
     6-clause sentences (§4.3's shortcut); the study's arm draws from 7 and never does."""
-    from reasonlab.studies.lego_mixed_lengths import MIXED, MIXED_LAST, LegoMixedLengths, \
+    from reasonlab.studies.lego.mixed_lengths import MIXED, MIXED_LAST, LegoMixedLengths, \
         last_supervised
 
     tasks = {s.arm: s.config.task.model_dump() for s in LegoMixedLengths().runs("cpu", 1)}

@@ -1,32 +1,29 @@
-"""Studies register themselves in STUDIES on import."""
+"""Studies, one subpackage per paper family (lego/, symbols/, anchors/, fpt/, artificial/), plus
+the kit they are written with (kit/). A study registers itself in STUDIES when its module is
+imported; the families are found by discovery, so a new family is a new folder, not an edit here.
+"""
 
-from reasonlab.studies import lego_extrapolation  # noqa: F401
-from reasonlab.studies import (  # noqa: F401
-    anchors_embedding_norm,
-    anchors_init_phase,
-    anchors_lr_weight_decay,
-    anchors_mechanism,
-    artificial_pretraining,
-    artificial_pretraining_lego,
-    lego_conv_qkv_programs,
-    lego_hardcoded_attention,
-    fpt_convergence,
-    fpt_freeze_ablation,
-    fpt_universal,
-    lego_mimicking,
-    lego_mixed_lengths,
-    lego_pretraining,
-    lego_staircase,
-    lego_probes,
-    lego_shortcut,
-    lego_stochastic_depth,
-    symbols_copy,
-    symbols_data_efficiency,
-    symbols_kernel,
-    symbols_lm,
-    symbols_mlp,
-    symbols_readout,
-)
-from reasonlab.studies.base import STUDIES, run_study
+import importlib
+import pkgutil
 
-__all__ = ["STUDIES", "run_study"]
+from reasonlab.studies.kit.base import STUDIES, run_study
+
+KIT = "kit"
+
+
+def families() -> list[str]:
+    """The family subpackages, by name (every subpackage but the kit)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg and m.name != KIT)
+
+
+def _import_families() -> None:
+    """Import every module of every family, so each study registers itself."""
+    for family in families():
+        package = importlib.import_module(f"{__name__}.{family}")
+        for m in pkgutil.iter_modules(package.__path__, prefix=f"{package.__name__}."):
+            importlib.import_module(m.name)
+
+
+_import_families()
+
+__all__ = ["STUDIES", "families", "run_study"]

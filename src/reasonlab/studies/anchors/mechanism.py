@@ -1,0 +1,84 @@
+"""Inside an inferential and a symmetric anchor model (Zhang et al. 2024, arXiv 2405.05409,
+§4-5; docs/papers.md §3 Anchor functions: inferential solutions have lower complexity, the
+anchor embeddings being arranged so that composition is nearly additive).
+
+Two arms: a small initialization (large gamma) and a larger one (smaller gamma); where an arm
+equals a cell of `anchors-init-phase` it has the same content-addressed run id, so a shared
+`runs` folder trains it once (README). The analysis groups runs by their *measured* solution
+type, not by arm, and compares the inferential with the symmetric models:
+
+  - cosine similarity of the anchor embeddings and their 2-D PCA projection;
+  - attention of the read-out (last) position to the key, anchor 1, anchor 2, other items;
+  - additivity: the final read-out representation averaged per pair, fitted as
+    c + u[a1] + v[a2] on the compositional pairs; how well that predicts the held-out pair
+    (relative residual) and how close the held-out pair sits to its mirror (3,4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reasonlab.report import table
+from reasonlab.studies.anchors.analysis import mechanism_figures, mechanism_record
+from reasonlab.studies.anchors.common import DEPTH, GRID, cell, recipe
+from reasonlab.studies.anchors.verdicts import group_gap_verdict
+from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+
+
+def arms(scale: Scale) -> dict[str, dict[str, Any]]:
+    """The two ends of the phase study's grid at DEPTH (at cpu scale its runs, shared)."""
+    gammas = GRID[scale][0]
+    return {"small init": cell(max(gammas), DEPTH[scale]),
+            "large init": cell(min(gammas), DEPTH[scale])}
+
+
+MIN_RESID_GAP = 0.1
+"""How much smaller the held-out additive residual of inferential models must be."""
+MIN_ORDER_GAP = 0.2
+"""How much larger the embeddings' shift-order correlation of inferential models must be."""
+
+
+@STUDIES.register("anchors-mechanism")
+class AnchorsMechanism(Study):
+    title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
+    claims = (
+        Claim("additive", "In inferential models the two anchors combine additively: the "
+              "held-out pair's representation is predicted by an additive fit on the "
+              "compositional pairs, better than in symmetric models",
+              "Zhang et al. 2024, §4-5"),
+        Claim("embedding", "Inferential models arrange the anchor embeddings by their "
+              "primitive (cosine similarity follows the distance between shifts) more than "
+              "symmetric models (lower complexity)", "Zhang et al. 2024, §5"),
+    )
+    cpu_minutes = 0.2  # measured: 7 s; every run is a depth-2 cell of anchors-init-phase
+    cpu_after = "anchors-init-phase"
+
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        return grid(recipe(scale), arms(scale), seeds=seeds)
+
+    def analyse(self, results: Results, out: Path) -> Report:
+        recs = [mechanism_record(spec, result, out) for spec, result in results]
+        rep = Report(self.title, out).recipe(results)
+        rows = [[r["arm"], str(r["seed"]), r["verdict"], f"{r['inferential']:.3f}",
+                 f"{r['symmetric']:.3f}", f"{r['r2_fit']:.3f}", f"{r['heldout_resid']:.3f}",
+                 f"{r['cos_to_mirror']:.3f}", f"{r['order_corr']:.3f}"] for r in recs]
+        rep.sections.append("## Per run\n\n" + table(
+            ["arm", "seed", "solution", "inferential", "symmetric", "additive R^2 (fit)",
+             "held-out resid", "cos to mirror (3,4)", "embedding shift-order corr"], rows))
+        att_rows = [[r["arm"], str(r["seed"]), r["verdict"], str(l)] +
+                    [f"{x:.3f}" for x in r["attention"][l]]
+                    for r in recs for l in range(len(r["attention"]))]
+        rep.sections.append("## Attention of the last position (mean over examples)\n\n" +
+                            table(["arm", "seed", "solution", "layer", "key", "anchor 1",
+                                   "anchor 2", "other"], att_rows))
+        rep.figures += mechanism_figures(recs, out)
+        inf = [r for r in recs if r["verdict"] == "inferential"]
+        sym = [r for r in recs if r["verdict"] == "symmetric"]
+        rep.verdicts = [group_gap_verdict(self.claims[0], inf, sym, "heldout_resid", -1,
+                                          MIN_RESID_GAP),
+                        group_gap_verdict(self.claims[1], inf, sym, "order_corr", +1,
+                                          MIN_ORDER_GAP)]
+        return rep
+
+

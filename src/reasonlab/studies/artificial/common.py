@@ -1,0 +1,188 @@
+"""Artificial pretraining (Chiang & Lee; docs/papers.md §4): recipes, the runs the two studies
+share, and the gain table.
+
+Every corpus gets ONE masked-LM pretraining run per scale (seed 0; the paper pretrains once per
+corpus), named in the downstream runs' `pretrain` (TrainConfig.pretrain): the run store trains it
+once, before any run that names it, and `artificial-pretraining` and `artificial-pretraining-lego`
+share the LEGO runs as well (same configs, same ids). The downstream arm `scratch` has the same
+architecture and random init. Downstream tasks: WordNet supersense and part of speech
+(tasks/glosses.py; GLUE does not reach us offline) and the project's reasoning tasks, LEGO Task 1
+and ListOps (tasks/listops.py, brackets kept, expressions short enough for the encoder's
+positions).
+
+Encoders: BERT-like (separate layers) for both studies; `artificial-pretraining-lego` adds an
+ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego_common.albert`), with its own
+pretraining run per corpus -- a tied encoder cannot load an untied one's layers.
+
+Thresholds are fixed before any run.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid, merge
+from reasonlab.studies.lego.common import albert, lego_task
+from reasonlab.train.config import TrainConfig
+
+SCRATCH = "scratch"
+ENGLISH_TASKS = ("supersense", "pos")
+"""The English downstream tasks: the paper's claims are about transfer to language (GLUE)."""
+LEGO = "lego"
+LISTOPS = "listops"
+"""LEGO and ListOps: the reasoning downstream tasks, reported beside the English ones, not in
+the verdicts."""
+BERT, ALBERT = "BERT", "ALBERT"
+STATISTICS = ("uniform", "unigram", "bigram")
+"""Corpora that carry token statistics only."""
+MIN_TRANSFER = 0.01
+"""A difference in downstream accuracy (mean over English tasks and seeds) that counts: one
+point, when also > 2 SE (the paper's gaps are ~10 GLUE points)."""
+
+PAPER_GAIN = {"english": 20.5, "flat-128": 14.5, "shuffle-64": 12.4, "nesting": 12.0,
+              "shuffle-4": 4.7, "bigram": 2.2, "uniform": -0.2}
+"""Chiang & Lee's GLUE average over the from-scratch baseline (61.6), in points (docs/papers.md
+§4); Kannada (+14.7) has no counterpart here, and unigram and flat-32 none in the paper."""
+
+_MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm="pre")
+SCALES: dict[Scale, dict[str, Any]] = {
+    "smoke": dict(
+        corpora=("uniform", "nesting", "english"), words=200,
+        pretrain=dict(model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32), n_train=256,
+                      n_test=64, batch_size=16, steps=4, eval_every=2, ckpt_every=4,
+                      threads=1, task=dict(seq_len=24, corpus_tokens=5000)),
+        finetune=dict(n_train=128, n_test=64, batch_size=16, steps=4, eval_every=2,
+                      ckpt_every=4, threads=1),
+        seq_len=16, lego=dict(n_clauses=3, n_train_vars=3),
+        listops=dict(min_length=4, max_length=16)),
+    # ~30 minutes on 2 cores: 8 pretraining runs of 800 steps and 72 fine-tuning runs of 400
+    # (4 tasks x 9 inits x 2 seeds) of a 4-layer d_model 64 encoder; flat-32 stands in for the
+    # paper's flat-128, whose pairs mostly straddle these 32-token windows.
+    "cpu": dict(
+        corpora=("uniform", "unigram", "bigram", "flat-32", "nesting", "shuffle-4",
+                 "shuffle-64", "english"), words=2000,
+        pretrain=dict(model=_MODEL, n_train=40_000, n_test=500, batch_size=64, steps=800,
+                      eval_every=200, ckpt_every=400, threads=1,
+                      optim=dict(lr=1e-3, warmup_steps=50),
+                      task=dict(seq_len=32, corpus_tokens=300_000)),
+        finetune=dict(n_train=20_000, n_test=1000, batch_size=64, steps=400, eval_every=50,
+                      ckpt_every=200, threads=1, optim=dict(lr=1e-3, warmup_steps=40)),
+        seq_len=24, lego=dict(n_clauses=4, n_train_vars=4),
+        listops=dict(min_length=16, max_length=32)),  # as fpt-universal's cpu ListOps
+    # The paper's encoder and pretraining (8 layers, d_model 512, 8 heads, 29,995 words + 5
+    # specials, batch 300, lr 5e-5, 100k steps), for a GPU; fine-tuning as BERT on GLUE.
+    "paper": dict(
+        corpora=("uniform", "unigram", "bigram", "flat-128", "nesting", "shuffle-4",
+                 "shuffle-64", "english"), words=29_995,
+        pretrain=dict(model=dict(d_model=512, n_layers=8, n_heads=8, d_mlp=2048, dropout=0.1),
+                      n_train=3_000_000, n_test=5000, batch_size=300, steps=100_000,
+                      eval_every=5000, ckpt_every=5000, optim=dict(lr=5e-5, warmup_steps=5000),
+                      task=dict(seq_len=128, corpus_tokens=100_000_000)),
+        finetune=dict(model=dict(dropout=0.1), n_train=100_000, n_test=10_000, batch_size=32,
+                      steps=10_000, eval_every=500, ckpt_every=1000,
+                      optim=dict(lr=2e-5, warmup_steps=500)),
+        seq_len=64, lego=dict(n_clauses=12, n_train_vars=6),
+        listops=dict(min_length=16, max_length=128)),  # tasks/listops.py SHORT_LENGTHS
+}
+
+
+def corpora(scale: Scale) -> tuple[str, ...]:
+    return SCALES[scale]["corpora"]
+
+
+def encoder(scale: Scale, name: str) -> dict[str, Any]:
+    """Model overrides of an encoder kind: BERT-like as the scale's recipe, ALBERT-like with
+    its layers tied (and, at paper scale, albert-base-v1's factorised embedding)."""
+    return albert(scale)["model"] if name == ALBERT else {}
+
+
+def pretrain_recipe(scale: Scale, corpus: str, kind: str = BERT) -> dict[str, Any]:
+    """The masked-LM pretraining run of `corpus` at this scale, for an encoder `kind`."""
+    s = copy.deepcopy(SCALES[scale])
+    p = s["pretrain"]
+    return {**p, "model": {**p["model"], **encoder(scale, kind)},
+            "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
+
+
+def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
+    """Downstream task configs by name."""
+    s = SCALES[scale]
+    gloss = {"name": "gloss_class", "words": s["words"], "seq_len": s["seq_len"]}
+    return {"supersense": {**gloss, "label": "supersense"}, "pos": {**gloss, "label": "pos"},
+            LEGO: lego_task(**s["lego"]),
+            LISTOPS: {"name": "listops", "tokenisation": "lra", **s["listops"]}}
+
+
+def arm(task: str, init: str, kind: str = BERT) -> str:
+    """A downstream arm's name: "task | init", with " | ALBERT" for the ALBERT-like encoder."""
+    return f"{task} | {init}" + ("" if kind == BERT else f" | {kind}")
+
+
+def split_arm(name: str) -> tuple[str, str, str]:
+    """(task, init, encoder kind) of a downstream arm name."""
+    task, init, *kind = name.split(" | ")
+    return task, init, kind[0] if kind else BERT
+
+
+def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
+         ) -> list[RunSpec]:
+    """The pretraining run of every corpus (arm "pretrain <corpus>", "... | ALBERT" for that
+    encoder), then every downstream task x (scratch, each corpus) x seed."""
+    pre = {c: pretrain_recipe(scale, c, kind) for c in corpora(scale)}
+    suffix = "" if kind == BERT else f" | {kind}"
+    specs = [RunSpec(f"pretrain {c}{suffix}", 0, TrainConfig.build(p)) for c, p in pre.items()]
+    s = SCALES[scale]
+    model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
+    inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
+        c: {"pretrain": p} for c, p in pre.items()}
+    for t in task_names:
+        base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
+        specs += grid(base, {arm(t, i, kind): o for i, o in inits.items()}, seeds=seeds)
+    return specs
+
+
+def downstream(results: Results, key: str = "acc", kind: str = BERT
+               ) -> dict[str, dict[str, np.ndarray]]:
+    """task -> init -> final `key` per seed, for one encoder kind (pretraining runs left out)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for s, r in results:
+        if s.arm.startswith("pretrain "):
+            continue
+        t, i, k = split_arm(s.arm)
+        if k == kind:
+            out.setdefault(t, {}).setdefault(i, []).append(float(r["final"][key]))
+    return {t: {i: np.asarray(v) for i, v in by.items()} for t, by in out.items()}
+
+
+def english_mean(acc: dict[str, dict[str, np.ndarray]], init: str) -> np.ndarray:
+    """Per seed, the accuracy of `init` averaged over the English tasks."""
+    return np.mean([acc[t][init] for t in ENGLISH_TASKS if t in acc], axis=0)
+
+
+def group_mean(acc: dict[str, dict[str, np.ndarray]], inits: Iterable[str]) -> np.ndarray:
+    """Per seed, the English-task accuracy averaged over a group of corpora."""
+    return np.mean([english_mean(acc, i) for i in inits], axis=0)
+
+
+def structured(scale: Scale) -> tuple[str, ...]:
+    """Nesting and the flat corpus of this scale: the structure the paper finds transfers."""
+    return tuple(c for c in corpora(scale) if c == "nesting" or c.startswith("flat-"))
+
+
+def recipes(rep: Report, results: Results) -> Report:
+    """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
+    arm (a pretrained arm differs only by its `pretrain`, the run of its corpus)."""
+    pre = [(s, r) for s, r in results if s.arm.startswith("pretrain ")]
+    scratch = [(s, r) for s, r in results
+               if not s.arm.startswith("pretrain ") and split_arm(s.arm)[1] == SCRATCH]
+    for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
+                        (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
+                         "same with `pretrain` = its corpus's pretraining run, whose "
+                         "architecture it takes.")):
+        if runs_:
+            rep.recipe(Results(runs_, results.scale, results.seeds), note=note)
+    return rep

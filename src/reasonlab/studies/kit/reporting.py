@@ -1,0 +1,166 @@
+"""A study's report and the builder its `analyse` declares it with.
+
+    rep = Report(self.title, out).recipe(results).positions(results.per_position(), trained=6)
+    rep.curves(results.curves())
+    rep.verdicts = [...]
+
+Each builder method adds one section (a Markdown table) and/or one PNG figure and returns the
+report. `write` renders the Markdown (verdicts first) and verdicts.json next to the figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonlab.report import (mean_std, plot_curves, plot_first_pass, plot_positions, plot_sweep,
+                              sweep_table, table)
+from reasonlab.studies.kit.core import Results, Verdict
+
+
+@dataclass
+class Report:
+    """What a study's analysis produces; figures are drawn into `out` as they are added."""
+
+    title: str
+    out: Path
+    """The study's report folder: figures are drawn into it as they are added."""
+    sections: list[str] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    # -- building blocks ------------------------------------------------------------------
+    def add(self, heading: str, body: str) -> Report:
+        self.sections.append(f"## {heading}\n\n{body}")
+        return self
+
+    def table(self, heading: str, header: list[str], rows: list[list[str]], before: str = "",
+              after: str = "") -> Report:
+        """A section holding one Markdown table, with optional text before and after it."""
+        return self.add(heading, (f"{before}\n\n" if before else "") + table(header, rows)
+                        + (f"\n\n{after}" if after else ""))
+
+    def figure(self, name: str, caption: str) -> Report:
+        self.figures.append((name, caption))
+        return self
+
+    # -- standard sections ------------------------------------------------------------------
+    def recipe(self, results: Results, note: str = "") -> Report:
+        """What every run shares (settings that differ from the config defaults) and, per arm,
+        what its runs set differently; runs and seeds per arm."""
+        if not results:
+            return self
+        flat = {i: _flatten({**s.config.model_dump(exclude_defaults=True, exclude={"seed"}),
+                             "task": s.config.task.model_dump()})
+                for i, (s, _) in enumerate(results)}
+        keys = sorted({k for f in flat.values() for k in f})
+        shared = {k: flat[0][k] for k in keys
+                  if all(k in f and f[k] == flat[0][k] for f in flat.values())}
+        varying = [k for k in keys if k not in shared]
+        arms = results.arms()
+        body = ("Set in every run (config defaults otherwise): "
+                + ", ".join(f"`{k}={v}`" for k, v in shared.items()) + "; "
+                + ", ".join(f"{a} {_runs_and_seeds([sp.seed for sp, _ in results if sp.arm == a])}"
+                            for a in arms) + ".")
+        if varying:
+            rows = [[a] + [", ".join(dict.fromkeys(str(flat[i].get(k, "-")) for i, (s, _)
+                                                   in enumerate(results) if s.arm == a))
+                           for k in varying] for a in arms]
+            body += "\n\n" + table(["arm", *varying], rows)
+        return self.add("Recipe", body + (f"\n\n{note}" if note else ""))
+
+    def positions(self, finals: Mapping[str, list[list[float]]], trained: int | None = None,
+                  std: bool = False, heading: str = "Final test accuracy per chain position "
+                  "(mean over seeds)", caption: str = "Final accuracy per chain position",
+                  name: str = "accuracy_by_position.png") -> Report:
+        """Final accuracy per chain position: a table arm x position (with a std row per arm
+        when `std`) and the figure (grey band: the `trained` supervised positions)."""
+        plot_positions(dict(finals), self.out / name, "final test accuracy per chain position",
+                       trained=trained)
+        n = len(next(iter(finals.values()))[0])
+        rows = []
+        for arm, f in finals.items():
+            m, s = mean_std(f)
+            rows.append([arm] + [f"{x:.3f}" for x in m])
+            if std:
+                rows.append([f"{arm} (std)"] + [f"{x:.3f}" for x in s])
+        return self.table(heading, ["arm"] + [f"#{i}" for i in range(n)], rows).figure(
+            name, caption)
+
+    def curves(self, curves: Mapping[str, list[list[dict[str, Any]]]],
+               title: str = "test accuracy per chain position during training",
+               caption: str = "Accuracy per chain position during training",
+               name: str = "curves.png") -> Report:
+        """Accuracy per chain position over training, one panel per arm (mean over seeds)."""
+        plot_curves(dict(curves), self.out / name, title)
+        return self.figure(name, caption)
+
+    def sweep(self, by_arm: Mapping[str, Mapping[Any, Sequence[float]]], xname: str,
+              heading: str, xlabel: str | None = None, title: str = "", caption: str = "",
+              name: str | None = None, chance: float | None = None, before: str = "") -> Report:
+        """A metric against a swept quantity: table arm x value (mean ± std over seeds) and,
+        when `name` is given, the figure (one line per arm, band ±1 std)."""
+        header, rows = sweep_table(dict(by_arm), xname)  # type: ignore[arg-type]
+        self.table(heading, header, rows, before=before)
+        if name is not None:
+            plot_sweep(dict(by_arm), self.out / name, xlabel or xname, title,  # type: ignore
+                       chance=chance)
+            self.figure(name, caption)
+        return self
+
+    def first_pass(self, passes: Mapping[str, list[list[float]]], threshold: float,
+                   heading: str, steps: int | None = None, name: str = "first_pass.png"
+                   ) -> Report:
+        """The first evaluated step at which each chain position reaches `threshold`, per run
+        (inf: never): a table and, when the run length `steps` is given, the figure."""
+        rows = [[f"{a} seed {i}"] + ["never" if x == float("inf") else f"{x:.0f}" for x in p]
+                for a, ps in passes.items() for i, p in enumerate(ps)]
+        self.table(heading, ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+        if steps is not None:
+            plot_first_pass(dict(passes), steps, self.out / name, threshold)
+            self.figure(name, f"Step at which each chain position first reaches {threshold} "
+                        "test accuracy (top row: never)")
+        return self
+
+    # -- output ----------------------------------------------------------------------------
+    def markdown(self) -> str:
+        lines = [f"# {self.title}", "", "## Verdicts", "", "| claim | verdict | evidence |",
+                 "|---|---|---|"]
+        lines += [f"| {v.claim.text} ({v.claim.source}) | **{v.status}** | {v.evidence} |"
+                  for v in self.verdicts]
+        lines.append("")
+        for s in self.sections:
+            lines += [s, ""]
+        for name, caption in self.figures:
+            lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
+        return "\n".join(lines)
+
+    def write(self, out: Path) -> Path:
+        path = out / "report.md"
+        path.write_text(self.markdown())
+        (out / "verdicts.json").write_text(json.dumps(
+            [{"claim": v.claim.key, "text": v.claim.text, "status": v.status,
+              "evidence": v.evidence} for v in self.verdicts], indent=1))
+        return path
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"model": {"d_model": 64}} -> {"model.d_model": 64}."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _runs_and_seeds(seeds: list[int]) -> str:
+    """The seeds of an arm's runs -> "3 seeds", or "6 runs (1 seed)" when the arm holds
+    several configs per seed (e.g. one per task)."""
+    n = len(set(seeds))
+    plural = "s" if n > 1 else ""
+    return f"{n} seed{plural}" if n == len(seeds) else f"{len(seeds)} runs ({n} seed{plural})"

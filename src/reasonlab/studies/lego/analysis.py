@@ -1,0 +1,202 @@
+"""How LEGO models solve: head scores of the MiniLM studies, linear probes, the one-hop
+shortcut, and what the all-MiniLM-L6-v2 substitution can show (Zhang et al. 2022, §4;
+docs/papers.md §1 LEGO).
+
+The association head is the paper's (§4.2.1: a value moved between two occurrences of the same
+VARIABLE, oblivious to position), so it is scored on variable queries only and must also beat
+two positional controls: a content-blind "same slot of every clause" head, and the head itself
+on sentences whose clauses were permuted (analysis/attention.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from reasonlab.analysis.attention import (association_controls, attention_patterns, head_scores,
+                                          plot_attention, reading_order, special_ids, top_heads)
+from reasonlab.analysis.probes import probe_model
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.pretrained import MINILM, pretrained_transformer
+from reasonlab.model.transformer import Transformer
+from reasonlab.report import table
+from reasonlab.runs import load_run_model
+from reasonlab.studies.kit.base import Report, Results, RunSpec
+from reasonlab.studies.lego.common import CKPT, PRETRAINED, RANDOM
+from reasonlab.tasks.base import build_task
+from reasonlab.tasks.lego import CLAUSE_LEN
+from reasonlab.train.loop import build_model
+
+
+def lego_head_scores(pattern: torch.Tensor, batch: Any, task: Any
+                     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """(every head score, the association controls) of attention `pattern` [layers, batch,
+    heads, T, T] on LEGO sentences `batch` (analysis/attention.py)."""
+    variables = [task.vocab.id(v) for v in task.var_names]
+    scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(task.vocab.tokens),
+                         variables=variables)
+    controls = association_controls(pattern, batch.tokens, variables, CLAUSE_LEN,
+                                    pad_mask=batch.pad_mask)
+    return scores, controls
+
+
+def head_evidence(task_cfg: dict[str, Any], out: Path, n: int = 64
+                  ) -> tuple[dict[str, dict[str, torch.Tensor]],
+                             dict[str, dict[str, torch.Tensor]]]:
+    """Head scores and association controls of the pretrained model (no fine-tuning) and of a
+    random-init model of the same shape, on the same n sentences; draws the best heads' maps
+    (chain order, §4.2.1)."""
+    task = build_task(task_cfg)
+    batch = task.sample(np.random.default_rng(0), n)
+    models = {PRETRAINED: pretrained_transformer(CKPT, task.vocab.tokens, task.n_classes,
+                                                 task.seq_len).eval(),
+              RANDOM: Transformer(ModelConfig.build({
+                  **MINILM.architecture, "vocab_size": len(task.vocab),
+                  "n_classes": task.n_classes, "max_seq_len": task.seq_len}),
+                  generator=torch.Generator().manual_seed(0)).eval()}
+    scores, controls, patterns = {}, {}, {}
+    for arm, m in models.items():
+        patterns[arm] = attention_patterns(m, batch.tokens)
+        scores[arm], controls[arm] = lego_head_scores(patterns[arm], batch, task)
+    best = [top_heads(scores[PRETRAINED][k], 1)[0][:2]
+            for k in ("association_variable", "manipulation")]
+    order = reading_order(task.seq_len, batch.label_pos[0].tolist(), CLAUSE_LEN)
+    shown = {k: scores[PRETRAINED][k] for k in ("association", "association_variable",
+                                                "manipulation", "broadcast")}
+    plot_attention(patterns[PRETRAINED][:, 0], [task.vocab.tokens[t] for t in
+                                                batch.tokens[0].tolist()],
+                   out / "pretrained_heads.png", heads=best, order=order, scores=shown,
+                   title="pretrained, no fine-tuning: best association (variable queries, "
+                         "left) and\nmanipulation (right) head; clauses in chain order")
+    return scores, controls
+
+
+def association_table(controls: dict[str, dict[str, torch.Tensor]], k: int = 3) -> str:
+    """Markdown: each model's top heads by the variable-only association score, beside the
+    any-token score and the positional controls."""
+    rows = []
+    for arm, c in controls.items():
+        for l, h, v in top_heads(c["variables"], k):
+            rows.append([arm, f"L{l}H{h}", f"{c['any token'][l, h]:.2f}", f"{v:.2f}",
+                         f"{c['variables, permuted'][l, h]:.2f}"])
+        rows.append([arm, "positional head (same slot mod 5)",
+                     f"{float(c['positional head, any token']):.2f}",
+                     f"{float(c['positional head']):.2f}", "-"])
+    return ("## Association heads and their positional controls (§4.2.1)\n\n"
+            + table(["model", "head", "any token", "variables", "variables, clauses permuted"],
+                    rows)
+            + "\n\n'any token': mass on other occurrences of the query's token (every query "
+            "whose token repeats); 'variables': the same over variable queries only, the "
+            "paper's association head; 'clauses permuted': that head's variable score on the "
+            "same sentences with their clauses shuffled (what its positional habits earn); the "
+            "positional head attends to the same slot of every other clause, content-blind.")
+
+
+def substitution_note(spec: RunSpec) -> str:
+    """What fine-tuning all-MiniLM-L6-v2 instead of BERT-base can and cannot show."""
+    n_layers = MINILM.architecture["n_layers"]
+    n_train = spec.config.task.n_train_vars  # type: ignore[attr-defined]
+    n = spec.config.task.n_clauses  # type: ignore[attr-defined]
+
+    def span(lo: int, hi: int) -> str:
+        return f"#{lo}" if lo == hi else f"#{lo}-#{hi}"
+
+    cut = max(n_train, min(n, n_layers))  # first unsupervised depth out of a loop's reach
+    many = "positions {} are" if cut - n_train > 1 else "position {} is"
+    within = (f"the unsupervised {many.format(span(n_train, cut - 1))} within that reach"
+              if cut > n_train else "no unsupervised position is within that reach")
+    beyond = f", {span(cut, n - 1)} beyond it" if n > cut else ""
+    return (
+        "## What the all-MiniLM-L6-v2 substitution can and cannot show\n\n"
+        "No BERT-base weights reach us offline, so the pretrained model is all-MiniLM-L6-v2: a "
+        "BERT-family encoder (post-LN, the same uncased WordPiece tokens) but 6 layers x 384, "
+        "distilled and then trained as a sentence-embedding model, not BERT-base's 12 x 768 "
+        "masked-language-model checkpoint. It can show whether pretrained BERT-family weights "
+        "carry association and manipulation heads, and whether they make LEGO faster to fit "
+        "and better extrapolated than random init of the same shape. It cannot stand for the "
+        "paper's BERT-base numbers: with 6 layers a one-layer-per-hop loop resolves chain "
+        f"depth d only when d + 1 <= {n_layers}, so it has no room past #{n_layers - 1} (here "
+        f"{within}{beyond}); and its sentence-embedding "
+        "training may have reshaped the heads that BERT's pretraining produced.")
+
+
+def mimicked_heads(spec: RunSpec) -> str:
+    """Head scores of the mimicking init before fine-tuning (rebuilt: same seed, same
+    weights), per layer, for the two mimicked heads: did mimicking take? The association head
+    is scored on any repeated token (what it was trained to mimic) and on variable queries
+    only (the paper's association head), beside the positional controls; the manipulation head
+    without and with its own position (a perfect mimic of [1, 2, 4, 2, 1] scores 0.6 / 1.0)."""
+    model = build_model(spec.config)
+    task = build_task(spec.config.task)
+    batch = task.sample(np.random.default_rng(0), min(64, spec.config.n_test))
+    with torch.no_grad():
+        s, c = lego_head_scores(attention_patterns(model, batch.tokens, batch.pad_mask), batch,
+                                task)
+    rows = [[str(l), f"{s['manipulation'][l, 0]:.2f}", f"{s['manipulation_self'][l, 0]:.2f}",
+             f"{s['association'][l, 1]:.2f}", f"{s['association_variable'][l, 1]:.2f}",
+             f"{c['variables, permuted'][l, 1]:.2f}",
+             f"{s['manipulation'][l, 2:].mean():.2f}", f"{s['association'][l, 2:].mean():.2f}"]
+            for l in range(s["association"].shape[0])]
+    return ("## Mimicking init before fine-tuning: head scores per layer\n\n"
+            + table(["layer", "head 0 manipulation", "head 0 manipulation (self incl.)",
+                     "head 1 association (any token)", "head 1 association (variables)",
+                     "head 1 (variables, clauses permuted)", "other heads manipulation (mean)",
+                     "other heads association (mean)"], rows)
+            + "\n\nPositional control: a content-blind head attending to the same slot of every "
+            f"clause scores {float(c['positional head, any token']):.2f} on any token and "
+            f"{float(c['positional head']):.2f} on variables.")
+
+
+def one_hop_rule(task: Any, batch: Any) -> np.ndarray:
+    """The ONE-HOP shortcut's answer per chain position [n, chain]: value(#k) = g_k . value(#0)
+    for k >= 1, one's own op applied to the root's value, skipping the ops in between. It
+    needs no variable lookup (the root clause is the one whose argument is a point) and is
+    right on #0 and #1 only."""
+    elem = {int(t): g for g, t in enumerate(task._op_ids)}  # op token id -> element index
+    ops = np.vectorize(elem.__getitem__)(batch.tokens.gather(1, batch.label_pos + 2).numpy())
+    rule = task.action.act[ops, batch.labels[:, :1].numpy()]
+    rule[:, 0] = batch.labels[:, 0].numpy()  # the root clause itself is computed correctly
+    return rule
+
+
+def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[float]:
+    """Per chain position, the fraction of n fresh sentences on which a trained model's answer
+    equals `one_hop_rule`; 1.0 on every position says the model computes that shortcut."""
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    b = task.sample(np.random.default_rng(seed), n)
+    with torch.no_grad():
+        pred = model(b.tokens, b.label_pos, b.pad_mask).argmax(-1).numpy()  # [n, chain]
+    return (pred == one_hop_rule(task, b)).mean(0).tolist()
+
+
+def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report:
+    """Every run's agreement with the one-hop rule per chain position, as a table."""
+    rows = [[f"{s.arm} seed {s.seed}"] + [f"{x:.2f}" for x in one_hop_agreement(Path(r["dir"]))]
+            for s, r in results]
+    n = len(rows[0]) - 1
+    return rep.add("Agreement with the one-hop rule", "Fraction of 500 fresh test sentences on "
+                   "which the model's answer equals value(#k) = g_k . value(#0), its own op "
+                   "applied to the root's value, skipping the ops in between (right on #0 and "
+                   "#1 only). 1.00 on every position: the model computes that shortcut instead "
+                   "of following the chain.\n\n" + table([label] + [f"#{k}" for k in range(n)],
+                                                          rows))
+
+
+PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data
+
+
+def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
+    """(accuracy map [layers+1, depths], shuffled-label map, chance) of one finished run.
+
+    Probe sentences: n_test for fitting and n_test // 2 held out, disjoint (task.splits).
+    """
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    train, test = task.splits(np.random.default_rng([PROBE_SEED, config.seed]), config.n_test,
+                              max(1, config.n_test // 2))
+    r = probe_model(model, train, test, task.n_classes, key="depth")
+    return r.acc, r.acc_shuffled, r.chance

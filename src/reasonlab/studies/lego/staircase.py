@@ -1,0 +1,55 @@
+"""LEGO's root clause and the learning staircase (Zhang et al. 2022, §2; our finding).
+
+The paper fixes the root point ("a_0 = 1 (we fix r = 1)", §2 Task 1), so the label of #0 is a
+function of one token (its clause's op) and #k of k + 1 ops, each a one-hop step from #(k-1):
+a staircase a gradient learner can climb position by position. The authors' code gives the
+root as `a = val v` (identity op, random point): one token again. Drawing both the root's op
+and its point (`task.root = "random"`, this project's generator before RESULTS_VERSION 3) makes
+every label a parity of >= 2 tokens, none of which alone correlates with it -- the setting in
+which gradient descent sits on long plateaus (Abbe et al. 2021, 2023; Barak et al. 2022).
+
+Same recipe (`lego-extrapolation`'s BERT-like arm), 2 seeds per mode; the `fixed` arm IS
+lego-extrapolation's BERT arm (same config, same run), so after that study only the `given`
+and `random` runs train. Verdict from the step at which each chain position first passes
+PASS on the test set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.lego.analysis import one_hop_section
+from reasonlab.studies.lego.common import PASS, accuracy_report, recipe
+from reasonlab.studies.lego.verdicts import first_pass_steps, staircase_verdict
+
+MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
+         "random (both drawn)": "random"}
+
+
+@STUDIES.register("lego-staircase")
+class LegoStaircase(Study):
+    title = "LEGO: a one-token root makes a staircase, a random root a plateau"
+    claims = (Claim("staircase", "With a one-token root (the paper's task) the chain is learned "
+                    "position by position; with a random root (every label a parity of >= 2 "
+                    "tokens) training stays on the plateau far longer",
+                    "Zhang et al. 2022 §2 (root fixed); our finding"),)
+    cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
+    cpu_after = "lego-extrapolation"
+    default_seeds = {"cpu": 2, "paper": 2}
+
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        return grid(recipe(scale), {arm: {"task": {"root": root}} for arm, root in MODES.items()},
+                    seeds=seeds)
+
+    def analyse(self, results: Results, out: Path) -> Report:
+        n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
+        passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
+        steps = results.first.config.steps
+        rep, _ = accuracy_report(self.title, results, out, n_train)
+        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
+        one_hop_section(rep, results)
+        rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
+        return rep
+
+

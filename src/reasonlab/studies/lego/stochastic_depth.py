@@ -1,0 +1,41 @@
+"""LEGO: ALBERT with stochastic depth vs fixed depth (Zhang et al. 2022, §4.1 Q3, Fig. 5).
+
+"We uniformly sample depth between 6 and 12 per batch during training while fixing it at 12
+during test." Both arms are ALBERT-like (one block applied n_layers times) with the LEGO recipe
+(lego_common); the stochastic arm draws its depth per batch in [n_layers // 2, n_layers] (the
+paper's 6..12 for 12 layers) and evaluates at full depth.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
+                                    merge)
+from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, accuracy_report, albert, recipe
+from reasonlab.studies.lego.verdicts import extrapolation_gain
+
+FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
+
+
+@STUDIES.register("lego-stochastic-depth")
+class LegoStochasticDepth(Study):
+    title = "LEGO: stochastic depth for ALBERT"
+    claims = (Claim("stochastic-depth", "Stochastic depth improves ALBERT's extrapolation to "
+                    "#6 and beyond (#6-#8)", "Zhang et al. 2022, §4.1 Q3, Fig. 5"),)
+    cpu_minutes = 3.0  # measured: 178 s; its 2 ALBERT runs reused
+    cpu_after = "lego-extrapolation"
+    default_seeds = SEEDS  # lego-extrapolation's, so its ALBERT runs are this study's baseline
+
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        base = recipe(scale)
+        L = base["model"]["n_layers"]
+        depth = {"model": {"depth_range": [max(1, L // 2), L]}}
+        return grid(base, {FIXED: albert(scale), STOCHASTIC: merge(albert(scale), depth)},
+                    seeds=seeds)
+
+    def analyse(self, results: Results, out: Path) -> Report:
+        rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
+        rep.verdicts = [extrapolation_gain(self.claims[0], finals, STOCHASTIC, FIXED,
+                                           N_TRAIN_VARS)]
+        return rep

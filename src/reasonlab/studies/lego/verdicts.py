@@ -1,0 +1,202 @@
+"""The LEGO family's verdict rules (Zhang et al. 2022; docs/papers.md §1 LEGO), each tested on
+hand-made numbers in tests/unit/test_lego_verdicts.py. Thresholds are constants fixed before
+any run; the generic rules they build on are in verdicts.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from reasonlab.analysis.attention import top_heads
+from reasonlab.studies.kit.base import Claim, Verdict
+from reasonlab.studies.lego.common import MIMIC, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
+from reasonlab.studies.kit.verdicts import at_least, gain_verdict, requires, threshold_verdict, verdict
+
+
+def span_means(finals: list[list[float]], span: slice) -> np.ndarray:
+    """Per-seed mean accuracy over chain positions `span`: [seeds]."""
+    return np.asarray(finals, dtype=float)[:, span].mean(1)
+
+
+def needs_fit(verdict: Verdict, finals: dict[str, list[list[float]]], supervised: slice
+              ) -> Verdict:
+    """`verdict` compares how far the arms in `finals` extrapolate (or how they solve); when no
+    arm has learned its supervised positions (mean accuracy over them and seeds < PASS), that
+    comparison tests nothing -- the paper's ALBERT "extrapolates as soon as it fits #0-#5"
+    (§3) -- so the verdict becomes inconclusive, keeping its numbers."""
+    fits = {arm: float(span_means(f, supervised).mean()) for arm, f in finals.items()}
+    where = f"#{supervised.start}-#{supervised.stop - 1}"
+    return requires(verdict, max(fits.values()) >= PASS, f"no arm fits {where} (" + ", ".join(
+        f"{a} {v:.3f}" for a, v in fits.items()) + f" < {PASS}), so the comparison tests nothing")
+
+
+def extrapolation_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str,
+                       worse: str, n_train: int) -> Verdict:
+    """Does arm `better` beat arm `worse` on the 3 positions after the n_train supervised ones
+    (#6-#8 for the paper's n_train = 6)? gain_verdict, then needs_fit on #0..#n_train-1."""
+    span = slice(n_train, min(n_train + 3, len(finals[better][0])))
+    pair = {a: finals[a] for a in (better, worse)}
+    return needs_fit(gain_verdict(claim, span_means(finals[better], span),
+                                  span_means(finals[worse], span), (better, worse),
+                                  f"mean accuracy #{span.start}-#{span.stop - 1}"),
+                     pair, slice(0, n_train))
+
+
+def first_pass_steps(curve: list[dict[str, Any]], threshold: float = PASS) -> list[float]:
+    """Per chain position, the first evaluated step whose accuracy is >= threshold (inf: never)."""
+    n = len(curve[0]["acc_by_depth"])
+    out = [float("inf")] * n
+    for m in curve:
+        for k, a in enumerate(m["acc_by_depth"]):
+            if a >= threshold and out[k] == float("inf"):
+                out[k] = float(m["step"])
+    return out
+
+
+HEAD_MARGIN = 0.2
+"""Best pretrained head minus best random-init head, per pattern, that counts as 'has heads'."""
+
+
+CONVERGED = 0.9
+"""Accuracy on the supervised positions that counts as converged."""
+
+
+def converge_steps(curve: list[dict[str, Any]]) -> float:
+    """First evaluated step with accuracy on the supervised positions >= CONVERGED."""
+    return next((float(m["step"]) for m in curve if m["acc_supervised"] >= CONVERGED),
+                float("inf"))
+
+
+def converge_verdict(claim: Claim, fast: list[float], slow: list[float],
+                     names: tuple[str, str]) -> Verdict:
+    ev = (f"first step with supervised accuracy >= {CONVERGED}: {names[0]} {fast}, "
+          f"{names[1]} {slow} (inf = never); needs {names[0]} earlier in every seed")
+    if all(np.isinf(fast)):
+        return Verdict(claim, "inconclusive" if all(np.isinf(slow)) else "not reproduced", ev)
+    ok = all(f < s for f, s in zip(fast, slow, strict=True))
+    return verdict(claim, ok, ev)
+
+
+def heads_verdict(claim: Claim, scores: dict[str, dict[str, torch.Tensor]],
+                  controls: dict[str, dict[str, torch.Tensor]]) -> Verdict:
+    """Association: the best pretrained head by the variable-only score must beat the best
+    random-init head AND its own positional controls (clause-permuted score, positional head)
+    by HEAD_MARGIN. Manipulation: the best pretrained head must beat the best random-init head
+    by HEAD_MARGIN."""
+    parts, ok = [], True
+    c = controls[PRETRAINED]
+    (l, h, v), *_ = top = top_heads(c["variables"], 3)
+    r = top_heads(controls[RANDOM]["variables"], 1)[0][2]
+    control = max(float(c["variables, permuted"][l, h]), float(c["positional head"]))
+    ok &= v - r >= HEAD_MARGIN and v - control >= HEAD_MARGIN
+    parts.append("association (variable queries): pretrained top heads "
+                 + ", ".join(f"L{a}H{b} {x:.2f}" for a, b, x in top)
+                 + f" vs random-init best {r:.2f} and positional control {control:.2f} (L{l}H{h}"
+                 f" on clause-permuted sentences {float(c['variables, permuted'][l, h]):.2f}, "
+                 f"same-slot head {float(c['positional head']):.2f})")
+    p = top_heads(scores[PRETRAINED]["manipulation"], 3)
+    r = top_heads(scores[RANDOM]["manipulation"], 1)[0][2]
+    ok &= p[0][2] - r >= HEAD_MARGIN
+    parts.append("manipulation: pretrained top heads " + ", ".join(f"L{a}H{b} {x:.2f}"
+                                                                 for a, b, x in p)
+                 + f" vs random-init best {r:.2f}")
+    ev = ("; ".join(parts) + f"; needs the best pretrained head >= {HEAD_MARGIN} above the "
+          "best random-init head for both, and the association head also >= "
+          f"{HEAD_MARGIN} above its positional control")
+    return verdict(claim, ok, ev)
+
+
+CLASSICAL_THRESHOLD = 0.95
+"""Mean accuracy on the supervised positions that counts as classical generalization."""
+
+
+def classical_verdict(claim: Claim, finals: dict[str, list[list[float]]]) -> Verdict:
+    """Every seed of every arm at >= CLASSICAL_THRESHOLD mean accuracy on #0-#5."""
+    per_seed = {arm: np.asarray(rows)[:, :N_TRAIN_VARS].mean(1) for arm, rows in finals.items()}
+    ev = "; ".join(f"{arm} #0-#5 mean {s.mean():.3f} (worst seed {s.min():.3f})"
+                   for arm, s in per_seed.items())
+    return verdict(claim, all(s.min() >= CLASSICAL_THRESHOLD for s in per_seed.values()),
+                   ev + f"; threshold {CLASSICAL_THRESHOLD} for every seed")
+
+
+CLOSED = 0.5
+"""Fraction of the pretrained-vs-random gap that mimicking must close ('most of the gap')."""
+
+
+def closed_verdict(claim: Claim, finals: dict[str, list[list[float]]], span: slice,
+                   what: str) -> Verdict:
+    """Mimicking closes >= CLOSED of the random-to-pretrained gap, which must itself exist
+    (gain_verdict of pretrained over random reproduced)."""
+    gap = gain_verdict(claim, span_means(finals[PRETRAINED], span),
+                       span_means(finals[RANDOM], span), (PRETRAINED, RANDOM), what)
+    r, p, m = (float(span_means(finals[a], span).mean()) for a in (RANDOM, PRETRAINED, MIMIC))
+    frac = (m - r) / (p - r) if p != r else float("nan")
+    ev = (f"{what}: random {r:.3f}, pretrained {p:.3f}, mimicking {m:.3f}; gap closed "
+          f"{frac:.2f} (needs >= {CLOSED}, and a pretrained advantage: {gap.status})")
+    return requires(threshold_verdict(claim, frac, ev, at_least(CLOSED)),
+                    gap.status == "reproduced", "no pretrained advantage to close")
+
+
+EARLY_FRACTION = 0.8
+"""(a) holds in a seed when #11 passes PASS before at least this fraction of #1-#10."""
+
+
+def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verdict:
+    """Per seed, the fraction of #1-#10 that #11 passes PASS before, a tie (same evaluation)
+    counting half; the claim holds in a seed when that fraction is >= EARLY_FRACTION."""
+    per_seed, parts = [], []
+    for c in curves:
+        steps = first_pass_steps(c)
+        last, middle = steps[-1], steps[1:-1]
+        earlier = sum(last < s for s in middle)
+        tied = sum(last == s for s in middle if np.isfinite(s))
+        frac = (earlier + 0.5 * tied) / len(middle)
+        per_seed.append((np.isfinite(last), frac))
+        parts.append(f"#11 at {last:g}, #1-#10 at {[f'{s:g}' for s in middle]} (#11 earlier "
+                     f"than {earlier}, tied with {tied})")
+    ev = (f"first step at accuracy >= {PASS} per seed: " + "; ".join(parts)
+          + f"; needs #11 before >= {EARLY_FRACTION:.0%} of #1-#10 (a tie counts half) in a "
+          "majority of seeds")
+    if not any(fin for fin, _ in per_seed):
+        return Verdict(claim, "inconclusive", ev + " (#11 never passed)")
+    ok = sum(fin and f >= EARLY_FRACTION for fin, f in per_seed) > len(per_seed) / 2
+    return verdict(claim, ok, ev)
+
+
+SLOWER = 2.0
+"""The random root 'stays on the plateau far longer': its first position passes PASS at least
+this many times later than under the one-token roots (or never within the run)."""
+
+
+def step_text(x: float) -> str:
+    return "never" if x == float("inf") else f"{x:.0f}"
+
+
+def staircase_verdict(claim: Claim, passes: dict[str, list[list[float]]], steps: int
+                      ) -> Verdict:
+    """Reproduced when, in every seed of the one-token modes, #0 and #1 pass PASS in chain
+    order (a staircase), and every random-root seed passes its first position at least SLOWER
+    times later than the slowest one-token seed (or never). Not reproduced when a random-root
+    seed passes some position no later than a one-token seed passes #0; else inconclusive."""
+    one_token = {a: p for a, p in passes.items() if not a.startswith("random")}
+    random = next(p for a, p in passes.items() if a.startswith("random"))
+    stairs = all(p[0] < float("inf") and p[0] <= p[1] < float("inf")
+                 for ps in one_token.values() for p in ps)
+    slowest = max(p[0] for ps in one_token.values() for p in ps)
+    fastest = min(p[0] for ps in one_token.values() for p in ps)
+    random_first = [min(p) for p in random]
+    ev = ("first step to " + f"{PASS} on #0 / #1 per seed: " + "; ".join(
+        f"{a} " + ", ".join(f"{step_text(p[0])} / {step_text(p[1])}" for p in ps)
+        for a, ps in one_token.items()) + "; random root, first position of any kind: "
+        + ", ".join(step_text(x) for x in random_first) + f" (of {steps} steps; needs >= "
+        f"{SLOWER}x the slowest one-token #0, {step_text(slowest)})")
+    if stairs and all(x >= SLOWER * slowest for x in random_first):
+        status = "reproduced"
+    elif any(x <= fastest for x in random_first):
+        status = "not reproduced"
+    else:
+        status = "inconclusive"
+    return Verdict(claim, status, ev)  # type: ignore[arg-type]

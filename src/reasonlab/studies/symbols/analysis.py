@@ -1,0 +1,121 @@
+"""Reading abstract-symbols models (Boix-Adsera et al. 2024; docs/papers.md §2 Abstract
+symbols): the sample-sweep section, read-outs of trained and of frozen random networks, and
+the templates x templates kernel matrix N at initialization.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from reasonlab.analysis.kernel import template_kernel_matrix
+from reasonlab.analysis.readout import converged_readout
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.transformer import Transformer
+from reasonlab.runs import load_run_model
+from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale
+from reasonlab.studies.symbols.common import MODEL, SYMBOLS
+from reasonlab.studies.symbols.verdicts import fmt_n, fmt_ratio, n_to_reach
+from reasonlab.tasks.base import build_task
+from reasonlab.train.config import TrainConfig
+from reasonlab.train.loop import build_model, make_data
+from reasonlab.train.metrics import evaluate
+
+TEST_HEADING = "Test accuracy on unseen symbols (mean ± std over seeds)"
+
+
+def samples_section(rep: Report, test: dict[str, dict[Any, list[float]]], before: str = "",
+                    heading: str = TEST_HEADING) -> Report:
+    """The same/different sweep over training samples: table and figure (chance 0.5)."""
+    return rep.sweep(test, "n_train", heading, xlabel="training samples n",
+                     title="same/different, unseen symbols", name="accuracy_vs_samples.png",
+                     caption="Test accuracy on unseen symbols against training samples, log "
+                     "scale (band: ±1 std over seeds)", chance=0.5, before=before)
+
+
+def targets_section(rep: Report, plain: dict[int, list[float]], mod: dict[int, list[float]],
+                    targets: tuple[float, ...]) -> Report:
+    """Samples each arm needs to reach each target accuracy (n_to_reach), and their ratio."""
+    rows = []
+    for target in targets:
+        n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
+        rows.append([f"{target}", fmt_n(n_p), fmt_n(n_m), fmt_ratio(n_p, n_m, max(plain))])
+    return rep.table("Samples needed to reach a target accuracy (log-linear interpolation)",
+                     ["target", "transformer", "+ identity", "ratio"], rows)
+
+
+READOUTS = ("all tokens", "test symbols")
+"""The two read-outs every run is evaluated with."""
+
+
+def readout_accuracies(result: dict[str, Any]) -> dict[str, float]:
+    """A finished run's test accuracy under both read-outs: argmax over every token, and
+    argmax among the test symbols."""
+    config, model = load_run_model(Path(result["dir"]))
+    _, test = make_data(config)
+    task = build_task(config.task)
+    only_test = torch.zeros(len(task.vocab), dtype=torch.bool)
+    only_test[torch.from_numpy(task.symbol_ids["test"])] = True
+    return {key: float(evaluate(model, test, config.eval_batch_size, classes=mask)["acc"])
+            for key, mask in zip(READOUTS, (None, only_test))}
+
+
+def frozen_readout(cfg: TrainConfig) -> dict[str, float]:
+    """The converged read-out on the run's initial (random) network and its data."""
+    train, test = make_data(cfg)
+    model = build_model(cfg)
+    return converged_readout(model, train, test, cfg.model.n_classes)
+
+
+def readout_sweeps(results: Results, x: Callable[[RunSpec], Any]
+                   ) -> dict[str, dict[str, dict[Any, list[float]]]]:
+    """read-out (READOUTS) -> arm -> x(spec) -> every run's test accuracy under that read-out,
+    x sorted."""
+    both: dict[str, dict[str, dict[Any, list[float]]]] = {key: {} for key in READOUTS}
+    for spec, result in results:
+        for key, acc in readout_accuracies(result).items():
+            both[key].setdefault(spec.arm, {}).setdefault(x(spec), []).append(acc)
+    return {k: {a: dict(sorted(v.items())) for a, v in by.items()} for k, by in both.items()}
+
+
+def ab_values(setting: tuple[bool, bool, bool], d_model: int) -> tuple[float, float]:
+    """(a, b) of a setting (a on, b on, zero diag): a = 1 / sqrt(d_model), so that a X X^T
+    between two equal symbols (X after LayerNorm) is sqrt(d_model), the size of an aligned
+    q.k logit; b = 1."""
+    a_on, b_on, _ = setting
+    return (1 / math.sqrt(d_model) if a_on else 0.0), (1.0 if b_on else 0.0)
+
+
+def kernel_matrices(scale: Scale, tasks: dict[str, dict[str, Any]],
+                    settings: dict[str, tuple[bool, bool, bool]], n_inits: int, n_per: int
+                    ) -> dict[str, dict[str, np.ndarray]]:
+    """task -> setting -> N (analysis/kernel.py) of randomly initialised models of the scale's
+    shape with identity attention, a and b fixed by the setting (a on, b on, zero diag)
+    (`ab_values`), averaged over n_inits initializations, n_per examples per template."""
+    model = MODEL[scale]
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for name, spec in tasks.items():
+        task = build_task({"name": "templates", **SYMBOLS[scale], **spec})
+        out[name] = {}
+        for setting, (a_on, b_on, zero_diag) in settings.items():
+            cfg = ModelConfig.build({
+                **model, "attention": {"name": "identity", "zero_diag": zero_diag},
+                "vocab_size": len(task.vocab), "n_classes": task.n_classes,
+                "max_seq_len": task.seq_len})
+            a, b = ab_values((a_on, b_on, zero_diag), cfg.d_model)
+
+            def make(i: int, a: float = a, b: float = b) -> Transformer:
+                m = Transformer(cfg, generator=torch.Generator().manual_seed(1000 + i))
+                with torch.no_grad():
+                    for layer in m.layers:
+                        layer.attn.a.fill_(a)
+                        layer.attn.b.fill_(b)
+                return m
+
+            out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per)
+    return out

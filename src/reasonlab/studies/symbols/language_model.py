@@ -1,0 +1,51 @@
+"""Identity-augmented attention in a small causal language model (Boix-Adsera et al., ICLR
+2024, §6: GPT-2 trained from scratch on WikiText, perplexity slightly better with the a/b
+modification).
+
+Offline stand-in (docs/design.md §9 Offline assets): a character-level causal LM on WordNet
+glosses (Debian wordnet-base), trained from scratch with and without attention="identity"
+(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out glosses at
+every evaluation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from reasonlab.report import plot_perplexity
+from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.symbols.common import lm_recipe
+from reasonlab.studies.symbols.verdicts import perplexity_verdict
+
+ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
+
+
+@STUDIES.register("symbols-language-model")
+class SymbolsLanguageModel(Study):
+    title = "Abstract symbols: identity-augmented attention in a small causal LM (WordNet glosses)"
+    claims = (
+        Claim("perplexity", "The a/b modification slightly lowers validation perplexity of a "
+              "language model trained from scratch, at equal steps",
+              "Boix-Adsera et al. 2024, §6 and Fig. 4 (GPT-2 on WikiText)"),
+    )
+    cpu_minutes = 4  # measured under the shared lock (README)
+    default_seeds = {"cpu": 2, "paper": 2}
+
+    def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        return grid(lm_recipe(scale), ARMS, seeds=seeds)
+
+    def analyse(self, results: Results, out: Path) -> Report:
+        curves = results.curves()
+        steps = [m["step"] for m in curves["transformer"][0]]
+        ppl = {arm: np.exp([[m["loss"] for m in c] for c in cs]) for arm, cs in curves.items()}
+        plot_perplexity(ppl, steps, out / "perplexity.png")  # ppl: arm -> [seeds, evals]
+        rep = Report(self.title, out).recipe(results).table(
+            "Validation perplexity per character (mean over seeds)", ["step", *map(str, steps)],
+            [[arm, *(f"{x:.3f}" for x in p.mean(0))] for arm, p in ppl.items()])
+        rep.figure("perplexity.png", "Validation perplexity during training (band: min-max "
+                   "over seeds)")
+        rep.verdicts = [perplexity_verdict(self.claims[0], ppl["transformer"][:, -1],
+                                           ppl["+ identity (a, b)"][:, -1])]
+        return rep

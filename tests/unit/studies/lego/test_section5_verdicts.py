@@ -1,0 +1,101 @@
+"""Verdict rules of lego-hardcoded-attention and lego-conv-qkv-programs on hand-made numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reasonlab.studies.kit.core import Claim
+from reasonlab.studies.lego.conv_qkv_programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
+from reasonlab.studies.lego.hardcoded_attention import (at_least_as_low, cheaper, early_step,
+                                                        faster_early, loss_at, worse_at_end)
+
+C = Claim("k", "claim", "source")
+STEPS = [50, 100, 150, 200]
+
+
+def curve(losses, jitter=0.0):
+    return [(s, v + jitter) for s, v in zip(STEPS, losses)]
+
+
+def arms(**losses):
+    """arm -> two seeds of the same curve, 0.005 apart (a small seed spread)."""
+    return {a: [curve(v, -0.0025), curve(v, 0.0025)] for a, v in losses.items()}
+
+
+def test_loss_at_interpolates_on_steps_and_flops():
+    c = curve([4.0, 3.0, 2.5, 2.0])
+    assert loss_at(c, 75) == 3.5 and loss_at(c, 200) == 2.0
+    assert np.isnan(loss_at(c, 10)) and np.isnan(loss_at(c, 250))
+    assert loss_at(c, 750, scale=10) == 3.5  # 10 FLOPs per step: 750 FLOPs = step 75
+    assert early_step(c, 200) == 50 and early_step(c, 1000) == 150
+
+
+def test_faster_early_needs_both_views():
+    fps = {"fast": 1.0, "slow": 1.0}
+    ok = faster_early(C, arms(fast=[3.0, 2.5, 2.2, 2.1], slow=[3.5, 2.8, 2.3, 2.0]), fps,
+                      "fast", "slow", 50)
+    assert ok.status == "reproduced" and "-0.500" in ok.evidence
+    no = faster_early(C, arms(fast=[3.6, 2.5, 2.2, 2.1], slow=[3.5, 2.8, 2.3, 2.0]), fps,
+                      "fast", "slow", 50)
+    assert no.status == "not reproduced"
+    small = faster_early(C, arms(fast=[3.47, 2.5, 2.2, 2.1], slow=[3.5, 2.8, 2.3, 2.0]), fps,
+                         "fast", "slow", 50)
+    assert small.status == "not reproduced"  # ahead by 0.03 +- 0.004: confidently < MIN_LOSS
+    noisy = {"fast": [curve([3.40, 2.5, 2.2, 2.1]), curve([3.54, 2.5, 2.2, 2.1])],
+             "slow": arms(s=[3.5, 2.8, 2.3, 2.0])["s"]}
+    assert faster_early(C, noisy, fps, "fast", "slow", 50).status == "inconclusive"
+    # Per FLOPs the picture can flip: "fast" spends 4x the FLOPs per step, so at the FLOPs
+    # "fast" spends by step 50 the slow arm is at step 200, far lower.
+    flip = faster_early(C, arms(fast=[3.0, 2.5, 2.2, 2.1], slow=[3.5, 2.8, 2.3, 2.0]),
+                        {"fast": 4.0, "slow": 1.0}, "fast", "slow", 50)
+    assert flip.status == "not reproduced" and "at step 50 (reproduced)" in flip.evidence
+
+
+def test_worse_at_end_compares_at_the_common_flops_budget():
+    fps = {"hard": 0.5, "bert": 1.0}  # Hardcode: half the FLOPs per step
+    v = worse_at_end(C, arms(hard=[3.0, 2.6, 2.4, 2.3], bert=[3.5, 2.8, 2.3, 2.0]), fps,
+                     "hard", "bert")
+    # per step: 2.3 vs 2.0 (+0.3); per FLOPs at 100 (hard's total = bert's step 100): 2.3 vs 2.8
+    assert v.status == "not reproduced" and "at step 200 (reproduced)" in v.evidence
+    same = worse_at_end(C, arms(hard=[3.0, 2.6, 2.4, 2.3], bert=[3.5, 2.8, 2.3, 2.0]),
+                        {"hard": 1.0, "bert": 1.0}, "hard", "bert")
+    assert same.status == "reproduced" and "+0.300" in same.evidence
+
+
+def test_at_least_as_low_tolerance_and_failure():
+    fps = {"hyb": 1.0, "bert": 1.0}
+    lower = at_least_as_low(C, arms(hyb=[3.0, 2.5, 2.1, 1.97], bert=[3.5, 2.8, 2.3, 2.0]), fps,
+                            "hyb", "bert")
+    assert lower.status == "reproduced"
+    within = at_least_as_low(C, arms(hyb=[3.0, 2.5, 2.1, 2.015], bert=[3.5, 2.8, 2.3, 2.0]),
+                             fps, "hyb", "bert")
+    assert within.status == "reproduced"  # 0.015 above: within TOL
+    higher = at_least_as_low(C, arms(hyb=[3.0, 2.5, 2.3, 2.2], bert=[3.5, 2.8, 2.3, 2.0]), fps,
+                             "hyb", "bert")
+    assert higher.status == "not reproduced"
+    noisy = {"hyb": [curve([3, 2.5, 2.2, 1.95]), curve([3, 2.5, 2.2, 2.15])],
+             "bert": arms(b=[3.5, 2.8, 2.3, 2.0])["b"]}
+    assert at_least_as_low(C, noisy, fps, "hyb", "bert").status == "inconclusive"  # +0.05 ± 0.07
+
+
+def test_cheaper():
+    assert cheaper(C, {"a": (1.0, 2.0), "b": (3.0, 4.0)}).status == "reproduced"
+    assert cheaper(C, {"a": (1.0, 2.0), "b": (4.0, 4.0)}).status == "not reproduced"
+
+
+def test_edge_verdict():
+    up = edge_verdict(C, {CONV: [0.60, 0.62], SOFTMAX: [0.50, 0.51]}, majority=0.2)
+    assert up.status == "reproduced"
+    assert edge_verdict(C, {CONV: [0.50, 0.51], SOFTMAX: [0.50, 0.52]}, 0.2).status == \
+        "not reproduced"
+    # nothing learned: both at the majority class -> inconclusive whatever the gain
+    flat = edge_verdict(C, {CONV: [0.23, 0.24], SOFTMAX: [0.20, 0.20]}, majority=0.2)
+    assert flat.status == "inconclusive" and "majority" in flat.evidence
+
+
+def test_matched_d_mlp_equalises_parameters():
+    """The softmax arm's extra feed-forward units hold as many parameters as conv_qkv's three
+    depthwise convolutions (3 d (k + 1) per layer), to within one unit (2 d + 1)."""
+    for d, k in ((16, 3), (64, 3), (256, 3), (64, 5)):
+        extra = (matched_d_mlp(d, 100, k) - 100) * (2 * d + 1)
+        assert abs(extra - 3 * d * (k + 1)) <= d + 1
