@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | run | sweep | train | data | attention | runs | site`.
+"""Command line: `reasonlab studies | claims | run | sweep | train | data | attention | runs | site`.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -56,6 +56,15 @@ def cmd_studies(args: argparse.Namespace) -> None:
         print(f"{name}  (cpu scale: {cost})\n  {cls.title}")
         for c in cls.claims:
             print(f"  - {c.text}  [{c.source}]")
+
+
+def cmd_claims(args: argparse.Namespace) -> None:
+    from reasonlab.site import find_reports
+    from reasonlab.studies.kit.ledger import ledger, ledger_text, summary_markdown
+
+    reports = find_reports(args.store) if args.store.is_dir() else []
+    book = ledger(reports, args.paper)
+    print(summary_markdown(book, args.scale) if args.summary else ledger_text(book), end="")
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -226,6 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("studies", help="list studies, their claims and CPU budget")
     s.set_defaults(fn=cmd_studies)
+
+    s = sub.add_parser("claims", help="the claims ledger: per paper, every claim, its study "
+                       "(or why none tests it) and the latest verdict at each scale")
+    s.add_argument("paper", nargs="?", default=None, help="a paper's family key (lego, "
+                   "symbols, anchors, fpt, artificial); default: all")
+    s.add_argument("--store", type=Path, default=Path("reasonlab-out"),
+                   help="where the study reports are (default reasonlab-out)")
+    s.add_argument("--summary", action="store_true", help="only the per-paper counts, as a "
+                   "Markdown table (the README's)")
+    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu",
+                   help="the scale --summary counts (default cpu)")
+    s.set_defaults(fn=cmd_claims)
 
     s = sub.add_parser("run", help="run a study and write its report")
     s.add_argument("study")

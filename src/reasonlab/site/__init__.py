@@ -1,6 +1,7 @@
 """`reasonlab site`: a static HTML site of every study report in a store, viewable offline.
 
-  index.html                       every report: study, scale, verdict badges, date, run count
+  index.html                       every report, grouped by paper: study, scale, verdict
+                                   badges, date, run count
   reports/<slug>/index.html        the report's Markdown rendered, with its figures
   reports/<slug>/runs.html         interactive accuracy curves of its runs (hover: run, step)
   explorer.html                    attention explorer of trained LEGO runs: layer, head,
@@ -115,17 +116,27 @@ def render_markdown(text: str) -> str:
 
 
 def index_page(reports: list[ReportInfo]) -> str:
-    rows = []
+    """Every report, grouped by the paper its study reproduces (as `reasonlab claims`)."""
+    from reasonlab.studies import STUDIES
+    from reasonlab.studies.kit.ledger import family_of, papers
+
+    known = papers()
+    groups: dict[str, list[str]] = {key: [] for key in known}
     for r in reports:
+        key = family_of(STUDIES[r.study]) if r.study in STUDIES else "other"
         badges = " ".join(f'<span title="{html.escape(v.get("text", ""))}">'
                           f'{badge(v.get("status", "?"))}</span>' for v in r.verdicts)
-        rows.append(f'<tr><td><a class="report" href="reports/{r.slug}/index.html">'
-                    f"{html.escape(r.study)}</a><div class=muted>{html.escape(r.title)}</div>"
-                    f"</td><td>{html.escape(r.scale)}</td><td>{badges}</td>"
-                    f"<td>{time.strftime('%Y-%m-%d %H:%M', time.localtime(r.written))}</td>"
-                    f"<td>{len(r.runs) if r.runs else '-'}</td></tr>")
-    body = ("<h1>Study reports</h1><table id=reports><tr><th>study</th><th>scale</th>"
-            "<th>verdicts</th><th>date</th><th>runs</th></tr>" + "".join(rows) + "</table>")
+        groups.setdefault(key, []).append(
+            f'<tr><td><a class="report" href="reports/{r.slug}/index.html">'
+            f"{html.escape(r.study)}</a><div class=muted>{html.escape(r.title)}</div>"
+            f"</td><td>{html.escape(r.scale)}</td><td>{badges}</td>"
+            f"<td>{time.strftime('%Y-%m-%d %H:%M', time.localtime(r.written))}</td>"
+            f"<td>{len(r.runs) if r.runs else '-'}</td></tr>")
+    head = "<tr><th>study</th><th>scale</th><th>verdicts</th><th>date</th><th>runs</th></tr>"
+    names = {k: f"{p.citation}: {p.title}" for k, p in known.items()}
+    sections = [f"<h2>{html.escape(names.get(k, 'Other reports'))}</h2>"
+                f"<table>{head}{''.join(rows)}</table>" for k, rows in groups.items() if rows]
+    body = "<h1>Study reports</h1><div id=reports>" + "".join(sections) + "</div>"
     return page("reasonlab studies", body, 0)
 
 

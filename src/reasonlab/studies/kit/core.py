@@ -26,8 +26,12 @@ Status = Literal["reproduced", "not reproduced", "inconclusive"]
 @dataclass(frozen=True)
 class Claim:
     key: str
+    """Unique within its study: the verdict, verdicts.json and the ledger name it by this."""
     text: str
     source: str
+    """The paper and where in it: section, table, figure (or "our finding")."""
+    paper_numbers: str = ""
+    """The paper's own numbers behind the claim, where it gives them."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,167 @@
+"""The claims ledger: per paper, every claim the lab knows of, the study that tests it (or why
+none does yet), and the latest verdict in a store at each scale (`reasonlab claims [PAPER]`).
+
+A family declares its paper in `<family>/paper.py` (`PAPER = Paper(...)`), with the paper's
+claims that no study tests yet; the tested claims are read from the family's studies, so the
+ledger cannot drift from what `reasonlab run` judges.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reasonlab.errors import ConfigError
+from reasonlab.studies.kit.core import SCALES
+
+UNTESTED = "untested"
+NOT_RUN = "not run"
+STATUSES = ("reproduced", "not reproduced", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Untested:
+    """A claim of the paper that no study tests yet."""
+
+    key: str
+    text: str
+    source: str
+    """Where the paper makes it: section, table, figure or slide."""
+    why: str
+    """Why no study tests it yet (what is missing)."""
+    paper_numbers: str = ""
+    """The paper's own numbers behind the claim, where it gives them."""
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    """The family's folder under studies/ (`reasonlab claims KEY`)."""
+    citation: str
+    title: str
+    seed: str
+    """The document the family reproduces (in the project's shared papers), and which part."""
+    untested: tuple[Untested, ...] = ()
+
+
+@dataclass
+class Entry:
+    """One line of the ledger: a claim, its study (None: untested) and its verdict per scale."""
+
+    key: str
+    text: str
+    source: str
+    study: str | None
+    verdicts: dict[str, str] = field(default_factory=dict)
+    why: str = ""
+    paper_numbers: str = ""
+
+    def status(self, scale: str) -> str:
+        return UNTESTED if self.study is None else self.verdicts.get(scale, NOT_RUN)
+
+
+class ReportLike(Protocol):
+    """What the ledger reads of a report found in a store (site.ReportInfo)."""
+
+    study: str
+    scale: str
+    written: float
+    verdicts: list[dict[str, Any]]
+
+
+def papers() -> dict[str, Paper]:
+    """Every family's paper, by key, in family order."""
+    from reasonlab.studies import families
+
+    return {f: importlib.import_module(f"reasonlab.studies.{f}.paper").PAPER
+            for f in families()}
+
+
+def family_of(study: type) -> str:
+    """The family package a study class is defined in."""
+    from reasonlab.studies import families
+
+    for f in families():
+        if study.__module__.startswith(f"reasonlab.studies.{f}."):
+            return f
+    raise ConfigError(f"study class {study.__qualname__} is not in a family package")
+
+
+def latest_verdicts(reports: Iterable[ReportLike]) -> dict[tuple[str, str, str], str]:
+    """(study, scale, claim key) -> status of the newest report of that study and scale."""
+    newest: dict[tuple[str, str], ReportLike] = {}
+    for r in reports:
+        if (r.study, r.scale) not in newest or r.written > newest[r.study, r.scale].written:
+            newest[r.study, r.scale] = r
+    return {(s, scale, v.get("claim", "?")): v.get("status", "?")
+            for (s, scale), r in newest.items() for v in r.verdicts}
+
+
+def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None
+           ) -> list[tuple[Paper, list[Entry]]]:
+    """Per paper (all, or the one keyed `paper`): its tested claims in study order, then its
+    untested ones, each with the latest verdict per scale found in `reports`."""
+    from reasonlab.studies import STUDIES
+
+    known = papers()
+    if paper is not None and paper not in known:
+        raise ConfigError(f"no paper {paper!r}; papers: {', '.join(known)}")
+    found = latest_verdicts(reports)
+    out = []
+    for key, p in known.items():
+        if paper not in (None, key):
+            continue
+        entries = [Entry(c.key, c.text, c.source, name,
+                         {s: found[name, s, c.key] for s in SCALES if (name, s, c.key) in found},
+                         paper_numbers=c.paper_numbers)
+                   for name, cls in STUDIES.items() if family_of(cls) == key
+                   for c in cls.claims]
+        entries += [Entry(u.key, u.text, u.source, None, why=u.why,
+                          paper_numbers=u.paper_numbers) for u in p.untested]
+        out.append((p, entries))
+    return out
+
+
+def counts(entries: list[Entry], scale: str) -> dict[str, int]:
+    """claims, each verdict, not run (tested, no report at this scale) and untested."""
+    out = {"claims": len(entries)} | {s: 0 for s in (*STATUSES, NOT_RUN, UNTESTED)}
+    for e in entries:
+        status = e.status(scale)
+        out[status if status in out else NOT_RUN] += 1
+    return out
+
+
+def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
+    lines = []
+    for p, entries in book:
+        c = counts(entries, "cpu")
+        lines += [f"{p.citation}: {p.title}  [{p.key}; studies/{p.key}/README.md]",
+                  f"  {c['claims']} claims, {c[UNTESTED]} untested; at cpu scale "
+                  f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, "
+                  f"{c['inconclusive']} inconclusive, {c[NOT_RUN]} not run"]
+        for e in entries:
+            where = e.study or UNTESTED
+            lines.append(f"  - {where} / {e.key}: {e.text}")
+            lines.append(f"      source: {e.source}"
+                         + (f"; the paper's numbers: {e.paper_numbers}" if e.paper_numbers
+                            else ""))
+            if e.study is None:
+                lines.append(f"      untested: {e.why}")
+            else:
+                lines.append("      " + "   ".join(f"{s}: {e.status(s)}" for s in SCALES))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_markdown(book: list[tuple[Paper, list[Entry]]], scale: str = "cpu") -> str:
+    """The README's per-paper table: claims, each verdict at `scale`, not run, untested."""
+    rows = ["| paper | family | claims | reproduced | not reproduced | inconclusive | not run "
+            "| untested |", "|---|---|---|---|---|---|---|---|"]
+    for p, entries in book:
+        c = counts(entries, scale)
+        rows.append(f"| {p.citation}, *{p.title}* | [{p.key}](src/reasonlab/studies/{p.key}/"
+                    f"README.md) | {c['claims']} | {c['reproduced']} | {c['not reproduced']} "
+                    f"| {c['inconclusive']} | {c[NOT_RUN]} | {c[UNTESTED]} |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,103 @@
+"""The claims ledger: every study's claims under its family's paper, the untested claims with
+their reasons, and the newest verdict per study and scale read from hand-made report folders."""
+
+import json
+
+from reasonlab.cli import main
+from reasonlab.site import ReportInfo, find_reports, index_page
+from reasonlab.studies import STUDIES, families
+from reasonlab.studies.kit.ledger import (NOT_RUN, UNTESTED, counts, family_of, ledger,
+                                          ledger_text, papers, summary_markdown)
+
+
+def write_report(store, study, scale, written, statuses):
+    folder = store / f"{study}-{written}" / scale
+    folder.mkdir(parents=True)
+    (folder / "report.md").write_text("# report\n")
+    (folder / "verdicts.json").write_text(json.dumps(
+        [{"claim": k, "text": k, "status": s, "evidence": "1 vs 2"} for k, s in statuses]))
+    (folder / "study.json").write_text(json.dumps(
+        {"study": study, "title": study, "scale": scale, "written": written}))
+
+
+def test_every_family_has_a_paper_and_every_claim_one_entry():
+    book = ledger()
+    assert [p.key for p, _ in book] == families() == sorted(papers())
+    assert {p.key for p, _ in book} == {"lego", "symbols", "anchors", "fpt", "artificial"}
+    tested = [(e.study, e.key) for _, entries in book for e in entries if e.study]
+    assert sorted(tested) == sorted((name, c.key) for name, cls in STUDIES.items()
+                                    for c in cls.claims)
+    for p, entries in book:
+        for e in entries:
+            if e.study is None:  # untested: says why, and has no verdict at any scale
+                assert e.why and e.source and e.status("cpu") == UNTESTED
+            else:
+                assert family_of(STUDIES[e.study]) == p.key and e.status("cpu") == NOT_RUN
+    untested = {p.key: sum(e.study is None for e in entries) for p, entries in book}
+    assert untested["fpt"] >= 8 and untested["artificial"] >= 6  # the slides' tables
+
+
+def test_latest_verdict_per_study_and_scale(tmp_path):
+    write_report(tmp_path, "lego-extrapolation", "cpu", 100,
+                 [("classical", "reproduced"), ("extrapolation", "reproduced")])
+    write_report(tmp_path, "lego-extrapolation", "cpu", 200,
+                 [("classical", "not reproduced"), ("extrapolation", "inconclusive")])
+    write_report(tmp_path, "lego-extrapolation", "smoke", 50, [("classical", "reproduced")])
+    keys = [c.key for c in STUDIES["lego-extrapolation"].claims]
+    assert keys == ["classical", "extrapolation"]
+    [(paper, entries)] = ledger(find_reports(tmp_path), "lego")
+    got = {e.key: (e.status("smoke"), e.status("cpu"), e.status("paper")) for e in entries
+           if e.study == "lego-extrapolation"}
+    assert got == {"classical": ("reproduced", "not reproduced", NOT_RUN),
+                   "extrapolation": (NOT_RUN, "inconclusive", NOT_RUN)}
+    c = counts(entries, "cpu")
+    n_untested = len(paper.untested)
+    assert c == {"claims": len(entries), "reproduced": 0, "not reproduced": 1,
+                 "inconclusive": 1, NOT_RUN: len(entries) - 2 - n_untested,
+                 UNTESTED: n_untested}
+    assert f"| {len(entries)} | 0 | 1 | 1 | {c[NOT_RUN]} | {n_untested} |" in \
+        summary_markdown([(paper, entries)])
+    text = ledger_text([(paper, entries)])
+    assert "lego-extrapolation / classical" in text and "cpu: not reproduced" in text
+    assert "untested / length-switch" in text and "untested: " in text
+
+
+def test_claims_command(tmp_path, capsys):
+    assert main(["claims", "fpt", "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Lu et al. 2021") and "untested / statistics-only" in out
+    assert "fpt-universal / random-worse" in out and "cpu: not run" in out
+    assert main(["claims", "--summary", "--store", str(tmp_path)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 7  # header, rule, five papers
+    assert main(["claims", "nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no paper 'nonsense'; papers: ") and err.count("\n") == 1
+
+
+def test_site_index_groups_reports_by_paper(tmp_path):
+    reports = [ReportInfo(tmp_path, s, "cpu", s, [{"claim": "x", "status": "reproduced"}], 0.0,
+                          slug=s)
+               for s in ("symbols-kernel", "lego-probes", "lego-staircase", "gone-study")]
+    html = index_page(reports)
+    lego = html.index("Zhang et al. 2022: Unveiling")
+    symbols = html.index("Boix-Adsera et al. 2024")
+    assert lego < html.index(">lego-probes<") < html.index(">lego-staircase<") < symbols
+    assert symbols < html.index(">symbols-kernel<") < html.index("Other reports") < \
+        html.index(">gone-study<")
+    assert "Lu et al. 2021" not in html  # a paper without reports gets no section
+
+
+def test_readme_summary_counts_every_claim_the_ledger_knows():
+    """The README's per-paper table: its claims and untested columns are the ledger's, and the
+    measured columns add up to the tested claims (the verdicts come from cpu runs)."""
+    from pathlib import Path
+
+    import reasonlab
+
+    readme = (Path(reasonlab.__file__).parents[2] / "README.md").read_text()
+    for paper, entries in ledger():
+        [row] = [line for line in readme.splitlines()
+                 if line.startswith("| ") and f"[{paper.key}](" in line]
+        n_claims, *measured, n_untested = (int(c) for c in row.strip("| ").split(" | ")[2:])
+        assert (n_claims, n_untested) == (len(entries), len(paper.untested)), paper.key
+        assert sum(measured) == n_claims - n_untested, paper.key
