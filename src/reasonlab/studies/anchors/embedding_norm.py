@@ -33,7 +33,7 @@ class AnchorsEmbeddingNorm(Study):
     claims = (
         Claim("embedding-ln", "A LayerNorm on the embeddings undoes small initialization: "
               "with it, small init no longer gives inferential solutions",
-              "our finding (issue 17), on Zhang et al. 2024 §3; no paper reports it"),
+              "our finding, on Zhang et al. 2024 §3; no paper reports it"),
     )
     cpu_minutes = 4.6  # measured: 278 s (6 new runs; the authors' arm is the phase study's cell)
     cpu_after = "anchors-init-phase"
@@ -54,6 +54,6 @@ class AnchorsEmbeddingNorm(Study):
                               ("inferential", "symmetric", "seen_acc", "layer1_rms"),
                               " Layer-1 input RMS: root mean square of "
                               "`blocks.0.hook_resid_pre` on the test set, after training.")
-        rep.verdicts = [undoes_verdict(self.claims[0], by_arm["authors"],
+        rep.verdicts = [undoes_verdict(self.claim("embedding-ln"), by_arm["authors"],
                                        by_arm["authors + embedding LayerNorm"])]
         return rep

@@ -41,7 +41,7 @@ class AnchorsInitPhase(Study):
         rep = Report(self.title, out).recipe(results)
         rep.sections.append(phase_section(cells, gammas, depths))
         rep.figures += phase_figures(cells, gammas, depths, out)
-        rep.verdicts = phase_verdicts(self.claims, cells, gammas, depths)
+        rep.verdicts = phase_verdicts(self.claim, cells, gammas, depths)
         return rep
 
 

@@ -54,6 +54,6 @@ class AnchorsLrWeightDecay(Study):
         rep = heldout_section(Report(self.title, out).recipe(results), results, cells,
                               ["lr", "weight decay"], ("inferential", "symmetric", "seen_acc"))
         mean_heatmaps(rep, cells, ("learning rate", "weight decay"), ("inferential", "symmetric"))
-        rep.verdicts = [effect_verdict(self.claims[0], recs, "lr", lrs, MIN_GAIN),
-                        effect_verdict(self.claims[1], recs, "wd", wds, MIN_GAIN)]
+        rep.verdicts = [effect_verdict(self.claim("lr"), recs, "lr", lrs, MIN_GAIN),
+                        effect_verdict(self.claim("wd"), recs, "wd", wds, MIN_GAIN)]
         return rep

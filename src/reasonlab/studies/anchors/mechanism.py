@@ -75,9 +75,9 @@ class AnchorsMechanism(Study):
         rep.figures += mechanism_figures(recs, out)
         inf = [r for r in recs if r["verdict"] == "inferential"]
         sym = [r for r in recs if r["verdict"] == "symmetric"]
-        rep.verdicts = [group_gap_verdict(self.claims[0], inf, sym, "heldout_resid", -1,
+        rep.verdicts = [group_gap_verdict(self.claim("additive"), inf, sym, "heldout_resid", -1,
                                           MIN_RESID_GAP),
-                        group_gap_verdict(self.claims[1], inf, sym, "order_corr", +1,
+                        group_gap_verdict(self.claim("embedding"), inf, sym, "order_corr", +1,
                                           MIN_ORDER_GAP)]
         return rep
 

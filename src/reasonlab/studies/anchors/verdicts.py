@@ -5,6 +5,7 @@ before any run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,11 +14,11 @@ from reasonlab.studies.anchors.analysis import mean_of, share_of
 from reasonlab.studies.anchors.common import CLAIM_MAJORITY
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import (above, below, gain_status, requires, threshold_verdict,
-                                        verdict)
+                                            verdict)
 
 
-def phase_verdicts(claims, cells, gammas, depths) -> list[Verdict]:
-    """Fixed before results: each claim looks at one column/corner of the grid."""
+def phase_verdicts(claim: Callable[[str], Claim], cells, gammas, depths) -> list[Verdict]:
+    """Fixed before results: each claim (by key) looks at one column/corner of the grid."""
     g_hi, g_lo, L_hi = max(gammas), min(gammas), max(depths)
     hi = [r for L in depths for r in cells[g_hi, L]]
     lo_fit = [r for L in depths for r in cells[g_lo, L] if r["verdict"] != "unfit"]
@@ -26,22 +27,23 @@ def phase_verdicts(claims, cells, gammas, depths) -> list[Verdict]:
     out = []
     share = share_of(hi, "inferential")
     out.append(threshold_verdict(
-        claims[0], share, f"gamma={g_hi:g}: {share:.2f} of {len(hi)} runs inferential (needs > "
-        f"{CLAIM_MAJORITY}); mean inferential fraction {mean_of(hi, 'inferential'):.3f}, "
-        f"symmetric {mean_of(hi, 'symmetric'):.3f}", above(CLAIM_MAJORITY)))
+        claim("small-init"), share, f"gamma={g_hi:g}: {share:.2f} of {len(hi)} runs "
+        f"inferential (needs > {CLAIM_MAJORITY}); mean inferential fraction "
+        f"{mean_of(hi, 'inferential'):.3f}, symmetric {mean_of(hi, 'symmetric'):.3f}",
+        above(CLAIM_MAJORITY)))
     if lo_fit:
         share = share_of(lo_fit, "symmetric")
         out.append(threshold_verdict(
-            claims[1], share, f"gamma={g_lo:g}: {share:.2f} of {len(lo_fit)} fitted runs "
+            claim("large-init"), share, f"gamma={g_lo:g}: {share:.2f} of {len(lo_fit)} fitted runs "
             f"symmetric (needs > {CLAIM_MAJORITY}); mean symmetric fraction "
             f"{mean_of(lo_fit, 'symmetric'):.3f}, inferential {mean_of(lo_fit, 'inferential'):.3f}",
             above(CLAIM_MAJORITY)))
     else:
-        out.append(Verdict(claims[1], "inconclusive", f"gamma={g_lo:g}: 0 of "
+        out.append(Verdict(claim("large-init"), "inconclusive", f"gamma={g_lo:g}: 0 of "
                            f"{len(depths) * len(cells[g_lo, depths[0]])} runs fitted"))
     u_lo, u_hi = share_of(corner, "unfit"), share_of(other, "unfit")
     ok = u_lo > CLAIM_MAJORITY and u_lo > u_hi
-    out.append(verdict(claims[2], ok,
+    out.append(verdict(claim("no-fit"), ok,
                        f"depth {L_hi}: unfit share {u_lo:.2f} at gamma={g_lo:g} vs {u_hi:.2f} at "
                        f"gamma={g_hi:g} (needs > {CLAIM_MAJORITY} and larger); seen acc "
                        f"{mean_of(corner, 'seen_acc'):.3f} vs {mean_of(other, 'seen_acc'):.3f}"))

@@ -139,7 +139,7 @@ class ArtificialPretraining(Study):
         plot_gains(gains, out / "gain_per_corpus.png")
         rep.figure("gain_per_corpus.png", "Gain over scratch per corpus: ours per task (left), "
                    "Chiang & Lee's GLUE average (right)")
-        rep.verdicts = [structure_verdict(self.claims[0], acc, structured(scale)),
-                        uniform_verdict(self.claims[1], acc),
-                        english_best_verdict(self.claims[2], acc)]
+        rep.verdicts = [structure_verdict(self.claim("structure"), acc, structured(scale)),
+                        uniform_verdict(self.claim("uniform"), acc),
+                        english_best_verdict(self.claim("english"), acc)]
         return rep

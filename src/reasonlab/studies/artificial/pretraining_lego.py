@@ -103,17 +103,18 @@ class ArtificialPretrainingLego(Study):
     title = "Artificial pretraining and LEGO's heads"
     claims = (
         Claim("nesting-heads", "Pretraining on nested parentheses yields association heads "
-              "without any LEGO data (hypothesis; BERT-like encoder)", "issue 14; LEGO §4.2.1 "
-              "heads, Chiang & Lee's nesting corpus (docs/papers.md §1, §4)"),
+              "without any LEGO data (hypothesis; BERT-like encoder)",
+              "our hypothesis; LEGO §4.2.1 heads, Chiang & Lee's nesting corpus "
+              "(docs/papers.md §1, §4)"),
         Claim("structured-faster", "Encoders pretrained on structured corpora learn LEGO "
               "faster than those pretrained on token statistics (hypothesis; BERT-like)",
-              "issue 14; docs/papers.md §4"),
+              "our hypothesis; docs/papers.md §4"),
         Claim("nesting-heads-albert", "The same for the ALBERT-like encoder: nesting "
-              "pretraining yields association heads (hypothesis)", "issue 14; docs/papers.md §1, "
-              "§4"),
+              "pretraining yields association heads (hypothesis)",
+              "our hypothesis; docs/papers.md §1, §4"),
         Claim("structured-faster-albert", "The same for the ALBERT-like encoder: structured "
               "corpora learn LEGO faster than token statistics (hypothesis)",
-              "issue 14; docs/papers.md §4"),
+              "our hypothesis; docs/papers.md §4"),
     )
     cpu_minutes = 9.2  # measured: 554 s after artificial-pretraining, otherwise idle (README)
     cpu_after = "artificial-pretraining"
@@ -170,7 +171,10 @@ class ArtificialPretrainingLego(Study):
         rep.figure("head_scores.png", "Best head per pattern on LEGO sentences before "
                    "fine-tuning, per pretraining corpus and encoder")
         struct = structured(results.scale)
-        for kind, (heads, faster) in ((BERT, self.claims[:2]), (ALBERT, self.claims[2:])):
+        for kind, heads, faster in (
+                (BERT, self.claim("nesting-heads"), self.claim("structured-faster")),
+                (ALBERT, self.claim("nesting-heads-albert"),
+                 self.claim("structured-faster-albert"))):
             curves = {i: [r["curve"] for _, r in rs] for (i, k), rs in by.items() if k == kind}
             rep.verdicts += [association_verdict(heads, controls[("nesting", kind)],
                                                  controls[(SCRATCH, kind)]),

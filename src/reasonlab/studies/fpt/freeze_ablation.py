@@ -12,13 +12,14 @@ the attention as well does not help" -- FPT + attention is no better than FPT.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Verdict,
-                                    grid)
+                                        grid)
 from reasonlab.studies.fpt.common import (CHANCE, NO_GPT2, FPTStudy, accuracy_table, by_task,
                                           finals, fpt_arm, params_line, recipe, tasks)
 from reasonlab.studies.kit.verdicts import MIN_GAIN, at_least, at_most, requires, threshold_verdict
@@ -88,14 +89,14 @@ class FptFreezeAblation(FPTStudy):
         rep.add("Parameters trained per policy", params_line(runs))
         plot_policies(values, out / "policies.png")
         rep.figure("policies.png", "Final test accuracy per freeze policy, one line per task")
-        rep.verdicts = ablation_verdicts(self.claims, values)
+        rep.verdicts = ablation_verdicts(self.claim, values)
         return rep
 
 
-def ablation_verdicts(claims: tuple[Claim, ...], values: dict[str, dict[str, list[float]]]
+def ablation_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str, list[float]]]
                       ) -> list[Verdict]:
     """Both claims from task -> policy arm -> per-seed metric (hand-made in the unit tests)."""
-    most, attention = claims
+    most, attention = claim("norms-input-positions"), claim("attention-no-help")
     m = {t: {a: float(np.mean(v)) for a, v in arms.items()} for t, arms in values.items()}
     span = {t: p["full"] - p["output only"] for t, p in m.items()}
     counted = [t for t in m if span[t] >= MIN_GAIN]  # tasks where training anything helps

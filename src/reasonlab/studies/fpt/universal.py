@@ -15,6 +15,7 @@ CIFAR-10 files are not available offline; its MNIST numbers are printed beside o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -22,12 +23,12 @@ import numpy as np
 
 from reasonlab.report import grouped_bars
 from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Verdict,
-                                    grid)
+                                        grid)
 from reasonlab.studies.fpt.common import (CHANCE, NO_GPT2, FPTStudy, accuracy_table, by_task,
                                           finals, fpt_arm, lstm_arm, params_line,
                                           random_arm, recipe, tasks)
 from reasonlab.studies.kit.verdicts import (MIN_GAIN, all_of, at_least, at_most, requires,
-                                        threshold_verdict)
+                                            threshold_verdict)
 
 FPT, FULL, RANDOM, LSTM = "FPT", "Full", "Frozen random", "LSTM"
 
@@ -90,7 +91,7 @@ class FptUniversal(FPTStudy):
         plot_accuracy(values, arms, out / "accuracy.png")
         rep.figure("accuracy.png", "Final test accuracy per task and model (bit memory: masked "
                    "bits); black ticks: chance")
-        rep.verdicts = universal_verdicts(self.claims, values)
+        rep.verdicts = universal_verdicts(self.claim, values)
         return rep
 
 
@@ -109,10 +110,11 @@ def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], pa
     plt.close(fig)
 
 
-def universal_verdicts(claims: tuple[Claim, ...], values: dict[str, dict[str, list[float]]]
+def universal_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str, list[float]]]
                        ) -> list[Verdict]:
     """The three claims from task -> arm -> per-seed metric (hand-made in the unit tests)."""
-    match, random_worse, lstm_worse = claims
+    match, random_worse, lstm_worse = (claim(k) for k in ("matches-full", "random-worse",
+                                                          "lstm-worse"))
     per_task = {}
     for t, v in values.items():
         gap = float(np.mean(v[FPT]) - np.mean(v[FULL]))

@@ -19,17 +19,8 @@ from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.store import check_partial, output_dir
-from reasonlab.studies.kit.core import (
-    SCALES,
-    Claim,
-    Results,
-    RunSpec,
-    Scale,
-    Status,
-    Verdict,
-    grid,
-    merge,
-)
+from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
+                                        grid, merge)
 from reasonlab.studies.kit.reporting import Report
 from reasonlab.train.config import TrainConfig
 
@@ -55,9 +46,21 @@ class Study(ABC):
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
+        keys = [c.key for c in cls.__dict__.get("claims", ())]
+        if len(set(keys)) != len(keys):
+            raise TypeError(f"{cls.__qualname__}: claim keys must be unique, got {keys}")
         if "default_seeds" in cls.__dict__:
             cls.default_seeds = {**cls.__mro__[1].default_seeds,  # type: ignore[attr-defined]
                                  **cls.__dict__["default_seeds"]}
+
+    @classmethod
+    def claim(cls, key: str) -> Claim:
+        """The declared claim with this key (a verdict rule is handed its claim by key)."""
+        for c in cls.claims:
+            if c.key == key:
+                return c
+        raise KeyError(f"study {cls.name} declares no claim {key!r}; its claims: "
+                       f"{', '.join(c.key for c in cls.claims)}")
 
     @classmethod
     def missing(cls) -> str | None:
@@ -120,6 +123,18 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
                           address)
 
 
+def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict]:
+    """The verdicts in the order the study declares its claims, after checking that every
+    declared claim got exactly one and no verdict judges an undeclared claim."""
+    got = [v.claim.key for v in verdicts]
+    want = [c.key for c in study.claims]
+    if sorted(got) != sorted(want):
+        raise RuntimeError(f"study {study.name} must give one verdict per declared claim "
+                           f"{want}; its analysis gave {got}")
+    by_key = {v.claim.key: v for v in verdicts}
+    return [by_key[k] for k in want]
+
+
 def check_runs(configs: list[TrainConfig], root: Path) -> None:
     """Fail with one line before anything trains: a device this machine lacks, or a damaged
     run folder among those the configs reuse or resume."""
@@ -139,6 +154,7 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
     report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds), out)
+    report.verdicts = one_verdict_per_claim(study, report.verdicts)
     report.write(out)
     # what `reasonlab site` indexes: which study and scale this report is, and its runs
     (out / "study.json").write_text(json.dumps(

@@ -56,14 +56,17 @@ def threshold_verdict(claim: Claim, value: float, evidence: str, passes: Check,
 
 
 def trend_verdict(claim: Claim, by_x: Mapping[float, Sequence[float]], min_change: float,
-                  what: str, x: str = "x", falling: bool = False) -> Verdict:
+                  what: str, x: str = "x", falling: bool = False,
+                  notes: Sequence[str] = ()) -> Verdict:
     """A monotone trend along a sweep, judged end to end: the change of the mean from the
     smallest to the largest x (negated when the claim is a fall) reproduces at >= min_change,
-    does not at <= 0 (no trend, or the other way), and is inconclusive between."""
+    does not at <= 0 (no trend, or the other way), and is inconclusive between. `notes`:
+    numbers reported beside the evidence that do not decide it."""
     lo, hi = min(by_x), max(by_x)
     change = float(np.mean(by_x[hi]) - np.mean(by_x[lo])) * (-1 if falling else 1)
     ev = (f"{what}: {x}={lo} {fmt_seeds(by_x[lo])}, {x}={hi} {fmt_seeds(by_x[hi])}; "
           f"{'drop' if falling else 'rise'} {change:+.3f} (needs >= {min_change})")
+    ev = "; ".join([ev, *notes])
     return threshold_verdict(claim, change, ev, at_least(min_change), at_most(0))
 
 

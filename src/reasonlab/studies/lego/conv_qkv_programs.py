@@ -97,7 +97,7 @@ class LegoConvQKVPrograms(Study):
         plot_by_program(by, majority, out / "accuracy_by_program.png")
         rep.figure("accuracy_by_program.png", "Final test accuracy by program length "
                    "(assignments) and nesting depth, mean over seeds")
-        rep.verdicts = [edge_verdict(self.claims[0], finals, majority)]
+        rep.verdicts = [edge_verdict(self.claim("conv-qkv-edge"), finals, majority)]
         return rep
 
 

@@ -43,8 +43,8 @@ class LegoExtrapolation(Study):
                       "chain position (mean and std over seeds)", caption="Final accuracy per "
                       "chain position (band: ±1 std over seeds; grey: supervised positions)")
         one_hop_section(rep.curves(results.curves()), results)
-        rep.verdicts = [classical_verdict(self.claims[0], finals),
-                        extrapolation_gain(self.claims[1], finals, "ALBERT", "BERT",
+        rep.verdicts = [classical_verdict(self.claim("classical"), finals),
+                        extrapolation_gain(self.claim("extrapolation"), finals, "ALBERT", "BERT",
                                            N_TRAIN_VARS)]  # #6-#8
         return rep
 

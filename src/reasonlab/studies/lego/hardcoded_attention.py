@@ -25,7 +25,7 @@ from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec,
 from reasonlab.studies.kit.core import Verdict
 from reasonlab.studies.kit.sizes import flops_per_step
 from reasonlab.studies.kit.verdicts import (all_of, at_most, gain_status, standard_error,
-                                        threshold_verdict, verdict)
+                                            threshold_verdict, verdict)
 from reasonlab.tasks.words import CLS_ID, SEP_ID
 
 BERT, HARDCODE, HYBRID = "BERT", "Hardcode", "Hybrid"
@@ -119,10 +119,10 @@ class LegoHardcodedAttention(Study):
         rep.figure("val_loss.png", "Validation masked-LM loss against optimiser steps (left) "
                    "and training FLOPs (right); thin lines: seeds")
         rep.verdicts = [
-            faster_early(self.claims[0], curves, fps, HARDCODE, BERT, early),
-            worse_at_end(self.claims[1], curves, fps, HARDCODE, BERT),
-            at_least_as_low(self.claims[2], curves, fps, HYBRID, BERT),
-            cheaper(self.claims[3], {"this scale": (fps[HYBRID], fps[BERT]),
+            faster_early(self.claim("hardcode-early"), curves, fps, HARDCODE, BERT, early),
+            worse_at_end(self.claim("hardcode-late"), curves, fps, HARDCODE, BERT),
+            at_least_as_low(self.claim("hybrid-final"), curves, fps, HYBRID, BERT),
+            cheaper(self.claim("hybrid-flops"), {"this scale": (fps[HYBRID], fps[BERT]),
                                      "BERT-base": (paper[HYBRID], paper[BERT])}),
         ]
         return rep

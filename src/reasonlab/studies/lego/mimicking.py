@@ -40,6 +40,6 @@ class LegoMimicking(NeedsMiniLM):
         rep, finals = accuracy_report(self.title, results, out, span.start)
         rep.sections += [mimicked_heads(next(s for s, _ in results if s.arm == MIMIC)),
                          substitution_note(results.first)]
-        rep.verdicts = [closed_verdict(self.claims[0], finals, span,
+        rep.verdicts = [closed_verdict(self.claim("closes-gap"), finals, span,
                                        f"mean accuracy #{span.start}-#{span.stop - 1}")]
         return rep

@@ -64,7 +64,7 @@ class LegoMixedLengths(Study):
     def analyse(self, results: Results, out: Path) -> Report:
         rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
         span = slice(N_TRAIN_VARS, N_TRAIN_VARS + 3)
-        old = gain_verdict(self.claims[0], span_means(finals[MIXED_LAST], span),
+        old = gain_verdict(self.claim("mixed-lengths"), span_means(finals[MIXED_LAST], span),
                            span_means(finals[FIXED], span), (MIXED_LAST, FIXED),
                            "mean accuracy #6-#8")
         tasks = {s.arm: s.config.task.model_dump() for s, _ in results}
@@ -73,5 +73,6 @@ class LegoMixedLengths(Study):
                   [[arm, f"{last_supervised(t):.3f}"] for arm, t in tasks.items()],
                   after=f"The verdict compares {MIXED} with {FIXED}. Reported only: "
                   f"{MIXED_LAST} vs {FIXED}, {old.evidence} (would be: {old.status}).")
-        rep.verdicts = [extrapolation_gain(self.claims[0], finals, MIXED, FIXED, N_TRAIN_VARS)]
+        rep.verdicts = [extrapolation_gain(self.claim("mixed-lengths"), finals, MIXED, FIXED,
+                                           N_TRAIN_VARS)]
         return rep

@@ -60,10 +60,10 @@ class LegoPretraining(NeedsMiniLM):
                    "association (variable queries) and manipulation heads")
         steps = {a: [converge_steps(r["curve"]) for r in rs] for a, rs in results.arms().items()}
         rep.verdicts = [
-            extrapolation_gain(self.claims[0], finals, PRETRAINED, RANDOM, n_train),
-            converge_verdict(self.claims[1], steps[PRETRAINED], steps[RANDOM],
+            extrapolation_gain(self.claim("extrapolation"), finals, PRETRAINED, RANDOM, n_train),
+            converge_verdict(self.claim("convergence"), steps[PRETRAINED], steps[RANDOM],
                              (PRETRAINED, RANDOM)),
-            extrapolation_gain(self.claims[2], finals, RENAMED, RANDOM, n_train),
-            heads_verdict(self.claims[3], scores, controls),
+            extrapolation_gain(self.claim("renaming"), finals, RENAMED, RANDOM, n_train),
+            heads_verdict(self.claim("heads"), scores, controls),
         ]
         return rep

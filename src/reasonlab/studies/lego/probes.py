@@ -74,7 +74,7 @@ class LegoProbes(Study):
                    "one-layer-per-step for-loop")
         # a probe map of a model that has not learned the task says nothing about how it solves it
         finals = results.per_position()
-        rep.verdicts = [needs_fit(gain_verdict(self.claims[0], scores["ALBERT"][:, 0],
+        rep.verdicts = [needs_fit(gain_verdict(self.claim("for-loop"), scores["ALBERT"][:, 0],
                                                scores["BERT"][:, 0], ("ALBERT", "BERT"),
                                                f"diagonal score on #0-#{N_TRAIN_VARS - 1}"),
                                   finals, slice(0, N_TRAIN_VARS))]

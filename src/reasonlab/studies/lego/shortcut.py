@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
-                                    merge)
+from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                        grid, merge)
 from reasonlab.studies.lego.common import MIMIC_RECIPE, N_CLAUSES, PASS, albert, mimic, recipe
 from reasonlab.studies.lego.verdicts import (first_pass_steps, last_first_verdict, needs_fit,
                                              span_means)
@@ -82,12 +82,13 @@ class LegoShortcut(Study):
                        f"{every} steps)")
         what = "mean accuracy #6-#10"
         rep.verdicts = [
-            all_of(self.claims[0], {a: last_first_verdict(self.claims[0], cs)
+            all_of(self.claim("last-first"), {a: last_first_verdict(self.claim("last-first"), cs)
                                     for a, cs in curves.items()}),
-            needs_fit(gain_verdict(self.claims[1], span_means(finals[FIRST6], MIDDLE),
+            needs_fit(gain_verdict(self.claim("shortcut-hurts"), span_means(finals[FIRST6], MIDDLE),
                                    span_means(finals[SHORTCUT], MIDDLE), (FIRST6, SHORTCUT),
                                    what), {a: finals[a] for a in (FIRST6, SHORTCUT)}, COMMON),
-            needs_fit(gain_verdict(self.claims[2], span_means(finals[SHORTCUT_MIMIC], MIDDLE),
+            needs_fit(gain_verdict(self.claim("mimic-prevents"),
+                                   span_means(finals[SHORTCUT_MIMIC], MIDDLE),
                                    span_means(finals[SHORTCUT], MIDDLE),
                                    (SHORTCUT_MIMIC, SHORTCUT), what),
                       {a: finals[a] for a in (SHORTCUT, SHORTCUT_MIMIC)}, COMMON),

@@ -49,7 +49,7 @@ class LegoStaircase(Study):
         rep, _ = accuracy_report(self.title, results, out, n_train)
         rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
         one_hop_section(rep, results)
-        rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
+        rep.verdicts = [staircase_verdict(self.claim("staircase"), passes, steps)]
         return rep
 
 

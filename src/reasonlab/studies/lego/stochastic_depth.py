@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
-                                    merge)
+from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                        grid, merge)
 from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, accuracy_report, albert, recipe
 from reasonlab.studies.lego.verdicts import extrapolation_gain
 
@@ -36,6 +36,6 @@ class LegoStochasticDepth(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
-        rep.verdicts = [extrapolation_gain(self.claims[0], finals, STOCHASTIC, FIXED,
-                                           N_TRAIN_VARS)]
+        rep.verdicts = [extrapolation_gain(self.claim("stochastic-depth"), finals, STOCHASTIC,
+                                           FIXED, N_TRAIN_VARS)]
         return rep

@@ -13,7 +13,8 @@ import torch
 from reasonlab.analysis.attention import top_heads
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.lego.common import MIMIC, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
-from reasonlab.studies.kit.verdicts import at_least, gain_verdict, requires, threshold_verdict, verdict
+from reasonlab.studies.kit.verdicts import (at_least, gain_verdict, requires, threshold_verdict,
+                                            verdict)
 
 
 def span_means(finals: list[list[float]], span: slice) -> np.ndarray:

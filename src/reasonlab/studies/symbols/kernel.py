@@ -81,5 +81,5 @@ class SymbolsKernel(Study):
         ev = "; ".join(f"{t}: cond(N) plain {c['plain']:.3g}, {MAIN} {c[MAIN]:.3g} (ratio "
                        f"{c['plain'] / c[MAIN]:.3g})" for t, c in conds.items())
         ev += f"; needs a ratio >= {MIN_GAIN} on every task"
-        rep.verdicts = [verdict(self.claims[0], ok, ev)]
+        rep.verdicts = [verdict(self.claim("conditioning"), ok, ev)]
         return rep

@@ -46,6 +46,6 @@ class SymbolsLanguageModel(Study):
             [[arm, *(f"{x:.3f}" for x in p.mean(0))] for arm, p in ppl.items()])
         rep.figure("perplexity.png", "Validation perplexity during training (band: min-max "
                    "over seeds)")
-        rep.verdicts = [perplexity_verdict(self.claims[0], ppl["transformer"][:, -1],
+        rep.verdicts = [perplexity_verdict(self.claim("perplexity"), ppl["transformer"][:, -1],
                                            ppl["+ identity (a, b)"][:, -1])]
         return rep

@@ -48,6 +48,8 @@ class SymbolsMlpVsTransformer(Study):
         test, train = results.sweep(), results.sweep(key="train_acc")
         rep = samples_section(Report(self.title, out).recipe(results), test)
         rep.sweep(train, "n_train", "Accuracy on training examples (seen symbols)")
-        rep.verdicts = [chance_verdict(self.claims[0], test["MLP"], train["MLP"], CHANCE, MLP_MAX),
-                        reaches_verdict(self.claims[1], test["transformer"], TRANSFORMER_MIN)]
+        rep.verdicts = [chance_verdict(self.claim("mlp-chance"), test["MLP"], train["MLP"],
+                                       CHANCE, MLP_MAX),
+                        reaches_verdict(self.claim("transformer-generalises"), test["transformer"],
+                                        TRANSFORMER_MIN)]
         return rep

@@ -101,7 +101,8 @@ class SymbolsReadoutVsFull(Study):
         ev2 = (f"all layers: {fmt_sweep(full)}; mean lead over the converged read-out "
                f"{lead:+.3f} (needs >= {MIN_LEAD})")
         rep.verdicts = [
-            threshold_verdict(self.claims[0], float(np.mean(ro[n_max])), ev1,
+            threshold_verdict(self.claim("readout-generalises"), float(np.mean(ro[n_max])), ev1,
                               at_least(READOUT_MIN)),
-            threshold_verdict(self.claims[1], lead, ev2, at_least(MIN_LEAD), at_most(0))]
+            threshold_verdict(self.claim("full-more-efficient"), lead, ev2, at_least(MIN_LEAD),
+                              at_most(0))]
         return rep

@@ -9,7 +9,7 @@ import numpy as np
 from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import (at_least, at_most, below, gain_status, never,
-                                        standard_error, threshold_verdict)
+                                            standard_error, threshold_verdict)
 
 
 def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:

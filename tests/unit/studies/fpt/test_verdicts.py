@@ -10,7 +10,7 @@ from reasonlab.studies.fpt.convergence import convergence_verdict, first_step, s
 from reasonlab.studies.fpt.freeze_ablation import POLICIES, ablation_verdicts
 from reasonlab.studies.fpt.universal import FPT, FULL, LSTM, RANDOM, universal_verdicts
 
-U = STUDIES["fpt-universal"].claims
+U = STUDIES["fpt-universal"].claim
 
 
 def uni(fpt, full, random, lstm, task="bit memory"):
@@ -48,7 +48,7 @@ def ablation(values_by_policy, task="digits"):
 
 BASE = {"output only": 0.2, "+ input": 0.6, "+ positions": 0.7, "+ norms (FPT)": 0.9,
         "FPT + attention": 0.9, "FPT + mlp": 0.92, "full": 0.95}
-A = STUDIES["fpt-freeze-ablation"].claims
+A = STUDIES["fpt-freeze-ablation"].claim
 
 
 def test_ablation_reproduced():

@@ -10,8 +10,8 @@ import pytest
 from reasonlab.errors import ConfigError
 from reasonlab.registry import Registry
 from reasonlab.studies import STUDIES
-from reasonlab.studies.kit.base import (Claim, Report, Results, Study, StudyRegistry, Verdict,
-                                    grid, merge)
+from reasonlab.studies.kit.base import (Claim, Report, Results, Study, StudyRegistry, Verdict, grid,
+                                        merge)
 from reasonlab.studies.lego.common import recipe
 
 
@@ -97,3 +97,33 @@ def test_report_builder_writes_tables_figures_and_verdicts(tmp_path):
         assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG" and f"({png})" in text
     rep.write(tmp_path)
     assert json.loads((tmp_path / "verdicts.json").read_text())[0]["status"] == "inconclusive"
+
+
+def test_claims_are_addressed_by_key_and_judged_exactly_once():
+    from reasonlab.studies.kit.base import one_verdict_per_claim
+
+    a, b = Claim("a", "claim a", "§1"), Claim("b", "claim b", "§2", paper_numbers="1.66 vs 1.49")
+
+    class Two(Study):
+        name, title, claims, cpu_minutes = "two", "t", (a, b), None
+
+        def analyse(self, results, out):
+            return Report(self.title, out)
+
+    assert Two.claim("b") is b and Two.claim("b").paper_numbers == "1.66 vs 1.49"
+    with pytest.raises(KeyError, match="declares no claim 'c'; its claims: a, b"):
+        Two.claim("c")
+    with pytest.raises(TypeError, match="unique"):
+        type("Twice", (Two,), {"claims": (a, a)})
+    va, vb = Verdict(a, "reproduced", "1 vs 2"), Verdict(b, "inconclusive", "3 vs 4")
+    assert one_verdict_per_claim(Two(), [vb, va]) == [va, vb]  # declared order
+    for bad in ([va], [va, vb, vb], [va, vb, Verdict(Claim("c", "c", "s"), "reproduced", "")]):
+        with pytest.raises(RuntimeError, match="one verdict per declared claim"):
+            one_verdict_per_claim(Two(), bad)
+
+
+def test_every_study_declares_unique_keys_with_sources():
+    for name, cls in STUDIES.items():
+        keys = [c.key for c in cls.claims]
+        assert keys and len(set(keys)) == len(keys), name
+        assert all(c.text and c.source for c in cls.claims), name

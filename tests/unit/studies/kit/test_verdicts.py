@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from reasonlab.studies import STUDIES
 from reasonlab.studies.anchors.verdicts import effect_verdict, group_gap_verdict, phase_verdicts
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.symbols.verdicts import n_to_reach, ratio_verdict
 from reasonlab.studies.kit.verdicts import (above, all_of, at_least, at_most, below, gain_status,
-                                        gain_verdict, never, requires, standard_error,
-                                        threshold_verdict, trend_verdict, verdict)
+                                            gain_verdict, never, requires, standard_error,
+                                            threshold_verdict, trend_verdict, verdict)
 
 C = Claim("k", "text", "src")
 CLAIMS = (Claim("a", "a", "s"), Claim("b", "b", "s"), Claim("c", "c", "s"))
@@ -95,14 +96,14 @@ def test_phase_verdicts():
         rec("unfit", seen_acc=0.2)
     cells = {(0.8, 2): [inf, inf], (0.8, 3): [inf, sym],   # large gamma: 3 of 4 inferential
              (0.2, 2): [sym, sym], (0.2, 3): [unfit, unfit]}  # small gamma, deep: unfit
-    v = phase_verdicts(CLAIMS, cells, [0.2, 0.8], [2, 3])
+    v = phase_verdicts(STUDIES["anchors-init-phase"].claim, cells, [0.2, 0.8], [2, 3])
     assert [x.status for x in v] == ["reproduced", "reproduced", "reproduced"]
     assert "0.75 of 4 runs inferential" in v[0].evidence
     assert "1.00 of 2 fitted runs symmetric" in v[1].evidence  # unfit runs left out
     # half is not a majority; no fitted run at small gamma; unfit as often at large gamma
     cells = {(0.8, 2): [inf, sym], (0.8, 3): [unfit, unfit],
              (0.2, 2): [unfit, unfit], (0.2, 3): [unfit, unfit]}
-    v = phase_verdicts(CLAIMS, cells, [0.2, 0.8], [2, 3])
+    v = phase_verdicts(STUDIES["anchors-init-phase"].claim, cells, [0.2, 0.8], [2, 3])
     assert [x.status for x in v] == ["not reproduced", "inconclusive", "not reproduced"]
     assert "0 of 4 runs fitted" in v[1].evidence
 
