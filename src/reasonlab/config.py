@@ -2,6 +2,7 @@
 
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
@@ -44,12 +45,16 @@ def format_validation_error(e: ValidationError, where: str = "") -> str:
     return "; ".join(parts)
 
 
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`base` with `over` merged in, nested dicts key by key (a config and its overrides)."""
+def deep_merge(base: Mapping[str, Any], *overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with each override merged in, in order: a nested mapping merges key by key, any
+    other value replaces; the inputs are left untouched (a config and its overrides; a study's
+    recipe, arm and sweep point). Hand-written: a few lines, and no library we depend on has one
+    for plain dicts."""
     out = dict(base)
-    for k, v in over.items():
-        nested = isinstance(v, dict) and isinstance(out.get(k), dict)
-        out[k] = deep_merge(out[k], v) if nested else v
+    for over in overrides:
+        for k, v in over.items():
+            nested = isinstance(v, Mapping) and isinstance(out.get(k), Mapping)
+            out[k] = deep_merge(out[k], v) if nested else v
     return out
 
 

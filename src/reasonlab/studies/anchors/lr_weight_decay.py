@@ -25,7 +25,7 @@ SETTINGS: dict[Scale, dict[str, Any]] = {
 }
 """gamma near the boundary, depth, (small, large) lr and (small, large) weight decay."""
 
-MIN_GAIN = 0.1
+MIN_INFERENTIAL_GAIN = 0.1
 """Rise in the mean inferential fraction (over seeds and the other factor) that counts."""
 
 
@@ -54,6 +54,6 @@ class AnchorsLrWeightDecay(Study):
         rep = heldout_section(Report(self.title, out).recipe(results), results, cells,
                               ["lr", "weight decay"], ("inferential", "symmetric", "seen_acc"))
         mean_heatmaps(rep, cells, ("learning rate", "weight decay"), ("inferential", "symmetric"))
-        rep.verdicts = [effect_verdict(self.claim("lr"), recs, "lr", lrs, MIN_GAIN),
-                        effect_verdict(self.claim("wd"), recs, "wd", wds, MIN_GAIN)]
+        rep.verdicts = [effect_verdict(self.claim("lr"), recs, "lr", lrs, MIN_INFERENTIAL_GAIN),
+                        effect_verdict(self.claim("wd"), recs, "wd", wds, MIN_INFERENTIAL_GAIN)]
         return rep

@@ -117,45 +117,42 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
             LISTOPS: {"name": "listops", "tokenisation": "lra", **s["listops"]}}
 
 
+PRETRAIN, FINETUNE = "pretrain", "finetune"
+"""The `phase` factor of a run: a corpus's masked-LM pretraining, or a downstream run."""
+
+
 def arm(task: str, init: str, kind: str = BERT) -> str:
-    """A downstream arm's name: "task | init", with " | ALBERT" for the ALBERT-like encoder."""
+    """A downstream arm's display name: "task | init", " | ALBERT" for the ALBERT-like encoder
+    (a label only: analyses read the run's factors task / init / kind)."""
     return f"{task} | {init}" + ("" if kind == BERT else f" | {kind}")
-
-
-def split_arm(name: str) -> tuple[str, str, str]:
-    """(task, init, encoder kind) of a downstream arm name."""
-    task, init, *kind = name.split(" | ")
-    return task, init, kind[0] if kind else BERT
 
 
 def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
          ) -> list[RunSpec]:
-    """The pretraining run of every corpus (arm "pretrain <corpus>", "... | ALBERT" for that
-    encoder), then every downstream task x (scratch, each corpus) x seed."""
+    """The pretraining run of every corpus (factors phase=pretrain, corpus, kind), then every
+    downstream task x (scratch, each corpus) x seed (phase=finetune, task, init, kind)."""
     pre = {c: pretrain_recipe(scale, c, kind) for c in corpora(scale)}
     suffix = "" if kind == BERT else f" | {kind}"
-    specs = [RunSpec(f"pretrain {c}{suffix}", 0, TrainConfig.build(p)) for c, p in pre.items()]
+    specs = [RunSpec(f"pretrain {c}{suffix}", 0, TrainConfig.build(p),
+                     {"phase": PRETRAIN, "corpus": c, "kind": kind}) for c, p in pre.items()]
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
     inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
         c: {"pretrain": p} for c, p in pre.items()}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
-        specs += grid(base, {arm(t, i, kind): o for i, o in inits.items()}, seeds=seeds)
+        for i, over in inits.items():
+            specs += grid(base, {arm(t, i, kind): over}, seeds=seeds,
+                          factors={"phase": FINETUNE, "task": t, "init": i, "kind": kind})
     return specs
 
 
 def downstream(results: Results, key: str = "acc", kind: str = BERT
                ) -> dict[str, dict[str, np.ndarray]]:
     """task -> init -> final `key` per seed, for one encoder kind (pretraining runs left out)."""
-    out: dict[str, dict[str, list[float]]] = {}
-    for s, r in results:
-        if s.arm.startswith("pretrain "):
-            continue
-        t, i, k = split_arm(s.arm)
-        if k == kind:
-            out.setdefault(t, {}).setdefault(i, []).append(float(r["final"][key]))
-    return {t: {i: np.asarray(v) for i, v in by.items()} for t, by in out.items()}
+    return {t: {i: np.asarray([float(r["final"][key]) for _, r in runs_])
+                for i, runs_ in by_task.by("init").items()}
+            for t, by_task in results.where(phase=FINETUNE, kind=kind).by("task").items()}
 
 
 def english_mean(acc: dict[str, dict[str, np.ndarray]], init: str) -> np.ndarray:
@@ -176,13 +173,11 @@ def structured(scale: Scale) -> tuple[str, ...]:
 def recipes(rep: Report, results: Results) -> Report:
     """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
     arm (a pretrained arm differs only by its `pretrain`, the run of its corpus)."""
-    pre = [(s, r) for s, r in results if s.arm.startswith("pretrain ")]
-    scratch = [(s, r) for s, r in results
-               if not s.arm.startswith("pretrain ") and split_arm(s.arm)[1] == SCRATCH]
+    pre, scratch = results.where(phase=PRETRAIN), results.where(phase=FINETUNE, init=SCRATCH)
     for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
                         (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
                          "same with `pretrain` = its corpus's pretraining run, whose "
                          "architecture it takes.")):
         if runs_:
-            rep.recipe(Results(runs_, results.scale, results.seeds), note=note)
+            rep.recipe(runs_, note=note)
     return rep

@@ -13,9 +13,10 @@ with the scale and seed count they were run at (docs/design.md §6 Studies).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reasonlab.config import deep_merge
 from reasonlab.train.config import TrainConfig
 
 Scale = Literal["smoke", "cpu", "paper"]
@@ -36,11 +37,15 @@ class Claim:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a study: the arm it belongs to (e.g. "BERT"), its seed and its config."""
+    """One run of a study: the arm it belongs to (e.g. "BERT"), its seed, its config, and its
+    factors as data: the arm and the sweep point's named factors (e.g. {"arm": "FPT", "task":
+    "bit XOR"}), recorded by `grid`, so that `Results` selects and groups runs by them and no
+    analysis parses a name back (HELM's run specs)."""
 
     arm: str
     seed: int
     config: TrainConfig
+    factors: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -50,26 +55,24 @@ class Verdict:
     evidence: str
 
 
-def merge(base: Mapping[str, Any], *overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep merge: a nested dict merges key by key, any other value replaces; inputs are left
-    untouched. Hand-written: nine lines, and no library we depend on has one for plain dicts."""
-    out = dict(base)
-    for over in overrides:
-        for k, v in over.items():
-            if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-                out[k] = merge(out[k], v)
-            else:
-                out[k] = v
-    return out
+merge = deep_merge
+"""The one deep merge (reasonlab.config.deep_merge), under the name the studies use."""
 
 
 def grid(recipe: Mapping[str, Any], arms: Mapping[str, Mapping[str, Any]],
-         sweep: Iterable[Mapping[str, Any]] = ({},), seeds: int = 1) -> list[RunSpec]:
+         sweep: Iterable[Mapping[str, Any]] | Mapping[Any, Mapping[str, Any]] = ({},),
+         seeds: int = 1, factors: Mapping[str, Any] | None = None,
+         sweep_factor: str = "point") -> list[RunSpec]:
     """Every (arm, sweep point, seed), in that nesting order: the recipe deep-merged with the
-    arm's overrides, then the point's, then {"seed": seed}."""
-    points = list(sweep)
-    return [RunSpec(arm, seed, TrainConfig.build(merge(recipe, over, point, {"seed": seed})))
-            for arm, over in arms.items() for point in points for seed in range(seeds)]
+    arm's overrides, then the point's, then {"seed": seed}.
+
+    Each spec records its factors: `factors` (shared by the whole grid), {"arm": arm} and,
+    when `sweep` is a mapping label -> overrides, {sweep_factor: label}."""
+    labelled = isinstance(sweep, Mapping)
+    points = list(sweep.items()) if labelled else [(None, p) for p in sweep]
+    return [RunSpec(arm, seed, TrainConfig.build(merge(recipe, over, point, {"seed": seed})),
+                    {**(factors or {}), "arm": arm, **({sweep_factor: label} if labelled else {})})
+            for arm, over in arms.items() for label, point in points for seed in range(seeds)]
 
 
 def by_n_train(spec: RunSpec) -> int:
@@ -89,6 +92,20 @@ class Results(list[tuple[RunSpec, dict[str, Any]]]):
     def first(self) -> RunSpec:
         """The first run's spec: what every arm shares (task, recipe) is read from it."""
         return self[0][0]
+
+    def where(self, **factors: Any) -> Results:
+        """The runs whose factors have these values (same scale and seed count)."""
+        return Results([(s, r) for s, r in self
+                        if all(k in s.factors and s.factors[k] == v for k, v in factors.items())],
+                       self.scale, self.seeds)
+
+    def by(self, factor: str) -> dict[Any, Results]:
+        """factor value -> its runs, values in spec order (runs without the factor left out)."""
+        out: dict[Any, list[tuple[RunSpec, dict[str, Any]]]] = {}
+        for s, r in self:
+            if factor in s.factors:
+                out.setdefault(s.factors[factor], []).append((s, r))
+        return {v: Results(rs, self.scale, self.seeds) for v, rs in out.items()}
 
     def arms(self) -> dict[str, list[dict[str, Any]]]:
         """arm -> its results in seed order, arms in spec order."""

@@ -129,8 +129,9 @@ class Report:
     def markdown(self) -> str:
         lines = [f"# {self.title}", "", "## Verdicts", "", "| claim | verdict | evidence |",
                  "|---|---|---|"]
-        lines += [f"| {v.claim.text} ({v.claim.source}) | **{v.status}** | {v.evidence} |"
-                  for v in self.verdicts]
+        lines += [f"| {v.claim.text} ({v.claim.source}"
+                  + (f"; the paper: {v.claim.paper_numbers}" if v.claim.paper_numbers else "")
+                  + f") | **{v.status}** | {v.evidence} |" for v in self.verdicts]
         lines.append("")
         for s in self.sections:
             lines += [s, ""]

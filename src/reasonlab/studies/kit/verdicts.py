@@ -1,7 +1,7 @@
 """Verdict rules shared by the studies: each turns numbers into reproduced / not reproduced /
 inconclusive. Thresholds are the caller's constants, fixed before any run; the evidence string
 (the numbers and the rule) is the caller's too, except in `gain_verdict`, which writes its own.
-Every rule is unit-tested on hand-made numbers (tests/unit/test_verdicts.py).
+Every rule is unit-tested on hand-made numbers (tests/unit/studies/kit/test_verdicts.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 from reasonlab.report import fmt_seeds
 from reasonlab.studies.kit.core import Claim, Status, Verdict
 
-MIN_GAIN = 0.05
+MIN_ACCURACY_GAIN = 0.05
 """A difference in accuracy (mean over positions and seeds) that counts, when also > 2 SE."""
 
 Check = Callable[[float], bool]
@@ -88,7 +88,7 @@ def standard_error(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tuple[str, str],
-                 what: str, min_gain: float = MIN_GAIN) -> Verdict:
+                 what: str, min_gain: float = MIN_ACCURACY_GAIN) -> Verdict:
     """gain_status of mean(better) - mean(worse) with the two-sample SE (seeds of two arms)."""
     a, b = np.asarray(better, float), np.asarray(worse, float)
     gain = float(a.mean() - b.mean())
@@ -100,7 +100,7 @@ def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tup
 
 
 def no_gain_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str, str],
-                    what: str, margin: float = MIN_GAIN) -> Verdict:
+                    what: str, margin: float = MIN_ACCURACY_GAIN) -> Verdict:
     """"a is no better than b", the mirror of gain_verdict: reproduced when the gain
     mean(a) - mean(b) is confidently below `margin` (gain + 2 SE < margin), not reproduced when
     a is confidently better (gain_status says reproduced), else inconclusive."""

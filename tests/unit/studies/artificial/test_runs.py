@@ -5,16 +5,34 @@ from __future__ import annotations
 
 import pytest
 
-from reasonlab.studies.artificial.common import (ALBERT, BERT, LEGO, LISTOPS, SCRATCH, arm,
-                                                 corpora, runs, split_arm, tasks)
-from reasonlab.studies.kit.base import STUDIES
+from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, LISTOPS,
+                                                 PRETRAIN, SCRATCH, arm, corpora, downstream,
+                                                 runs, tasks)
+from reasonlab.studies.kit.base import STUDIES, Results
 from reasonlab.train.config import config_id
 
 
-def test_arm_names_round_trip():
-    assert split_arm(arm(LEGO, "nesting")) == (LEGO, "nesting", BERT)
-    assert split_arm(arm(LEGO, SCRATCH, ALBERT)) == (LEGO, SCRATCH, ALBERT)
-    assert arm(LEGO, "nesting") == "lego | nesting"  # BERT names unchanged: old reports read
+def test_runs_carry_their_factors_and_downstream_reads_them():
+    """Every run records phase, task / corpus, init and encoder kind as data; the arm name is
+    a label (BERT names unchanged: old reports read) and nothing parses it back."""
+    specs = runs("smoke", 2, [LEGO]) + runs("smoke", 2, [LEGO], ALBERT)
+    assert arm(LEGO, "nesting") == "lego | nesting"
+    for s in specs:
+        f = s.factors
+        if f["phase"] == PRETRAIN:
+            assert s.config.task.corpus == f["corpus"] and s.seed == 0
+        else:
+            assert f["phase"] == FINETUNE and f["task"] == LEGO and f["arm"] == s.arm
+            assert s.arm == arm(f["task"], f["init"], f["kind"])
+            assert (s.config.pretrain is None) == (f["init"] == SCRATCH)
+        assert s.config.model.tie_layers == (f["kind"] == ALBERT)
+    # hand-made results: the final accuracy is the seed + 10 x (ALBERT), read per kind
+    res = Results([(s, {"final": {"acc": s.seed + 10 * (s.factors["kind"] == ALBERT)}})
+                   for s in specs], "smoke", 2)
+    bert, albert = downstream(res), downstream(res, kind=ALBERT)
+    assert list(bert[LEGO]) == [SCRATCH, *corpora("smoke")]
+    assert all(list(v) == [0, 1] for v in bert[LEGO].values())
+    assert all(list(v) == [10, 11] for v in albert[LEGO].values())
 
 
 @pytest.mark.parametrize("scale", ["smoke", "cpu", "paper"])
@@ -23,7 +41,8 @@ def test_listops_is_a_downstream_task_that_fits_the_encoder(scale):
     TrainConfig refuses a fine-tuning run whose sentences outgrow the pretraining run's."""
     assert tasks(scale)[LISTOPS]["tokenisation"] == "lra"
     specs = runs(scale, 1, [LISTOPS])
-    assert {split_arm(s.arm)[1] for s in specs if " | " in s.arm} == {SCRATCH, *corpora(scale)}
+    assert {s.factors["init"] for s in specs if s.factors["phase"] == FINETUNE} == {
+        SCRATCH, *corpora(scale)}
     for s in specs:
         if s.config.pretrain is not None:
             assert s.config.model.max_seq_len <= s.config.pretrain.model.max_seq_len
@@ -35,14 +54,11 @@ def test_albert_encoder_has_its_own_tied_pretraining_runs(scale):
     albert = runs(scale, 2, [LEGO], ALBERT)
     assert len(albert) == len(bert)
     for s in albert:
-        if s.arm.startswith("pretrain "):
-            assert s.arm.endswith(f" | {ALBERT}") and s.config.model.tie_layers
-        else:
-            task, init, kind = split_arm(s.arm)
-            assert kind == ALBERT and s.config.model.tie_layers
-            if init != SCRATCH:  # fine-tuned from the ALBERT run of its corpus
-                assert s.config.pretrain.model.tie_layers
-                assert s.config.pretrain.task.corpus == init
+        assert s.factors["kind"] == ALBERT and s.config.model.tie_layers
+        if s.factors["phase"] == FINETUNE and s.factors["init"] != SCRATCH:
+            # fine-tuned from the ALBERT run of its corpus
+            assert s.config.pretrain.model.tie_layers
+            assert s.config.pretrain.task.corpus == s.factors["init"]
     assert not any(s.config.model.tie_layers for s in bert)
     assert not {config_id(s.config) for s in bert} & {config_id(s.config) for s in albert}
 
@@ -51,7 +67,6 @@ def test_lego_study_shares_artificial_pretrainings_bert_runs():
     """The BERT-like LEGO runs (and pretraining runs) of artificial-pretraining-lego are
     artificial-pretraining's own: same configs, so the run store trains them once."""
     mine = {config_id(s.config) for s in STUDIES["artificial-pretraining-lego"]().runs("cpu", 2)
-            if s.arm.startswith("pretrain ") and ALBERT not in s.arm
-            or s.arm.startswith(f"{LEGO} | ") and ALBERT not in s.arm}
+            if s.factors["kind"] == BERT}
     theirs = {config_id(s.config) for s in STUDIES["artificial-pretraining"]().runs("cpu", 2)}
     assert len(mine) == 8 + 9 * 2 and mine <= theirs

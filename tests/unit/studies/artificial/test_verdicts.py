@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from reasonlab.studies.artificial.pretraining import (english_best_verdict, structure_verdict,
-                                                      uniform_verdict)
-from reasonlab.studies.artificial.pretraining_lego import association_verdict, speed_verdict
+from reasonlab.studies.artificial.verdicts import (association_verdict, english_best_verdict,
+                                                   speed_verdict, structure_verdict,
+                                                   uniform_verdict)
 from reasonlab.studies.kit.core import Claim
 from reasonlab.studies.kit.verdicts import no_gain_verdict
 

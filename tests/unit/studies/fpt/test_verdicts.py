@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.fpt.common import metric
-from reasonlab.studies.fpt.convergence import convergence_verdict, first_step, speedup
-from reasonlab.studies.fpt.freeze_ablation import POLICIES, ablation_verdicts
-from reasonlab.studies.fpt.universal import FPT, FULL, LSTM, RANDOM, universal_verdicts
+from reasonlab.studies.fpt.common import FPT, FULL, LSTM, POLICIES, RANDOM, metric
+from reasonlab.studies.fpt.verdicts import (ablation_verdicts, convergence_verdict, first_step,
+                                            learned, speedup, universal_verdicts)
 
 U = STUDIES["fpt-universal"].claim
 
@@ -95,3 +94,10 @@ def test_convergence_rules():
 def test_metric_reads_masked_bits():
     assert metric({"acc": 0.8, "acc_by_masked": [1.0, 0.6]}) == 0.6
     assert metric({"acc": 0.8}) == 0.8
+
+
+def test_one_learned_rule_decides_which_tasks_count():
+    """A task counts when the better arm ends >= 0.1 above chance (0.5 on the bits, 0.1 on
+    ListOps): exactly at the margin counts, just below does not."""
+    assert learned("bit XOR", [0.5, 0.6]) and not learned("bit XOR", [0.59, 0.3])
+    assert learned("ListOps (fpt2021)", [0.2]) and not learned("ListOps (fpt2021)", [0.19])
