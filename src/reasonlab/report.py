@@ -7,7 +7,8 @@ from typing import Any
 
 import matplotlib
 
-matplotlib.use("Agg")  # files only; no display on CI machines
+matplotlib.use("Agg")  # files only; no display on CI machines. The one place it is set: every
+# module that draws imports pyplot after this module (the studies) or as `report.plt`.
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 

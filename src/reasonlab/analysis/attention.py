@@ -262,10 +262,7 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
     heads: (layer, head) pairs to draw (default: all, one row per layer); order: a reading
     order of the positions (both axes); scores: shown in each panel's title.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from reasonlab.report import plt  # pyplot with the Agg backend, set once there
 
     L, H, T, _ = pattern.shape
     heads = list(heads) if heads is not None else [(l, h) for l in range(L) for h in range(H)]
@@ -301,10 +298,7 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
 
 def plot_head_scores(scores: dict[str, torch.Tensor], path: Path, title: str = "") -> None:
     """One [layers x heads] heatmap per score, shared colour scale [0, 1]."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from reasonlab.report import plt  # pyplot with the Agg backend, set once there
 
     n = len(scores)
     L, H = next(iter(scores.values())).shape

@@ -173,10 +173,7 @@ def plot_probe_maps(maps: dict[str, np.ndarray], path: object, chance: float,
     """Heatmap of accuracy over (layer, depth) per model, with the for-loop staircase; the
     panel titles give the diagonal score (on the supervised and the extrapolated depths when
     `n_supervised` is given)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from reasonlab.report import plt  # pyplot with the Agg backend, set once there
 
     n = len(maps)
     fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)

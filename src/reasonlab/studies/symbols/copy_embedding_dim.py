@@ -34,7 +34,8 @@ from reasonlab.report import fmt_seeds
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols.analysis import READOUTS, readout_sweeps
 from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
-from reasonlab.studies.kit.verdicts import requires, trend_verdict, verdict
+from reasonlab.studies.kit.verdicts import trend_verdict
+from reasonlab.studies.symbols.verdicts import MIN_DROP, b_fixes_verdict
 
 ALL_TOKENS = {"answer_classes": "all_tokens"}
 ARMS: dict[str, dict[str, Any]] = {
@@ -43,12 +44,6 @@ ARMS: dict[str, dict[str, Any]] = {
     "transformer, BERT init, masked read-out": {"model": BERT_INIT},
 }
 """The claims read the first two arms (recipe and widths: symbols_common.COPY)."""
-MIN_DROP = 0.2
-"""Inverse scaling: the plain model's mean accuracy at the smallest width minus at the largest
-must be at least this."""
-B_MIN = 0.9
-"""The b term removes the fall: its accuracy at the largest width reaches this and its own drop
-stays below MIN_DROP / 2."""
 
 
 def width(spec: RunSpec) -> int:
@@ -93,14 +88,5 @@ class SymbolsCopyEmbeddingDim(Study):
                                    test["transformer, BERT init, masked read-out"]))]
         v1 = trend_verdict(self.claim("inverse-scaling"), plain, MIN_DROP, "transformer", "d",
                            falling=True, notes=notes)
-        b_drop = float(np.mean(b[lo]) - np.mean(b[hi]))
-        lead = float(np.mean(b[hi]) - np.mean(plain[hi]))
-        ev2 = (f"+ b term: d={lo} {fmt_seeds(b[lo])}, d={hi} {fmt_seeds(b[hi])}; drop "
-               f"{b_drop:+.3f}; lead over the plain model at d={hi}: {lead:+.3f}; needs >= "
-               f"{B_MIN} at d={hi} and drop < {MIN_DROP / 2}")
-        ok = float(np.mean(b[hi])) >= B_MIN and b_drop < MIN_DROP / 2
-        # (precondition added after the first cpu run, see README)
-        rep.verdicts = [v1, requires(verdict(self.claim("b-fixes"), ok, ev2),
-                                     v1.status == "reproduced",
-                                     "the plain model shows no fall to remove")]
+        rep.verdicts = [v1, b_fixes_verdict(self.claim("b-fixes"), plain, b, v1)]
         return rep

@@ -22,7 +22,7 @@ from reasonlab.report import plot_matrices, table
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, Scale, Study
 from reasonlab.studies.symbols.analysis import ab_values, kernel_matrices
 from reasonlab.studies.symbols.common import MODEL
-from reasonlab.studies.kit.verdicts import verdict
+from reasonlab.studies.symbols.verdicts import conditioning_verdict
 
 TASKS: dict[str, dict[str, Any]] = {
     "same/different": {"preset": "same_different"},
@@ -45,9 +45,6 @@ and N degenerates (measured: the with-diag row); we found this on a trial before
 and report both."""
 SIZES: dict[Scale, tuple[int, int]] = {"smoke": (2, 16), "cpu": (32, 256), "paper": (256, 1024)}
 """(initializations averaged, examples per template)."""
-MIN_CONDITION_RATIO = 2.0
-"""The modification 'improves the conditioning' when cond(N) drops by at least this factor on
-every task (setting MAIN)."""
 
 
 @STUDIES.register("symbols-kernel")
@@ -77,9 +74,5 @@ class SymbolsKernel(Study):
                        for s, N in Ns["same/different"].items()}, out / "kernel_same_different.png")
         rep.figure("kernel_same_different.png", "N for same/different (rows, columns: templates "
                    "`$a $a`, `$a $b`) at initialization")
-        ok = all(c["plain"] / c[MAIN] >= MIN_CONDITION_RATIO for c in conds.values())
-        ev = "; ".join(f"{t}: cond(N) plain {c['plain']:.3g}, {MAIN} {c[MAIN]:.3g} (ratio "
-                       f"{c['plain'] / c[MAIN]:.3g})" for t, c in conds.items())
-        ev += f"; needs a ratio >= {MIN_CONDITION_RATIO} on every task"
-        rep.verdicts = [verdict(self.claim("conditioning"), ok, ev)]
+        rep.verdicts = [conditioning_verdict(self.claim("conditioning"), conds, MAIN)]
         return rep

@@ -21,13 +21,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.symbols.analysis import TEST_HEADING, frozen_readout, samples_section
 from reasonlab.studies.symbols.common import n_train_sweep, recipe
-from reasonlab.studies.kit.verdicts import at_least, at_most, threshold_verdict
+from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
 
 WIDTH: dict[Scale, dict[str, int]] = {"smoke": {}, "cpu": {"d_model": 128, "d_mlp": 512},
                                       "paper": {}}
@@ -41,12 +38,6 @@ SWEEP: dict[Scale, tuple[int, list[int]]] = {
 """Width sweep of the frozen network: (n_train, d_model values); d_mlp = 4 d_model, heads as
 the scale's (widths are multiples of its n_heads)."""
 FULL, READOUT = "all layers", "read-out only (converged)"
-READOUT_MIN = 0.9
-"""Read-out-only training 'generalises' when its mean test accuracy reaches this at the
-largest n."""
-MIN_LEAD = 0.1
-"""Full training 'needs fewer samples' when its accuracy exceeds the read-out arm's by at least
-this on average over the grid (not reproduced if the lead is <= 0)."""
 
 
 @STUDIES.register("symbols-readout-vs-full")
@@ -92,17 +83,8 @@ class SymbolsReadoutVsFull(Study):
                   title="converged read-out, unseen symbols", name="readout_vs_width.png",
                   caption=f"Converged read-out on frozen random networks of growing width, "
                   f"n = {n_sweep}", chance=0.5)
-        n_max, w_max = max(ro), max(widths)
-        ev1 = ("read-out only (converged): " + ", ".join(
-            f"n={n}: {fmt_seeds(v)} (train {np.mean(ro_train[n]):.3f})" for n, v in ro.items())
-            + f"; needs >= {READOUT_MIN} at n={n_max}; widest frozen network (d_model "
-            f"{w_max}, n={n_sweep}): {fmt_seeds([f['test_acc'] for f in sweep[w_max]])}")
-        lead = float(np.mean([np.mean(full[n]) - np.mean(ro[n]) for n in ro]))
-        ev2 = (f"all layers: {fmt_sweep(full)}; mean lead over the converged read-out "
-               f"{lead:+.3f} (needs >= {MIN_LEAD})")
-        rep.verdicts = [
-            threshold_verdict(self.claim("readout-generalises"), float(np.mean(ro[n_max])), ev1,
-                              at_least(READOUT_MIN)),
-            threshold_verdict(self.claim("full-more-efficient"), lead, ev2, at_least(MIN_LEAD),
-                              at_most(0))]
+        w_max = max(widths)
+        widest = (f"d_model {w_max}, n={n_sweep}", [f["test_acc"] for f in sweep[w_max]])
+        rep.verdicts = [readout_verdict(self.claim("readout-generalises"), ro, ro_train, widest),
+                        lead_verdict(self.claim("full-more-efficient"), full, ro)]
         return rep

@@ -9,7 +9,8 @@ import numpy as np
 from reasonlab.report import fmt_seeds, fmt_sweep
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import (at_least, at_most, below, gain_status, never,
-                                            standard_error, threshold_verdict)
+                                            requires, standard_error, threshold_verdict,
+                                            verdict)
 
 
 def n_to_reach(by_n: dict[int, list[float]], target: float) -> float | None:
@@ -85,3 +86,74 @@ def reaches_verdict(claim: Claim, test: dict[int, list[float]], need: float) -> 
     n_max = max(test)
     return threshold_verdict(claim, float(np.mean(test[n_max])), f"transformer test accuracy "
                              f"{fmt_sweep(test)}; needs >= {need} at n={n_max}", at_least(need))
+
+
+MIN_CONDITION_RATIO = 2.0
+"""The modification 'improves the conditioning' when cond(N) drops by at least this factor on
+every task."""
+
+
+def conditioning_verdict(claim: Claim, conds: dict[str, dict[str, float]], modified: str
+                         ) -> Verdict:
+    """task -> setting -> cond(N): reproduced when cond(N) of "plain" over that of `modified`
+    is >= MIN_CONDITION_RATIO on every task, not reproduced otherwise."""
+    ok = all(c["plain"] / c[modified] >= MIN_CONDITION_RATIO for c in conds.values())
+    ev = "; ".join(f"{t}: cond(N) plain {c['plain']:.3g}, {modified} {c[modified]:.3g} (ratio "
+                   f"{c['plain'] / c[modified]:.3g})" for t, c in conds.items())
+    ev += f"; needs a ratio >= {MIN_CONDITION_RATIO} on every task"
+    return verdict(claim, ok, ev)
+
+
+READOUT_MIN = 0.9
+"""Read-out-only training 'generalises' when its mean test accuracy reaches this at the
+largest n."""
+MIN_LEAD = 0.1
+"""Full training 'needs fewer samples' when its accuracy exceeds the read-out arm's by at least
+this on average over the grid (not reproduced if the lead is <= 0)."""
+
+
+def readout_verdict(claim: Claim, ro: dict[int, list[float]], ro_train: dict[int, list[float]],
+                    widest: tuple[str, list[float]]) -> Verdict:
+    """The converged read-out's test accuracy (n -> per seed) reaches READOUT_MIN at the
+    largest n; its training accuracy and the widest frozen network are reported beside."""
+    n_max = max(ro)
+    ev = ("read-out only (converged): " + ", ".join(
+        f"n={n}: {fmt_seeds(v)} (train {np.mean(ro_train[n]):.3f})" for n, v in ro.items())
+        + f"; needs >= {READOUT_MIN} at n={n_max}; widest frozen network ({widest[0]}): "
+        f"{fmt_seeds(widest[1])}")
+    return threshold_verdict(claim, float(np.mean(ro[n_max])), ev, at_least(READOUT_MIN))
+
+
+def lead_verdict(claim: Claim, full: dict[int, list[float]], ro: dict[int, list[float]]
+                 ) -> Verdict:
+    """All layers vs the converged read-out: the mean lead over the read-out's n grid is
+    >= MIN_LEAD (reproduced) or <= 0 (not reproduced)."""
+    lead = float(np.mean([np.mean(full[n]) - np.mean(ro[n]) for n in ro]))
+    ev = (f"all layers: {fmt_sweep(full)}; mean lead over the converged read-out "
+          f"{lead:+.3f} (needs >= {MIN_LEAD})")
+    return threshold_verdict(claim, lead, ev, at_least(MIN_LEAD), at_most(0))
+
+
+MIN_DROP = 0.2
+"""Inverse scaling: the plain model's mean accuracy at the smallest width minus at the largest
+must be at least this."""
+B_MIN = 0.9
+"""The b term removes the fall: its accuracy at the largest width reaches this and its own drop
+stays below MIN_DROP / 2."""
+
+
+def b_fixes_verdict(claim: Claim, plain: dict[int, list[float]], b: dict[int, list[float]],
+                    fall: Verdict) -> Verdict:
+    """width -> per-seed accuracy of the plain model and of the b term: the b term reaches
+    B_MIN at the largest width and drops by less than MIN_DROP / 2; inconclusive unless the
+    plain model's fall (`fall`, the inverse-scaling verdict) reproduced -- no fall, nothing to
+    remove (a precondition added after the first cpu run, see the family README)."""
+    lo, hi = min(plain), max(plain)
+    b_drop = float(np.mean(b[lo]) - np.mean(b[hi]))
+    lead = float(np.mean(b[hi]) - np.mean(plain[hi]))
+    ev = (f"+ b term: d={lo} {fmt_seeds(b[lo])}, d={hi} {fmt_seeds(b[hi])}; drop "
+          f"{b_drop:+.3f}; lead over the plain model at d={hi}: {lead:+.3f}; needs >= "
+          f"{B_MIN} at d={hi} and drop < {MIN_DROP / 2}")
+    ok = float(np.mean(b[hi])) >= B_MIN and b_drop < MIN_DROP / 2
+    return requires(verdict(claim, ok, ev), fall.status == "reproduced",
+                    "the plain model shows no fall to remove")

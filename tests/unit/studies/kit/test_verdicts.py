@@ -191,3 +191,43 @@ def test_perplexity_verdict():
     assert perplexity_verdict(C, better, plain).status == "not reproduced"
     noisy = np.array([8.8, 11.3])  # mean 10.05: drop 0.05 with SE ~1.25
     assert perplexity_verdict(C, plain, noisy).status == "inconclusive"
+
+
+def test_conditioning_verdict():
+    from reasonlab.studies.symbols.verdicts import conditioning_verdict
+
+    good = {"same/different": {"plain": 400.0, "a + b": 100.0}, "random": {"plain": 9.0,
+                                                                          "a + b": 3.0}}
+    v = conditioning_verdict(C, good, "a + b")
+    assert v.status == "reproduced" and "ratio 4" in v.evidence and "ratio 3" in v.evidence
+    bad = {**good, "random": {"plain": 3.0, "a + b": 2.0}}  # ratio 1.5 < 2 on one task
+    assert conditioning_verdict(C, bad, "a + b").status == "not reproduced"
+
+
+def test_readout_and_lead_verdicts():
+    from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
+
+    ro = {1000: [0.80, 0.82], 10_000: [0.91, 0.93]}
+    train = {1000: [0.99, 0.98], 10_000: [0.95, 0.96]}
+    v = readout_verdict(C, ro, train, ("d_model 512, n=10000", [0.97]))
+    assert v.status == "reproduced" and "needs >= 0.9 at n=10000" in v.evidence
+    assert "(train 0.955)" in v.evidence and "widest frozen network (d_model 512" in v.evidence
+    assert readout_verdict(C, {1000: [0.7], 10_000: [0.85]}, train, ("w", [0.9])).status == \
+        "not reproduced"
+    full = {1000: [0.95, 0.97], 10_000: [1.0, 1.0]}
+    assert lead_verdict(C, full, ro).status == "reproduced"  # lead +0.125 >= 0.1
+    assert lead_verdict(C, {1000: [0.85, 0.87], 10_000: [0.95, 0.97]}, ro).status == \
+        "inconclusive"  # lead +0.05
+    assert lead_verdict(C, {1000: [0.8, 0.8], 10_000: [0.9, 0.9]}, ro).status == \
+        "not reproduced"  # lead -0.015
+
+
+def test_b_fixes_verdict_needs_a_fall_to_remove():
+    from reasonlab.studies.symbols.verdicts import b_fixes_verdict
+
+    plain = {64: [0.9, 0.9], 256: [0.5, 0.5]}
+    fell, flat = Verdict(C, "reproduced", "fall"), Verdict(C, "not reproduced", "none")
+    assert b_fixes_verdict(C, plain, {64: [0.95], 256: [0.93]}, fell).status == "reproduced"
+    assert b_fixes_verdict(C, plain, {64: [0.95], 256: [0.7]}, fell).status == "not reproduced"
+    v = b_fixes_verdict(C, plain, {64: [0.95], 256: [0.93]}, flat)
+    assert v.status == "inconclusive" and "no fall to remove" in v.evidence

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from reasonlab.studies.kit.core import Claim
-from reasonlab.studies.lego.conv_qkv_programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
+from reasonlab.studies.lego.programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
 from reasonlab.studies.lego.hardcoded_attention import (at_least_as_low, cheaper, early_step,
                                                         faster_early, loss_at, worse_at_end)
 
