@@ -69,11 +69,11 @@ def llama(src: FPT, attn: str) -> tuple[torch.nn.Module, dict[str, torch.Tensor]
     model = LlamaModel(LlamaConfig(
         vocab_size=2, hidden_size=cfg.d_model, intermediate_size=cfg.d_mlp,
         num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
-        num_key_value_heads=cfg.n_kv_heads, rms_norm_eps=cfg.ln_eps,
+        num_key_value_heads=cfg.n_kv_heads_, rms_norm_eps=cfg.ln_eps,
         rope_theta=cfg.rotary_base, max_position_embeddings=T, attention_bias=False,
         mlp_bias=False, hidden_act="silu", bos_token_id=None, eos_token_id=None,
         pad_token_id=None, attn_implementation=attn))
-    d_q, d_kv = cfg.d_model, cfg.n_kv_heads * cfg.d_head_
+    d_q, d_kv = cfg.d_model, cfg.n_kv_heads_ * cfg.d_head_
     sd = {"norm.weight": src.backbone.ln_final.weight, "embed_tokens.weight": src.backbone.W_E}
     for l, layer in enumerate(src.backbone.layers):
         q, k, v = layer.attn.qkv.weight.split([d_q, d_kv, d_kv])

@@ -17,7 +17,7 @@ from reasonlab.model.lstm import LSTMBaseline
 from reasonlab.model.pretrained import MINILM
 
 BERT_SMALL = dict(d_model=32, n_layers=2, n_heads=4, d_mlp=64, norm="post")
-LLAMA_SMALL = {**SMOLLM2_ARCH, "d_model": 48, "n_layers": 2, "n_heads": 6, "kv_groups": 3,
+LLAMA_SMALL = {**SMOLLM2_ARCH, "d_model": 48, "n_layers": 2, "n_heads": 6, "n_kv_heads": 2,
                "d_mlp": 64}
 
 

@@ -51,7 +51,7 @@ def test_rmsnorm_is_x_over_rms_times_gain():
 
 
 def test_swiglu_is_gated_silu():
-    cfg = llama_config(d_model=16, d_mlp=24, n_heads=4, kv_groups=2)
+    cfg = llama_config(d_model=16, d_mlp=24, n_heads=4, n_kv_heads=2)
     mlp = SwiGLU(cfg)
     x = torch.randn(2, 3, 16)
     gate, up = x @ mlp.fc_gate.weight.T, x @ mlp.fc_in.weight.T
@@ -61,8 +61,9 @@ def test_swiglu_is_gated_silu():
 
 @pytest.mark.parametrize("pattern_path", [False, True])
 def test_grouped_query_attention_matches_naive_heads(pattern_path):
-    """Query head h reads key/value head h // kv_groups; causal mask; rotary on q and k."""
-    cfg = llama_config(d_model=24, n_heads=6, kv_groups=3, d_mlp=32, n_layers=1)
+    """6 query heads, 2 key/value heads: query head h reads key/value head h // 3; causal
+    mask; rotary on q and k."""
+    cfg = llama_config(d_model=24, n_heads=6, n_kv_heads=2, d_mlp=32, n_layers=1)
     model = Transformer(cfg, torch.Generator().manual_seed(1))
     attn = model.layers[0].attn
     x = torch.randn(2, 7, 24)
@@ -184,9 +185,30 @@ def test_train_config_smollm2_keeps_first_layers():
     task = {"name": "lego", "n_clauses": 4, "n_train_vars": 2}
     cfg = TrainConfig.build({"task": task, "model": {"n_layers": 3},
                              "pretrained": "smollm2-135m"})
-    assert cfg.model.n_layers == 3 and cfg.model.kv_groups == 3
+    assert cfg.model.n_layers == 3 and cfg.model.n_kv_heads == 3  # SmolLM2: 9 / 3
     assert cfg.model.normalization.name == "rmsnorm" and cfg.model.mlp.name == "swiglu"
     with pytest.raises(ConfigError, match="n_layers=31 disagrees"):
         TrainConfig.build({"task": task, "model": {"n_layers": 31},
                            "pretrained": "smollm2-135m"})
 
+
+
+def test_n_kv_heads_counts_key_value_heads_and_old_kv_groups_still_load():
+    """n_kv_heads is the number of key/value heads (TransformerLens, HF, litgpt); a config
+    written with the old kv_groups (query heads per key/value head) converts on load, so old
+    run folders' config.json still validate."""
+    from reasonlab.errors import ConfigError
+    from reasonlab.model.config import ModelConfig
+
+    base = {"vocab_size": 10, "n_classes": 2, "max_seq_len": 8, "d_model": 48}
+    gqa = ModelConfig.build({**base, "n_heads": 12, "n_kv_heads": 4})
+    assert (gqa.n_kv_heads_, gqa.queries_per_kv_head) == (4, 3)
+    assert ModelConfig.build({**base, "n_heads": 12, "kv_groups": 4}).n_kv_heads == 3  # 12/4
+    assert ModelConfig.build({**base, "n_heads": 12, "kv_groups": 1}).n_kv_heads is None
+    mha = ModelConfig.build({**base, "n_heads": 12})
+    assert (mha.n_kv_heads, mha.n_kv_heads_, mha.queries_per_kv_head) == (None, 12, 1)
+    assert "n_kv_heads" not in mha.model_dump(exclude_defaults=True)  # run ids of MHA unchanged
+    with pytest.raises(ConfigError, match="n_kv_heads=5 .*must divide n_heads=12"):
+        ModelConfig.build({**base, "n_heads": 12, "n_kv_heads": 5})
+    with pytest.raises(ConfigError, match="disagree"):
+        ModelConfig.build({**base, "n_heads": 12, "kv_groups": 4, "n_kv_heads": 4})

@@ -112,9 +112,9 @@ class SoftmaxAttention(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.n_heads, self.d_head = config.n_heads, config.d_head_
-        # Grouped-query attention (Ainslie et al. 2023; Llama): kv_groups query heads share a
-        # key/value head. kv_groups = 1 is multi-head attention.
-        self.n_kv_heads, self.kv_groups = config.n_kv_heads, config.kv_groups
+        # Grouped-query attention (Ainslie et al. 2023; Llama): n_kv_heads key/value heads, each
+        # shared by queries_per_kv query heads. n_kv_heads = n_heads is multi-head attention.
+        self.n_kv_heads, self.queries_per_kv = config.n_kv_heads_, config.queries_per_kv_head
         d_attn, d_kv = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
         self.sizes = (d_attn, d_kv, d_kv)  # rows of q | k | v in the fused projection
         # Fused Q, K, V projection: one GEMM instead of three (docs/design.md §8
@@ -191,9 +191,9 @@ class SoftmaxAttention(nn.Module):
             if mask is not None:
                 mask = mask.expand(len(rows), -1, -1, -1).gather(
                     2, rows[:, None, :, None].expand(-1, 1, -1, mask.shape[-1]))
-        if self.kv_groups > 1:  # query head i reads key/value head i // kv_groups (HF repeat_kv)
-            k = k.repeat_interleave(self.kv_groups, dim=2)  # [batch, seq, H, d_head]
-            v = v.repeat_interleave(self.kv_groups, dim=2)
+        if self.queries_per_kv > 1:  # query head i reads key/value head i // queries_per_kv
+            k = k.repeat_interleave(self.queries_per_kv, dim=2)  # [batch, seq, H, d_head]
+            v = v.repeat_interleave(self.queries_per_kv, dim=2)  # (HF repeat_kv)
 
         # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
         # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).

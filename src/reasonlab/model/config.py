@@ -95,10 +95,12 @@ class ModelConfig(StrictModel):
     """Output groups one labelled token carries (filled from the task): the read-out emits
     outputs_per_token x n_classes logits and `Batch.label_sub` picks the group of each slot
     (bit memory: the 50 bits of a query patch). Read by "fpt" and "lstm"."""
-    kv_groups: int = Field(1, gt=0)
-    """Grouped-query attention (Ainslie et al. 2023; Llama; SmolLM2: 9 query heads, 3
-    key/value heads -> 3): this many query heads share one key/value head, so there are
-    n_heads / kv_groups key/value heads. 1 = multi-head attention."""
+    n_kv_heads: int | None = Field(None, gt=0)
+    """Grouped-query attention (Ainslie et al. 2023; Llama): the number of key/value heads, as
+    TransformerLens (`n_key_value_heads`), HF (`num_key_value_heads`) and litgpt (`n_query_groups`)
+    count them; n_heads / n_kv_heads query heads share each. SmolLM2-135M: 9 query heads, 3
+    key/value heads. None = n_heads: multi-head attention. (Older configs wrote `kv_groups`, the
+    query heads per key/value head; it is converted on load.)"""
 
     # -- abstract-symbols variants (Boix-Adsera et al. 2024; docs/papers.md §2) -------------
     arch: SerializeAsAny[VariantConfig] = VariantConfig(name="transformer")
@@ -113,8 +115,12 @@ class ModelConfig(StrictModel):
         return self.d_head if self.d_head is not None else self.d_model // self.n_heads
 
     @property
-    def n_kv_heads(self) -> int:
-        return self.n_heads // self.kv_groups
+    def n_kv_heads_(self) -> int:
+        return self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
+
+    @property
+    def queries_per_kv_head(self) -> int:
+        return self.n_heads // self.n_kv_heads_
 
     @property
     def n_unique_layers(self) -> int:
@@ -140,8 +146,9 @@ class ModelConfig(StrictModel):
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
                 "change one or set d_head"
             )
-        if self.n_heads % self.kv_groups:
-            raise ValueError(f"kv_groups={self.kv_groups} must divide n_heads={self.n_heads}")
+        if self.n_heads % self.n_kv_heads_:
+            raise ValueError(f"n_kv_heads={self.n_kv_heads_} (key/value heads) must divide "
+                             f"n_heads={self.n_heads}")
         if self.positions == "rotary" and self.d_head_ % 2:
             raise ValueError(f"rotary positions rotate pairs of dimensions: d_head={self.d_head_} "
                              "must be even")
@@ -192,7 +199,18 @@ class ModelConfig(StrictModel):
 
 
 def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
-    """Move the LEGACY_KEYS into the sub-config of the entry that reads them."""
+    """Move the LEGACY_KEYS into the sub-config of the entry that reads them; convert the old
+    `kv_groups` (query heads per key/value head) into `n_kv_heads` (key/value heads)."""
+    groups = data.pop("kv_groups", None)
+    if groups is not None:
+        n_heads = data.get("n_heads", ModelConfig.model_fields["n_heads"].default)
+        if groups <= 0 or n_heads % groups:
+            raise ValueError(f"kv_groups={groups} (the old name: query heads per key/value "
+                             f"head) must divide n_heads={n_heads}; write n_kv_heads instead")
+        if data.get("n_kv_heads") not in (None, n_heads // groups):
+            raise ValueError(f"kv_groups={groups} and n_kv_heads={data['n_kv_heads']} disagree "
+                             f"(n_heads={n_heads}); keep n_kv_heads only")
+        data["n_kv_heads"] = None if groups == 1 else n_heads // groups
     for old, (field, entry, option) in LEGACY_KEYS.items():
         value = data.pop(old, None)
         if value is None:

@@ -40,7 +40,7 @@ from reasonlab.errors import AssetError, ConfigError
 from reasonlab.model.packaged import PackagedCheckpoint
 
 SMOLLM2_ARCH: dict[str, Any] = dict(
-    d_model=576, d_embed=None, n_layers=30, n_heads=9, kv_groups=3, d_head=None, d_mlp=1536,
+    d_model=576, d_embed=None, n_layers=30, n_heads=9, n_kv_heads=3, d_head=None, d_mlp=1536,
     norm="pre", normalization="rmsnorm", mlp="swiglu", positions="rotary",
     rotary_base=100_000.0, ln_eps=1e-5, causal=True, attn_bias=False, mlp_bias=False,
     tie_layers=False,
@@ -109,7 +109,7 @@ class GGUFCheckpoint(PackagedCheckpoint):
         d_head = a["d_model"] // a["n_heads"]
         want = {"embedding_length": a["d_model"], "block_count": a["n_layers"],
                 "attention.head_count": a["n_heads"], "feed_forward_length": a["d_mlp"],
-                "attention.head_count_kv": a["n_heads"] // a["kv_groups"],
+                "attention.head_count_kv": a["n_kv_heads"],
                 "rope.dimension_count": d_head}
         bad = {k: (v, meta.get(k)) for k, v in want.items() if meta.get(k) != v}
         if bad or not np.isclose(meta.get("rope.freq_base", 0), a["rotary_base"]) or not (
@@ -169,7 +169,7 @@ def _write_atomic(path: Path, write: Any) -> None:
 
 def convert_llama(gg: dict[str, torch.Tensor], arch: dict[str, Any]) -> dict[str, torch.Tensor]:
     """Our state dict from GGUF tensors (see the module docstring for the name map)."""
-    n_heads, n_kv = arch["n_heads"], arch["n_heads"] // arch["kv_groups"]
+    n_heads, n_kv = arch["n_heads"], arch["n_kv_heads"]
     out = {"W_E": gg["token_embd.weight"], "ln_final.weight": gg["output_norm.weight"]}
     for l in range(arch["n_layers"]):
         b, o = f"blk.{l}.", f"layers.{l}."
