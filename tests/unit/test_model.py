@@ -133,10 +133,11 @@ def close(a, b, atol=1e-10):
 
 # -- hooks ------------------------------------------------------------------------------------
 
-EXPECTED_PER_LAYER = [
+EXPECTED_PER_LAYER = [  # make()'s post-LN block: TransformerLens's BERT hooks
     "hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
     "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out",
-    "hook_resid_mid", "hook_mlp_out", "hook_resid_post",
+    "hook_resid_mid", "hook_normalized_resid_mid", "hook_mlp_out", "hook_resid_post",
+    "hook_normalized_resid_post",
 ]
 
 
@@ -226,7 +227,8 @@ def test_hooks_patch_and_are_removed_on_error():
         seen[hook.name] = t.clone()
 
     with pytest.raises(RuntimeError):
-        with model.hooks([("blocks.0.hook_resid_post", zero), ("blocks.1.hook_resid_pre", save)]):
+        with model.hooks([("blocks.0.hook_normalized_resid_post", zero),
+                          ("blocks.1.hook_resid_pre", save)]):
             model(x)
             raise RuntimeError("boom")
     zeros = torch.zeros(3, SEQ, 16, dtype=torch.float64)
@@ -255,8 +257,8 @@ def test_run_with_cache_values():
         close(pattern, naive)
         close(pattern.sum(-1), torch.ones(3, H, SEQ, dtype=q.dtype))
         assert (pattern.masked_select(~allowed.expand_as(pattern)) == 0).all()
-        if l < 2:
-            post = cache[f"blocks.{l}.hook_resid_post"]
+        if l < 2:  # post-LN: the block's output is the normalised raw sum
+            post = cache[f"blocks.{l}.hook_normalized_resid_post"]
             assert torch.equal(post, cache[f"blocks.{l + 1}.hook_resid_pre"])
     assert cache.stack("hook_resid_post").shape == (3, 3, SEQ, 16)
     close(cache.stack("attn.hook_pattern")[1], cache["blocks.1.attn.hook_pattern"], atol=0)
@@ -591,5 +593,28 @@ def test_factorised_tied_model_matches_transformers_albert():
     tokens = torch.tensor([[1, 4, 4, 7, 2, 0, 8, 8], [3, 3, 9, 10, 5, 6, 1, 2]])
     with torch.no_grad():
         want = ref(input_ids=tokens).last_hidden_state
-        _, cache = run_with_cache(model, tokens, names_filter="blocks.2.hook_resid_post")
-    torch.testing.assert_close(cache["blocks.2.hook_resid_post"], want)
+        _, cache = run_with_cache(model, tokens,
+                                  names_filter="blocks.2.hook_normalized_resid_post")
+    torch.testing.assert_close(cache["blocks.2.hook_normalized_resid_post"], want)
+
+
+def test_post_ln_resid_hooks_hold_raw_sums_as_transformerlens():
+    """Post-LN (BERT): hook_resid_mid = resid_pre + attn_out and hook_resid_post =
+    normalized_mid + mlp_out are raw sums; the normalised hooks hold ln1 / ln2 of them, and the
+    block's output is hook_normalized_resid_post. Pre-LN has no normalised hooks."""
+    from reasonlab.model.transformer import block_output_hook
+
+    model = make()
+    _, cache = run_with_cache(model, tokens_())
+    for l in range(3):
+        b, L = f"blocks.{l}.", model.layers[l]
+        mid = cache[b + "hook_resid_pre"] + cache[b + "hook_attn_out"]
+        close(cache[b + "hook_resid_mid"], mid, atol=0)
+        close(cache[b + "hook_normalized_resid_mid"], L.ln1(mid), atol=1e-12)
+        post = cache[b + "hook_normalized_resid_mid"] + cache[b + "hook_mlp_out"]
+        close(cache[b + "hook_resid_post"], post, atol=0)
+        close(cache[b + "hook_normalized_resid_post"], L.ln2(post), atol=1e-12)
+    assert block_output_hook(model.config) == "hook_normalized_resid_post"
+    pre = make(norm="pre")
+    assert block_output_hook(pre.config) == "hook_resid_post"
+    assert not any("normalized" in n for n in pre.hook_points())

@@ -53,7 +53,8 @@ def test_hidden_states_match_transformers(padded):
                                   names_filter=lambda n: "resid" in n)
     diffs = [(cache["blocks.0.hook_resid_pre"] - hs[0])[pad].abs().max().item()]
     for l in range(6):
-        diffs.append((cache[f"blocks.{l}.hook_resid_post"] - hs[l + 1])[pad].abs().max().item())
+        out = cache[f"blocks.{l}.hook_normalized_resid_post"]  # post-LN: the block's output
+        diffs.append((out - hs[l + 1])[pad].abs().max().item())
     print(f"max abs difference per layer (embed, 0..5): {[f'{d:.2e}' for d in diffs]}")
     assert max(diffs) < TOL
     # the outputs are far from trivial: the layers do change the residual stream
@@ -79,8 +80,9 @@ def test_lego_vocab_rows_are_the_mapped_wordpiece_rows():
     wp_ids = torch.as_tensor(ids)[batch.tokens]
     with torch.no_grad():
         want = ref(input_ids=wp_ids).last_hidden_state
-        _, cache = run_with_cache(model, batch.tokens, names_filter="blocks.5.hook_resid_post")
-    assert (cache["blocks.5.hook_resid_post"] - want).abs().max() < TOL
+        _, cache = run_with_cache(model, batch.tokens,
+                                  names_filter="blocks.5.hook_normalized_resid_post")
+    assert (cache["blocks.5.hook_normalized_resid_post"] - want).abs().max() < TOL
 
 
 def test_map_tokens_exact_then_lowercase_then_arbitrary_distinct():

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from reasonlab.model.hooks import run_with_cache
+from reasonlab.model.transformer import block_output_hook
 from reasonlab.tasks.anchors import AnchorsTask
 from reasonlab.tasks.base import Batch
 
@@ -68,7 +69,8 @@ def pair_representations(model: nn.Module, task: AnchorsTask, data: Batch) -> np
     """Final residual stream at the read-out position, averaged per anchor pair over the
     examples of `data` (keys and positions balanced across pairs): [n_pairs, d_model]."""
     _, cache = run_with_cache(model, data.tokens, data.label_pos)
-    h = cache[f"blocks.{model.config.n_layers - 1}.hook_resid_post"][:, -1].double()  # [N, d]
+    last = f"blocks.{model.config.n_layers - 1}.{block_output_hook(model.config)}"
+    h = cache[last][:, -1].double()  # [N, d]: the last block's output
     pair = data.meta["pair"][:, 0]
     return torch.stack([h[pair == p].mean(0) for p in range(len(task.pairs))]).numpy()
 

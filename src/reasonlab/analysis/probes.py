@@ -5,8 +5,8 @@ variable token based only on its token representation at the corresponding layer
 the original model unchanged." Accuracy over (layer, chain depth) shows how information
 percolates: a model that runs a for-loop resolves depth d after d + 1 layers.
 
-Layer 0 is the embedding output (`blocks.0.hook_resid_pre`); layer l >= 1 is
-`blocks.{l-1}.hook_resid_post`. The probe is multinomial logistic regression on standardised
+Layer 0 is the embedding output (`blocks.0.hook_resid_pre`); layer l >= 1 is block l-1's output
+(`block_output_hook`: `hook_resid_post`, or `hook_normalized_resid_post` under post-LN). The probe is multinomial logistic regression on standardised
 features, fitted by L-BFGS (deterministic), pooled over all labelled slots and evaluated on
 held-out sentences per value of a meta key (LEGO: "depth"). The shuffled-label baseline fits the
 same probe on randomly permuted training labels and must sit at chance.
@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.model.hooks import run_with_cache
+from reasonlab.model.transformer import block_output_hook
 from reasonlab.tasks.base import Batch
 
 
@@ -36,10 +37,11 @@ def slot_features(model: nn.Module, batch: Batch, batch_size: int = 256) -> torc
     chunks = []
     for i in range(0, len(batch), batch_size):
         b = batch[i : i + batch_size]
+        out = block_output_hook(model.config)  # each block's output (post-LN: normalised)
         _, cache = run_with_cache(model, b.tokens, pad_mask=b.pad_mask,
                                   names_filter=lambda n: n == "blocks.0.hook_resid_pre"
-                                  or n.endswith("hook_resid_post"))
-        layers = [cache["blocks.0.hook_resid_pre"], *cache.stack("hook_resid_post")]
+                                  or n.endswith(f".{out}"))
+        layers = [cache["blocks.0.hook_resid_pre"], *cache.stack(out)]
         pos = b.label_pos.clamp(min=0)  # padded slots (label_pos -1) are masked out later
         idx = pos[..., None].expand(-1, -1, layers[0].shape[-1])  # [B, P, d_model]
         chunks.append(torch.stack([x.gather(1, idx) for x in layers]).float())

@@ -27,10 +27,16 @@ Hook points, in forward order (shapes for tokens [batch, seq]):
     blocks.{l}.attn.hook_pattern_dropped [batch, n_heads, q_pos, k_pos]  after attention dropout
     blocks.{l}.attn.hook_z          [batch, seq, n_heads, d_head]
     blocks.{l}.hook_attn_out        [batch, seq, d_model]
-    blocks.{l}.hook_resid_mid       [batch, seq, d_model]
+    blocks.{l}.hook_resid_mid       [batch, seq, d_model]   resid_pre + attn_out (a raw sum)
+    blocks.{l}.hook_normalized_resid_mid   [batch, seq, d_model]   ln1 of it (post-LN only)
     blocks.{l}.hook_mlp_out         [batch, seq, d_model]
-    blocks.{l}.hook_resid_post      [batch, seq, d_model]   == blocks.{l+1}.hook_resid_pre
+    blocks.{l}.hook_resid_post      [batch, seq, d_model]   + mlp_out (a raw sum)
+    blocks.{l}.hook_normalized_resid_post  [batch, seq, d_model]   ln2 of it (post-LN only)
     hook_final                      [batch, seq, d_model]   after the final LN (pre-LN only)
+
+As TransformerLens: resid hooks hold raw sums in every placement; a post-LN block (BERT) adds
+the normalised hooks, and its output -- what blocks.{l+1}.hook_resid_pre sees -- is
+hook_normalized_resid_post (pre-LN: hook_resid_post). `block_output_hook(config)` names it.
 
 LayerNorms: norm="post" (BERT) has ln_embed + ln1/ln2 per layer; norm="post_no_embed_ln"
 only ln1/ln2 (the anchor authors' GPT); norm="pre" ln1/ln2 + ln_final.
@@ -127,8 +133,18 @@ class BlockHooks(nn.Module):
         self.attn = ATTENTION[config.attention.name].make_hooks(config)  # the variant's hook points
         self.hook_attn_out = HookPoint()
         self.hook_resid_mid = HookPoint()
+        if config.norm != "pre":  # post-LN: the normalised states (TransformerLens's BERT)
+            self.hook_normalized_resid_mid = HookPoint()
         self.hook_mlp_out = HookPoint()
         self.hook_resid_post = HookPoint()
+        if config.norm != "pre":
+            self.hook_normalized_resid_post = HookPoint()
+
+
+def block_output_hook(config: ModelConfig) -> str:
+    """The hook point (after `blocks.{l}.`) holding a block's output, the residual stream the
+    next block reads: the normalised sum under post-LN, the raw sum under pre-LN."""
+    return "hook_resid_post" if config.norm == "pre" else "hook_normalized_resid_post"
 
 
 class Layer(nn.Module):
@@ -164,9 +180,11 @@ class Layer(nn.Module):
         # post-LN (BERT): x = LN(x + attn(x)); x = LN(x + mlp(x))
         attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn,
                                                                    tokens, pad_mask, **extra)))
-        resid_mid = hooks.hook_resid_mid(self.ln1(_rows(resid_pre, rows) + attn_out))
-        mlp_out = hooks.hook_mlp_out(self.mlp(resid_mid))
-        return hooks.hook_resid_post(self.ln2(resid_mid + mlp_out))
+        resid_mid = hooks.hook_resid_mid(_rows(resid_pre, rows) + attn_out)
+        normalized_mid = hooks.hook_normalized_resid_mid(self.ln1(resid_mid))
+        mlp_out = hooks.hook_mlp_out(self.mlp(normalized_mid))
+        resid_post = hooks.hook_resid_post(normalized_mid + mlp_out)
+        return hooks.hook_normalized_resid_post(self.ln2(resid_post))
 
 
 def _rows(x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
