@@ -1,6 +1,6 @@
 """The anchor-functions paper and its claims that no study tests yet."""
 
-from reasonlab.studies.kit.ledger import Paper, Untested
+from reasonlab.studies.kit.ledger import Paper, untested
 
 PAPER = Paper(
     key="anchors",
@@ -9,7 +9,7 @@ PAPER = Paper(
     "Reasoning or Memorizing",
     seed="initialization-composite-functions.txt (arXiv 2405.05409v5, abstract)",
     untested=(
-        Untested("real-world",
+        untested("real-world",
                  "The initialization rate decides reasoning vs memorizing on real-world "
                  "datasets too",
                  "Zhang et al. 2024, abstract ('We validate our conclusions on various "

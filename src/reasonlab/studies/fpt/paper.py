@@ -1,6 +1,6 @@
 """The FPT paper (the slide deck) and its tables that no study tests yet."""
 
-from reasonlab.studies.kit.ledger import Paper, Untested
+from reasonlab.studies.kit.ledger import Paper, untested
 
 TABLES = "Lu et al. 2021, slides"
 
@@ -38,14 +38,14 @@ PAPER = Paper(
     title="Pretrained Transformers as Universal Computation Engines",
     seed="frozen-pretrained-transformers.txt, first half (a slide deck)",
     untested=(
-        Untested("statistics-only",
+        untested("statistics-only",
                  "Initializing with each pretrained tensor's mean and std (Statistics Only) "
                  "recovers much of pretraining's advantage over the default init",
                  f"{TABLES}, Weight initialization",
                  "no Statistics Only init exists yet",
                  "Pretrained / Statistics Only / Default: ListOps 38.4 / 37.4 / 34.3%, "
                  "MNIST 98.0 / 97.2 / 91.7%, C10 68.2 / 56.5 / 61.7%"),
-        Untested("one-group",
+        untested("one-group",
                  "Of the single groups trained beside the output layer, layernorm gives the "
                  "largest gain",
                  f"{TABLES}, Freezing more parameters (one group per column)",
@@ -53,13 +53,13 @@ PAPER = Paper(
                  "+ norms); the one-group arms are not run",
                  "output only / + input / + positions / + layernorm: Bit XOR 56 / 72 / 84 / "
                  "98%, ListOps 15 / 17 / 35 / 36%, MNIST 23 / 85 / 93 / 96%"),
-        Untested("successive",
+        untested("successive",
                  "Adding layernorm, then input, then positions: each group adds accuracy",
                  f"{TABLES}, Successive finetuning",
                  "no arm adds the groups in the slides' order",
                  "output only / + layernorm / + input / + positions: Bit memory 76 / 94 / "
                  "100 / 100%, CIFAR-10 25 / 54 / 60 / 68%"),
-        Untested("frozen-random-groups",
+        untested("frozen-random-groups",
                  "On a frozen random transformer the layernorm group alone carries most of "
                  "the gain",
                  f"{TABLES}, Freezing more parameters - frozen random; Successive finetuning "
@@ -67,44 +67,44 @@ PAPER = Paper(
                  "the freeze tables run on the pretrained backbone only",
                  "output only / + input / + positions / + layernorm: Bit XOR 50 / 51 / 59 / "
                  "100%, MNIST 25 / 28 / 34 / 83%"),
-        Untested("modality",
+        untested("modality",
                  "Language pretraining transfers better than random or bit-memory "
                  "pretraining; ViT pretraining is comparable",
                  f"{TABLES}, Importance of language pre-training",
                  "no backbone pretrained on bits exists yet; no ViT weights offline",
                  "FPT / Random / Bit / ViT: ListOps 38.4 / 34.3 / 35.4 / 37.4%, C10 68.2 / "
                  "61.7 / 62.6 / 72.5%"),
-        Untested("random-lstm",
+        untested("random-lstm",
                  "A frozen random LSTM is far worse than a frozen random transformer",
                  f"{TABLES}, Importance of architecture: random weights",
                  "no frozen random LSTM arm (the LSTM arm is trained in full)",
                  "Trans. / LSTM: Bit memory 75.8 / 50.9%, ListOps 34.3 / 16.8%, MNIST 91.7 "
                  "/ 70.9%"),
-        Untested("scaling",
+        untested("scaling",
                  "Larger pretrained backbones transfer better, and keep their lead over "
                  "random ones",
                  f"{TABLES}, Scaling with size",
                  "no arm varies the backbone's size",
                  "CIFAR-10 FPT / Random: Small 68.2 / 61.7%, Medium 69.8 / 64.0%, Large 72.1 "
                  "/ 65.7%"),
-        Untested("underfitting",
+        untested("underfitting",
                  "FPT underfits where transformers trained from scratch overfit",
                  f"{TABLES}, Over- and underfitting (CIFAR-10 LRA)",
                  "no study reports training accuracy beside test accuracy",
                  "test / train: FPT 38.6 / 38.5%, vanilla transformer 42 / 70%, Linformer "
                  "39 / 97%"),
-        Untested("feedforward",
+        untested("feedforward",
                  "Training the feedforward layers as well does not hurt",
                  f"{TABLES}, Freezing fewer parameters",
                  "fpt-freeze-ablation adds the attention, not the feedforward layers",
                  "+ Feedforward: ListOps 36.0%, MNIST 98.3%, C10 76.6% (FPT 38.4 / 98.0 / "
                  "68.2%)"),
-        Untested("attention-maps",
+        untested("attention-maps",
                  "FPT's first attention layer shows the bit tasks' structure",
                  f"{TABLES}, GPT-2 - first layer attention for bit XOR / bit memory "
                  "(figures only)",
                  "`reasonlab attention` cannot feed continuous inputs"),
-        Untested("other-backbones",
+        untested("other-backbones",
                  "BERT transfers like GPT-2; T5 and Longformer less",
                  f"{TABLES}, Model - differences with GPT",
                  "no study compares backbones",

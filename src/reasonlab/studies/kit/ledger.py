@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reasonlab.errors import ConfigError
-from reasonlab.studies.kit.core import SCALES
+from reasonlab.studies.kit.core import SCALES, Claim
 
 UNTESTED = "untested"
 NOT_RUN = "not run"
@@ -23,16 +23,16 @@ STATUSES = ("reproduced", "not reproduced", "inconclusive")
 
 @dataclass(frozen=True)
 class Untested:
-    """A claim of the paper that no study tests yet."""
+    """A claim of the paper that no study tests yet, and why (what is missing)."""
 
-    key: str
-    text: str
-    source: str
-    """Where the paper makes it: section, table, figure or slide."""
+    claim: Claim
     why: str
-    """Why no study tests it yet (what is missing)."""
-    paper_numbers: str = ""
-    """The paper's own numbers behind the claim, where it gives them."""
+
+
+def untested(key: str, text: str, source: str, why: str, paper_numbers: str = "") -> Untested:
+    """An untested claim: its key, text, source (section, table, figure or slide), why no
+    study tests it yet, and the paper's own numbers where it gives them."""
+    return Untested(Claim(key, text, source, paper_numbers), why)
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,8 @@ def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None
                          paper_numbers=c.paper_numbers)
                    for name, cls in STUDIES.items() if family_of(cls) == key
                    for c in cls.claims]
-        entries += [Entry(u.key, u.text, u.source, None, why=u.why,
-                          paper_numbers=u.paper_numbers) for u in p.untested]
+        entries += [Entry(u.claim.key, u.claim.text, u.claim.source, None, why=u.why,
+                          paper_numbers=u.claim.paper_numbers) for u in p.untested]
         out.append((p, entries))
     return out
 
