@@ -1,4 +1,4 @@
-"""Command line: `reasonlab studies | claims | run | sweep | train | data | attention | runs | site`.
+"""The `reasonlab` command: studies, claims, run, sweep, train, data, attention, runs, site.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).

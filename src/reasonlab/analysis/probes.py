@@ -6,8 +6,9 @@ the original model unchanged." Accuracy over (layer, chain depth) shows how info
 percolates: a model that runs a for-loop resolves depth d after d + 1 layers.
 
 Layer 0 is the embedding output (`blocks.0.hook_resid_pre`); layer l >= 1 is block l-1's output
-(`block_output_hook`: `hook_resid_post`, or `hook_normalized_resid_post` under post-LN). The probe is multinomial logistic regression on standardised
-features, fitted by L-BFGS (deterministic), pooled over all labelled slots and evaluated on
+(`block_output_hook`: `hook_resid_post`, or `hook_normalized_resid_post` under post-LN). The
+probe is multinomial logistic regression on standardised features, fitted by L-BFGS
+(deterministic), pooled over all labelled slots and evaluated on
 held-out sentences per value of a meta key (LEGO: "depth"). The shuffled-label baseline fits the
 same probe on randomly permuted training labels and must sit at chance.
 
