@@ -137,7 +137,8 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
     lines = []
     for p, entries in book:
         c = counts(entries, "cpu")
-        lines += [f"{p.citation}: {p.title}  [{p.key}; studies/{p.key}/README.md]",
+        lines += [f"{p.citation}: {p.title}",
+                  f"  family {p.key}: src/reasonlab/studies/{p.key}/README.md",
                   f"  {c['claims']} claims, {c[UNTESTED]} untested; at cpu scale "
                   f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, "
                   f"{c['inconclusive']} inconclusive, {c[NOT_RUN]} not run"]
