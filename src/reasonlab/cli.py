@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reasonlab.config import deep_merge, read_config_file
-from reasonlab.console import check_workers
+from reasonlab.console import check_seeds, check_workers
 from reasonlab.errors import ConfigError, ReasonlabError
 
 MAX_DATA_N = 1_000_000
@@ -62,8 +62,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES, run_study
 
     STUDIES[args.study]  # unknown names fail before anything is written
-    if args.seeds is not None and args.seeds < 1:
-        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    check_seeds(args.seeds)
     check_workers(args.workers)
     report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
                             args.quiet, args.executor, args.address)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import CheckpointError, ConfigError
+from reasonlab.locking import LockHeld, RunLock, held, lock_path
 
 RUN_JSON = "run.json"
 CKPT_DIR = "ckpt"  # = train.checkpoint.CKPT_DIR, not imported: that would import torch (1-3 s)
@@ -229,10 +230,25 @@ def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
+def write_json_atomic(path: Path, data: Any, indent: int | None = 1) -> None:
+    write_text_atomic(path, json.dumps(data, indent=indent))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` through a temporary file of its own (unique: two writers never share
+    one) renamed into place, so a reader sees the old file or the new one, never half."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the file from a shared store's users
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 class RunRecord:
@@ -342,10 +358,10 @@ def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = Fals
             info.acc = result["final"].get("acc")
         else:
             info.step = check_checkpoint(run_dir) or 0
-            if rec.get("status") == "failed":
-                info.status, info.problem = "failed", rec.get("error")
-            elif rec.get("status") == "running" and _alive(rec):
+            if held(run_dir) is not None:  # its lock: trained right now, here or elsewhere
                 info.status = "running"
+            elif rec.get("status") == "failed":
+                info.status, info.problem = "failed", rec.get("error")
         if info.task is None:
             cfg = _json_file(run_dir, "config.json")
             if isinstance(cfg, dict):
@@ -355,21 +371,15 @@ def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = Fals
     return info
 
 
-def _alive(rec: dict[str, Any]) -> bool:
-    """Whether the process that wrote a "running" run.json still runs (on this host; a run on
-    another host is taken to be running)."""
-    import platform
-
-    if rec.get("host") != platform.node() or not isinstance(rec.get("pid"), int):
-        return True
+def remove_run(run_dir: Path) -> bool:
+    """Remove a run folder unless a process holds its lock (it trains); True if removed."""
+    lock = RunLock(lock_path(run_dir))
     try:
-        os.kill(rec["pid"], 0)
-    except ProcessLookupError:
+        lock.acquire(wait=False)
+    except LockHeld:
         return False
-    except OSError:
-        return True
+    try:
+        shutil.rmtree(run_dir)
+    finally:
+        lock.release()
     return True
-
-
-def remove_run(run_dir: Path) -> None:
-    shutil.rmtree(run_dir)

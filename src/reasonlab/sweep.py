@@ -21,6 +21,8 @@ from reasonlab.errors import ConfigError
 
 MAX_RUNS = 64
 """A grid of more runs than this needs --yes (a typo such as lr=1,2,...,100 trains for days)."""
+MAX_GRID = 100_000
+"""No grid is larger, --yes or not (its configs alone would fill memory)."""
 METRICS = ("acc", "acc_supervised", "loss", "train_loss", "train_acc")
 """Final scalar metrics tabulated, where the runs log them."""
 
@@ -183,31 +185,35 @@ def plot(axes: list[Axis], rows: list[dict[str, Any]], i: int, path: Path, title
 def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
               out: Path | None = None, workers: int | None = None, quiet: bool = False,
               yes: bool = False, executor: str = "local",
-              address: str | None = None, ask: Any = input) -> tuple[str, Path]:
+              address: str | None = None, ask: Any = None) -> tuple[str, Path]:
     """Run the grid (reusing finished runs), write sweep.md / sweep.json / sweep.png into the
     report folder (default reasonlab-out/sweeps/<config>-<hash>); returns (table, folder)."""
     from reasonlab.config import read_config_file
-    from reasonlab.console import check_workers, confirm
+    from reasonlab.console import ask_stderr, check_seeds, check_workers, confirm
     from reasonlab.execution import execute_all
-    from reasonlab.store import output_dir
+    from reasonlab.store import output_dir, write_json_atomic, write_text_atomic
     from reasonlab.studies.base import check_runs
 
-    if seeds < 1:
-        raise ConfigError(f"--seeds {seeds} must be at least 1")
+    check_seeds(seeds)
     check_workers(workers)
     axes = parse_axes(axis_items)
     if not axes:
         raise ConfigError("give at least one axis key=v1,v2 to sweep")
     base = read_config_file(config_path)
-    cells = build_grid(base, axes, seeds)
-    n = len(cells) * seeds
+    n_cells = math.prod(len(a.values) for a in axes)  # before any config is built
+    n = n_cells * seeds
+    if n > MAX_GRID:
+        raise ConfigError(f"the grid has {n:,} runs ({n_cells:,} cells x {seeds} seeds), more "
+                          f"than {MAX_GRID:,}; sweep fewer values or seeds")
     if n > MAX_RUNS and not yes and not confirm(
-            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds); train them all?",
-            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds), more than "
-            f"{MAX_RUNS}; pass --yes to run them all", ask):
+            f"the grid has {n} runs ({n_cells} cells x {seeds} seeds); train them all?",
+            f"the grid has {n} runs ({n_cells} cells x {seeds} seeds), more than "
+            f"{MAX_RUNS}; pass --yes to run them all", ask or ask_stderr):
         raise ConfigError("sweep cancelled; nothing was trained")
+    cells = build_grid(base, axes, seeds)
     root = out or Path("reasonlab-out")
-    folder = out or Path("reasonlab-out") / "sweeps" / sweep_name(config_path, axes, seeds)
+    # its own folder under the root whatever --out says: two sweeps never share one
+    folder = root / "sweeps" / sweep_name(config_path, axes, seeds)
     configs = [c for cell in cells for c in cell.configs]
     with output_dir(folder):
         check_runs(configs, root)
@@ -226,8 +232,8 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
         if i is not None and "acc" in rows[0]:
             plot(axes, rows, i, folder / "sweep.png", title)
             text += [f"![final accuracy against {axes[i].key}](sweep.png)", ""]
-        (folder / "sweep.md").write_text("\n".join(text))
-        (folder / "sweep.json").write_text(json.dumps(
-            {"config": str(config_path), "base": base, "seeds": seeds,
-             "axes": {a.key: list(a.values) for a in axes}, "cells": rows}, indent=1))
+        write_text_atomic(folder / "sweep.md", "\n".join(text))
+        write_json_atomic(folder / "sweep.json", {
+            "config": str(config_path), "base": base, "seeds": seeds,
+            "axes": {a.key: list(a.values) for a in axes}, "cells": rows})
     return md, folder

@@ -31,7 +31,8 @@ def test_sweep_table_figure_and_reuse(tmp_path, capsys):
     assert "| optim.lr | optim.schedule | seeds | final acc |" in printed
     runs = sorted((out / "runs").iterdir())
     assert len(runs) == 8  # 2 x 2 cells x 2 seeds
-    data = json.loads((out / "sweep.json").read_text())
+    (folder,) = (out / "sweeps").iterdir()  # its own folder under --out
+    data = json.loads((folder / "sweep.json").read_text())
     cell = data["cells"][0]
     assert cell["values"] == {"optim.lr": 0.001, "optim.schedule": "cosine"}
     accs = [json.loads((out / "runs" / i / "result.json").read_text())["final"]["acc"]
@@ -39,8 +40,8 @@ def test_sweep_table_figure_and_reuse(tmp_path, capsys):
     assert abs(cell["acc"]["mean"] - statistics.mean(accs)) < 1e-12
     assert abs(cell["acc"]["std"] - statistics.stdev(accs)) < 1e-12
     assert f"{statistics.mean(accs):.4f} ± {statistics.stdev(accs):.4f}" in printed
-    assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG" and "sweep.png" in (
-        out / "sweep.md").read_text()
+    assert (folder / "sweep.png").read_bytes()[:4] == b"\x89PNG" and "sweep.png" in (
+        folder / "sweep.md").read_text()
     # run again with one more lr: only the new cell trains, the others are reused untouched
     stamps = {p.name: (p / "result.json").stat().st_mtime_ns for p in runs}
     assert main([*argv[:2], "optim.lr=0.001,0.01,0.003", *argv[3:]]) == 0
@@ -48,6 +49,9 @@ def test_sweep_table_figure_and_reuse(tmp_path, capsys):
     after = {p.name: p for p in (out / "runs").iterdir()}
     assert len(after) == 12
     assert all((after[k] / "result.json").stat().st_mtime_ns == v for k, v in stamps.items())
+    # the second sweep wrote its own folder: the first one's table is still there, unchanged
+    folders = sorted((out / "sweeps").iterdir())
+    assert len(folders) == 2 and json.loads((folder / "sweep.json").read_text()) == data
 
 
 def test_non_numeric_sweep_has_no_figure(tmp_path, capsys):
@@ -56,7 +60,7 @@ def test_non_numeric_sweep_has_no_figure(tmp_path, capsys):
     assert main(["sweep", str(cfg), "optim.schedule=cosine,constant", "--out",
                  str(tmp_path / "o"), "--workers", "1", "--quiet"]) == 0
     assert "figure" not in capsys.readouterr().out
-    assert not (tmp_path / "o" / "sweep.png").exists()
+    assert not list((tmp_path / "o").rglob("sweep.png"))
 
 
 def test_large_grid_asks_first(tmp_path):

@@ -139,11 +139,13 @@ class Report:
         return "\n".join(lines)
 
     def write(self, out: Path) -> Path:
+        from reasonlab.store import write_json_atomic, write_text_atomic
+
         path = out / "report.md"
-        path.write_text(self.markdown())
-        (out / "verdicts.json").write_text(json.dumps(
-            [{"claim": v.claim.key, "text": v.claim.text, "status": v.status,
-              "evidence": v.evidence} for v in self.verdicts], indent=1))
+        write_text_atomic(path, self.markdown())
+        write_json_atomic(out / "verdicts.json", [
+            {"claim": v.claim.key, "text": v.claim.text, "status": v.status,
+             "evidence": v.evidence} for v in self.verdicts])
         return path
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,11 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "param_groups": opt["param_groups"],
         "optim_scalars": scalars,
     }
-    tmp = run_dir / f".{CKPT_DIR}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{CKPT_DIR}.tmp."))  # never shared
+    tmp.chmod(0o755)  # mkdtemp's 0700 would hide ckpt/ from a shared store's other users
     save_file(tensors, str(tmp / "state.safetensors"))
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
