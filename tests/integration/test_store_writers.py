@@ -104,3 +104,19 @@ def test_pool_workers_exit_when_their_parent_is_killed(tmp_path):
         alive = [w for w in workers if Path(f"/proc/{w}").exists()
                  and "zombie" not in Path(f"/proc/{w}/status").read_text().lower()]
     assert not alive, f"workers {alive} outlived their parent"
+
+
+def test_two_study_commands_on_one_out_train_each_run_once(tmp_path):
+    """The issue's case: `reasonlab run` of one smoke study twice at once on one --out."""
+    out = tmp_path / "store"
+    argv = ["run", "lego-extrapolation", "--scale", "smoke", "--workers", "2", "--quiet",
+            "--out", str(out)]
+    done = run_together([argv, argv], tmp_path)
+    for rc, stdout, stderr in done:
+        assert rc == 0, stderr
+        assert f"report: {out / 'lego-extrapolation' / 'smoke' / 'report.md'}" in stdout
+    assert done[0][1] == done[1][1]  # the same verdicts, from the same runs
+    runs = check_store(out)
+    assert len(runs) == len(json.loads(
+        (out / "lego-extrapolation" / "smoke" / "study.json").read_text())["runs"])
+    assert not list((out / "runs").glob(".*.lock"))
