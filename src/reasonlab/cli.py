@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reasonlab.config import deep_merge, read_config_file
+from reasonlab.config import MAX_DEPTH, deep_merge, depth, read_config_file
 from reasonlab.console import check_seeds, check_workers
 from reasonlab.errors import ConfigError, ReasonlabError
 
@@ -36,6 +36,11 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
+        except RecursionError:
+            value = None
+        if depth(value) > MAX_DEPTH:
+            raise ConfigError(f"override {key} nests more than {MAX_DEPTH} levels deep; give "
+                              "a plain value")
         node = out
         *parents, leaf = key.split(".")
         for p in parents:

@@ -159,7 +159,7 @@ def curve(run_dir: Path) -> list[dict[str, Any]]:
 def show(root: Path, run_id: str) -> str:
     """Config, provenance, learning curve and checkpoint of one run, as text."""
     run_dir = find_run(root, run_id)
-    info = inspect_run(run_dir, thorough=True)
+    info = inspect_run(run_dir)
     lines = [f"run {info.id}  ({run_dir})", f"status: {status_text(info)}"]
     rec_path = run_dir / "run.json"
     if rec_path.exists():

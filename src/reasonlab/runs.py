@@ -34,8 +34,9 @@ __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_m
            "run_dir_for"]
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
-    """The checked result.json of a finished run, or None (see store.read_result)."""
-    return read_result(run_dir)
+    """The checked result.json of a finished run, or None (see store.read_result): reused only
+    if its checkpoint is whole too (checksum verified)."""
+    return read_result(run_dir, verify=True)
 
 
 def check_device(config: TrainConfig) -> None:
