@@ -195,10 +195,19 @@ def cmd_attention(args: argparse.Namespace) -> None:
     with output_dir(out):
         scores = attention_report(model, task, out, n=args.n, example=args.example,
                                   seed=args.seed, span=span, window=args.window, title=name,
-                                  variables=variables)
+                                  variables=variables, control_span=CLAUSE_LEN if lego else None)
+    permuted = scores.pop("association_variable, clauses permuted", None)
+    positional = scores.pop("positional head", None)
     for score, s in scores.items():
         best = ", ".join(f"L{l}H{h} {v:.2f}" for l, h, v in top_heads(s, 3))
         print(f"{score:>20}: top heads {best}")
+    if permuted is not None and positional is not None:
+        # the association's positional controls, as the LEGO study reports print them (§4.2.1)
+        top = ", ".join(f"L{l}H{h} {float(permuted[l, h]):.2f}"
+                        for l, h, _ in top_heads(scores["association_variable"], 3))
+        print(f"{'positional controls':>20}: association_variable of those heads with each "
+              f"sentence's clauses permuted {top}; a content-blind head on the same slot of "
+              f"every clause {float(positional):.2f} (an association head beats both)")
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 

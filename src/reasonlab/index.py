@@ -93,7 +93,9 @@ def _wall(s: float | None) -> str:
 
 
 def _changed(r: RunInfo) -> str:
-    items = [f"{k}={json.dumps(v)}" for k, v in r.changed.items() if k not in DERIVED]
+    # an empty {} (the default task, recorded as "nothing changed under task") says nothing
+    items = [f"{k}={json.dumps(v)}" for k, v in r.changed.items()
+             if k not in DERIVED and v != {}]
     return " ".join(items) or "-"
 
 

@@ -72,7 +72,8 @@ def test_two_studies_with_one_out_keep_both_reports(tmp_path):
     another's."""
     _, a = run_study("lego-extrapolation", "smoke", out=tmp_path, workers=1, quiet=True)
     _, b = run_study("lego-probes", "smoke", out=tmp_path, workers=1, quiet=True)
-    assert a == tmp_path / "lego-extrapolation" / "smoke" and b == tmp_path / "lego-probes" / "smoke"
+    assert a == tmp_path / "lego-extrapolation" / "smoke"
+    assert b == tmp_path / "lego-probes" / "smoke"
     for folder, name in ((a, "lego-extrapolation"), (b, "lego-probes")):
         assert json.loads((folder / "study.json").read_text())["study"] == name
         assert (folder / "report.md").exists() and (folder / "verdicts.json").exists()

@@ -76,3 +76,25 @@ def test_large_grid_asks_first(tmp_path):
         run_sweep(cfg, ["steps=4,6,8,10,12,14,16,18,20", "optim.lr=0.1,0.2,0.3,0.4"], seeds=2,
                   out=tmp_path / "o", quiet=True, ask=lambda q: asked.append(q) or "n")
     assert "72 runs" in asked[0] and not (tmp_path / "o").exists()
+
+
+def test_single_values_override_and_are_no_axis(tmp_path, capsys):
+    """`key=v` with one value overrides the config: it is neither a table column nor a figure
+    axis, and the report names it as fixed; one seed prints no ± 0."""
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    out = tmp_path / "o"
+    assert main(["sweep", str(cfg), "optim.lr=0.001,0.01", "steps=6", "optim.schedule=constant",
+                 "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "| optim.lr | seeds | final acc |" in printed and "±" not in printed
+    (folder,) = (out / "sweeps").iterdir()
+    data = json.loads((folder / "sweep.json").read_text())
+    assert data["axes"] == {"optim.lr": [0.001, 0.01]}
+    assert data["fixed"] == {"steps": 6, "optim.schedule": "constant"}
+    md = (folder / "sweep.md").read_text()
+    assert "Fixed: `steps=6`, `optim.schedule=\"constant\"`" in md and "1 seed;" in md
+    for cell in data["cells"]:
+        (run,) = cell["runs"]
+        config = json.loads((out / "runs" / run / "config.json").read_text())
+        assert config["steps"] == 6 and config["optim"]["schedule"] == "constant"

@@ -229,8 +229,9 @@ def report_pages(r: ReportInfo, folder: Path, store: Path) -> None:
             f"{html.escape(str(r.folder))}</p><ul id=verdicts>{verdicts}</ul>"
             + (f'<p>Runs (<a href="runs.html">accuracy curves</a>): {run_links}</p>'
                if curves else "")
-            + f'<article id="report">{render_markdown((r.folder / "report.md").read_text(encoding="utf-8"))}'
-            "</article>")
+            + '<article id="report">'
+            + render_markdown((r.folder / "report.md").read_text(encoding="utf-8"))
+            + "</article>")
     (folder / "index.html").write_text(page(f"{r.study} ({r.scale})", body, 2), encoding="utf-8")
     if curves:
         body = (f'<h1>{html.escape(r.study)} ({html.escape(r.scale)}): accuracy curves</h1>'

@@ -85,7 +85,7 @@ class Report:
         for arm, f in finals.items():
             m, s = mean_std(f)
             rows.append([arm] + [f"{x:.3f}" for x in m])
-            if std:
+            if std and len(f) > 1:  # one seed has no spread: no row of zeros
                 rows.append([f"{arm} (std)"] + [f"{x:.3f}" for x in s])
         return self.table(heading, ["arm"] + [f"#{i}" for i in range(n)], rows).figure(
             name, caption)

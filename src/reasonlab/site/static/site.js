@@ -22,7 +22,8 @@ function drawCurves() {
     x: r.steps, y: r.acc, name: plain(r.label), mode: "lines+markers", type: "scatter",
     opacity: !focus || focus === r.id ? 1 : 0.25,
     line: {width: focus === r.id ? 4 : 2},
-    hovertemplate: plain(r.label) + " (" + plain(r.id) + ")<br>step %{x}<br>accuracy %{y:.4f}<extra></extra>",
+    hovertemplate: plain(r.label) + " (" + plain(r.id) + ")<br>step %{x}" +
+                   "<br>accuracy %{y:.4f}<extra></extra>",
   }));
   const layout = {title: {text: plain(data.title)}, xaxis: {title: {text: "step"}},
                   yaxis: {title: {text: "test accuracy"}, range: [0, 1.02]},
