@@ -17,6 +17,7 @@ from reasonlab.errors import AssetError, ConfigError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
+from reasonlab.locking import held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.core import (
     SCALES,
@@ -127,7 +128,8 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
     for c in configs:
         check_device(c)
         run_dir = run_dir_for(c, root)
-        if load_result(run_dir) is None:
+        # a run another process trains right now changes under us: its trainer checks it
+        if load_result(run_dir) is None and held(run_dir) is None:
             check_partial(run_dir)
 
 
