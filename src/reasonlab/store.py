@@ -454,7 +454,11 @@ def inspect_run(run_dir: Path, mtime: float | None = None) -> RunInfo:
 
 
 def remove_run(run_dir: Path) -> bool:
-    """Remove a run folder unless a process holds its lock (it trains); True if removed."""
+    """Remove a run folder unless a process holds its lock (it trains); True if removed. A
+    run folder that is a link out of the store loses the link only, never its target."""
+    if run_dir.is_symlink():
+        run_dir.unlink()
+        return True
     lock = RunLock(lock_path(run_dir))
     try:
         lock.acquire(wait=False)

@@ -115,3 +115,15 @@ def test_old_checkpoints_without_checksums_still_load(finished, tmp_path):
     result = execute(TrainConfig.build(TINY), store, quiet=True)
     assert result["final"] == json.loads((finished / "runs" / run.name / "result.json")
                                          .read_text())["final"]
+
+
+def test_gc_removes_a_linked_run_folder_not_its_target(finished, tmp_path, capsys):
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(next(p for p in (store / "runs").iterdir() if p.is_dir()), elsewhere)
+    (elsewhere / "result.json").write_text("{oops")  # damaged: a gc candidate
+    (store / "runs" / "0123456789ab").symlink_to(elsewhere)
+    assert main(["runs", "gc", "--yes", "--out", str(store)]) == 0
+    assert not (store / "runs" / "0123456789ab").exists()
+    assert (elsewhere / "result.json").read_text() == "{oops"  # the target is untouched
