@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from reasonlab.index import list_table
-from reasonlab.store import scan
+from reasonlab.store import fingerprints, scan
 
 CONFIG = {"task": {"name": "lego", "group": "z2", "n_clauses": 12, "n_train_vars": 6},
           "model": {"d_model": 64, "n_layers": 6, "n_heads": 4, "d_mlp": 256},
@@ -56,6 +56,7 @@ def build(root: Path, n: int) -> None:
         if finished:
             rec |= {"step": 2000, "acc": 0.9}
             (d / "result.json").write_text(result)
+            rec["files"] = fingerprints(d)  # as RunRecord.end records them
         (d / "run.json").write_text(json.dumps(rec))
 
 

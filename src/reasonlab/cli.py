@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reasonlab.config import deep_merge, read_config_file
-from reasonlab.console import check_workers
+from reasonlab.config import MAX_DEPTH, deep_merge, depth, read_config_file
+from reasonlab.console import check_seeds, check_workers
 from reasonlab.errors import ConfigError, ReasonlabError
 
 MAX_DATA_N = 1_000_000
@@ -36,6 +36,11 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
+        except RecursionError:
+            value = None
+        if depth(value) > MAX_DEPTH:
+            raise ConfigError(f"override {key} nests more than {MAX_DEPTH} levels deep; give "
+                              "a plain value")
         node = out
         *parents, leaf = key.split(".")
         for p in parents:
@@ -71,8 +76,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES, run_study
 
     STUDIES[args.study]  # unknown names fail before anything is written
-    if args.seeds is not None and args.seeds < 1:
-        raise ConfigError(f"--seeds {args.seeds} must be at least 1")
+    check_seeds(args.seeds)
     check_workers(args.workers)
     report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
                             args.quiet, args.executor, args.address)
@@ -200,10 +204,19 @@ def cmd_attention(args: argparse.Namespace) -> None:
     with output_dir(out):
         scores = attention_report(model, task, out, n=args.n, example=args.example,
                                   seed=args.seed, span=span, window=args.window, title=name,
-                                  variables=variables)
+                                  variables=variables, control_span=CLAUSE_LEN if lego else None)
+    permuted = scores.pop("association_variable, clauses permuted", None)
+    positional = scores.pop("positional head", None)
     for score, s in scores.items():
         best = ", ".join(f"L{l}H{h} {v:.2f}" for l, h, v in top_heads(s, 3))
         print(f"{score:>20}: top heads {best}")
+    if permuted is not None and positional is not None:
+        # the association's positional controls, as the LEGO study reports print them (§4.2.1)
+        top = ", ".join(f"L{l}H{h} {float(permuted[l, h]):.2f}"
+                        for l, h, _ in top_heads(scores["association_variable"], 3))
+        print(f"{'positional controls':>20}: association_variable of those heads with each "
+              f"sentence's clauses permuted {top}; a content-blind head on the same slot of "
+              f"every clause {float(positional):.2f} (an association head beats both)")
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 

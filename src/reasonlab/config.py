@@ -58,6 +58,22 @@ def deep_merge(base: Mapping[str, Any], *overrides: Mapping[str, Any]) -> dict[s
     return out
 
 
+MAX_DEPTH = 32
+"""Deepest nesting a config may have (the deepest real one has 4 levels): deeper data would
+exhaust the recursion of validation and hashing."""
+
+
+def depth(data: Any, limit: int = MAX_DEPTH + 1) -> int:
+    """Nesting depth of dicts and lists, counted up to `limit` (iterative: no recursion)."""
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if d < limit and isinstance(node, dict | list):
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """A JSON or TOML config file (by suffix) as a dict; one-line ConfigError otherwise."""
     try:
@@ -73,6 +89,12 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"config file {path} is not valid {kind} ({e})") from None
+    except RecursionError:  # the parsers recurse per level: 100,000 nested [ exhaust the stack
+        raise ConfigError(f"config file {path} nests too deeply to be a config; a config "
+                          f"is at most {MAX_DEPTH} levels deep") from None
+    if depth(data) > MAX_DEPTH:
+        raise ConfigError(f"config file {path} nests more than {MAX_DEPTH} levels deep; a "
+                          "config is a few levels of keys")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold an object of keys at the top level "
                           f"(e.g. {{\"task\": {{\"name\": \"lego\"}}, ...}}), not "

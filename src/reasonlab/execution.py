@@ -76,9 +76,29 @@ def _local(configs: list[TrainConfig], root: Path, descs: list[str], workers: in
                                  disable=quiet or len(configs) <= 1)]
     jobs = [(c.model_dump(mode="json"), str(root), d, -1 if quiet else i % workers + 1)
             for i, (c, d) in enumerate(zip(configs, descs, strict=True))]
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with process_pool(workers) as pool:
         return list(tqdm(pool.map(_quiet_or_not, jobs), total=len(jobs), desc=desc,
                          position=0, disable=quiet))
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """Spawned workers that exit when the process that started them dies (a kill -9 of the
+    main process would otherwise leave them training on, a second writer for the next
+    command; their run locks then go stale at once, their pids being gone)."""
+    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+
+
+def _exit_with_parent(parent: int, every: float = 1.0) -> None:
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)  # no cleanup to wait for: the run resumes from its last checkpoint
+
+    threading.Thread(target=watch, daemon=True, name="exit with parent").start()
 
 
 def _quiet_or_not(job: tuple[dict[str, Any], str, str, int]) -> dict[str, Any]:

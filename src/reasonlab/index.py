@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reasonlab.console import confirm
+from reasonlab.console import ask_stderr, confirm
 from reasonlab.errors import ConfigError
 from reasonlab.store import (
     CorruptRunError,
@@ -93,7 +93,9 @@ def _wall(s: float | None) -> str:
 
 
 def _changed(r: RunInfo) -> str:
-    items = [f"{k}={json.dumps(v)}" for k, v in r.changed.items() if k not in DERIVED]
+    # an empty {} (the default task, recorded as "nothing changed under task") says nothing
+    items = [f"{k}={json.dumps(v)}" for k, v in r.changed.items()
+             if k not in DERIVED and v != {}]
     return " ".join(items) or "-"
 
 
@@ -159,7 +161,7 @@ def curve(run_dir: Path) -> list[dict[str, Any]]:
 def show(root: Path, run_id: str) -> str:
     """Config, provenance, learning curve and checkpoint of one run, as text."""
     run_dir = find_run(root, run_id)
-    info = inspect_run(run_dir, thorough=True)
+    info = inspect_run(run_dir)
     lines = [f"run {info.id}  ({run_dir})", f"status: {status_text(info)}"]
     rec_path = run_dir / "run.json"
     if rec_path.exists():
@@ -260,19 +262,19 @@ def _last_touched(run_dir: Path) -> float:
     return max(times)
 
 
-def gc(root: Path, older_than: float, yes: bool, ask: Any = input) -> str:
+def gc(root: Path, older_than: float, yes: bool, ask: Any = ask_stderr) -> str:
     """Remove the gc candidates after showing them and asking (unless `yes`)."""
     if not (root / "runs").is_dir():
         raise ConfigError(f"no runs under {root / 'runs'}; nothing to collect")
     doomed = gc_candidates(root, older_than)
     if not doomed:
         return "nothing to remove: no partial, failed or damaged run is that old"
-    print(list_table(doomed))
-    if not yes and not confirm(f"remove these {len(doomed)} run folders?",
-                               f"{len(doomed)} runs would be removed; pass --yes to remove "
-                               "them without asking", ask):
+    if yes:
+        print(list_table(doomed))
+    elif not confirm(f"remove these {len(doomed)} run folders?",
+                     f"{len(doomed)} runs would be removed; pass --yes to remove them without "
+                     "asking", ask, details=list_table(doomed)):  # the list: part of the question
         return "nothing removed"
-    for r in doomed:
-        remove_run(r.path)
-    return (f"removed {len(doomed)} run folders; running their commands again retrains "
-            "them")
+    busy = [r.id for r in doomed if not remove_run(r.path)]  # started training meanwhile
+    return (f"removed {len(doomed) - len(busy)} run folders; running their commands again "
+            "retrains them" + (f" (kept {', '.join(busy)}: training now)" if busy else ""))

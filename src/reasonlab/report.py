@@ -11,6 +11,50 @@ matplotlib.use("Agg")  # files only; no display on CI machines. The one place it
 # module that draws imports pyplot after this module (the studies) or as `report.plt`.
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from cycler import cycler  # noqa: E402
+
+# ----------------------------------------------------------------------------- figure style
+# One style for every figure of the project (studies, sweeps, `reasonlab attention`), set here
+# on import: rcParams are global, and every module that draws imports this one (the studies
+# through studies/reporting.py, sweeps and analysis/attention.py directly).
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+             "#000000")
+"""Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008): distinct under
+protanopia, deuteranopia and tritanopia; lines past the 8th change dash instead."""
+LINESTYLES = ("-", "--", ":", "-.")
+plt.rcParams.update({
+    "axes.prop_cycle": cycler(linestyle=LINESTYLES[:2]) * cycler(color=OKABE_ITO),
+    "grid.alpha": 0.3,  # grids on line plots only (ax.grid()): none over a heatmap
+    "axes.titlesize": 10, "axes.labelsize": 9,
+    "xtick.labelsize": 8, "ytick.labelsize": 8, "legend.fontsize": 8, "legend.frameon": False,
+    "image.cmap": "viridis",  # perceptually uniform and colour-blind safe, for heatmaps
+    "savefig.dpi": 120, "savefig.bbox": "tight",  # tight: a legend outside the axes is kept
+})
+
+
+def legend_outside(ax: Any, **kw: Any) -> None:
+    """The legend right of the axes, never over the data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kw)
+
+
+def save(fig: Any, path: Path) -> None:
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def seeds_text(n: int) -> str:
+    """"1 seed", "3 seeds"."""
+    return f"{n} seed" + ("" if n == 1 else "s")
+
+
+def pm(values: Any, digits: int = 3) -> str:
+    """Mean ± std over seeds; the mean alone for one seed (a std of one value is no spread)."""
+    v = np.asarray(values, dtype=float).ravel()
+    if len(v) < 2:
+        return f"{v.mean():.{digits}f}"
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
+
 
 
 def mean_std(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -30,37 +74,35 @@ def plot_positions(arms: dict[str, list[list[float]]], path: Path, title: str,
     for arm, rows in arms.items():
         m, s = mean_std(rows)
         x = np.arange(len(m))
-        ax.plot(x, m, marker="o", label=f"{arm} (n={len(rows)})")
-        ax.fill_between(x, m - s, m + s, alpha=0.2)
+        (line,) = ax.plot(x, m, marker="o", label=f"{arm} ({seeds_text(len(rows))})")
+        if len(rows) > 1:  # a band of ±1 std over seeds; one seed has none
+            ax.fill_between(x, m - s, m + s, alpha=0.2, color=line.get_color())
     if trained is not None:
-        ax.axvspan(-0.5, trained - 0.5, color="grey", alpha=0.1, label="supervised")
+        ax.axvspan(-0.5, trained - 0.5, color="grey", alpha=0.1, label="supervised positions")
     ax.set(xlabel="chain position #", ylabel="test accuracy", ylim=(0.4, 1.02), title=title)
     ax.set_xticks(range(len(m)))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    ax.grid()
+    legend_outside(ax)
+    save(fig, path)
 
 
 def plot_curves(arms: dict[str, list[list[dict[str, Any]]]], path: Path, title: str) -> None:
-    """Accuracy per chain position over training, one panel per arm, averaged over seeds."""
-    fig, axes = plt.subplots(1, len(arms), figsize=(5 * len(arms), 3.6), sharey=True,
+    """Accuracy per chain position over training, one panel per arm, averaged over seeds; one
+    colour per position (the palette, then dashes past 8), the legend right of the panels."""
+    fig, axes = plt.subplots(1, len(arms), figsize=(4.2 * len(arms) + 1.2, 3.6), sharey=True,
                              squeeze=False)
     for ax, (arm, curves) in zip(axes[0], arms.items(), strict=True):
         steps = [m["step"] for m in curves[0]]
         acc = np.mean([[m["acc_by_depth"] for m in c] for c in curves], axis=0)  # [evals, P]
-        cmap = plt.get_cmap("viridis")
         for p in range(acc.shape[1]):
-            ax.plot(steps, acc[:, p], color=cmap(p / max(1, acc.shape[1] - 1)), label=f"#{p}")
-        ax.set(title=arm, xlabel="step", ylim=(0.4, 1.02))
-        ax.grid(alpha=0.3)
+            ax.plot(steps, acc[:, p], label=f"#{p}", lw=1.4)
+        ax.set(title=f"{arm} ({seeds_text(len(curves))})", xlabel="step", ylim=(0.4, 1.02))
+        ax.grid()
     axes[0][0].set_ylabel("test accuracy")
-    axes[0][-1].legend(fontsize=7, ncol=2, loc="lower right")
+    legend_outside(axes[0][-1], title="chain position", ncol=1 if acc.shape[1] <= 12 else 2)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -69,8 +111,9 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def fmt(m: float, s: float) -> str:
-    return f"{m:.3f} ± {s:.3f}"
+def fmt(m: float, s: float, n: int = 2) -> str:
+    """Mean ± std over n seeds (the mean alone for one seed)."""
+    return f"{m:.3f}" if n < 2 else f"{m:.3f} ± {s:.3f}"
 
 
 def plot_heatmap(values: np.ndarray, path: Path, title: str, xlabels: list[str],
@@ -89,9 +132,7 @@ def plot_heatmap(values: np.ndarray, path: Path, title: str, xlabels: list[str],
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="w"
                     if values[i, j] < vmin + 0.5 * (vmax - vmin) else "k")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_sweep(arms: dict[str, dict[int, list[float]]], path: Path, xlabel: str, title: str,
@@ -103,19 +144,18 @@ def plot_sweep(arms: dict[str, dict[int, list[float]]], path: Path, xlabel: str,
         vals = [np.asarray(v) for v in by_x.values()]
         m = np.array([v.mean() for v in vals])
         s = np.array([v.std(ddof=1) if len(v) > 1 else 0.0 for v in vals])
-        ax.plot(xs, m, marker="o", label=f"{arm} (seeds={len(vals[0])})")
-        ax.fill_between(xs, m - s, m + s, alpha=0.2)
+        (line,) = ax.plot(xs, m, marker="o", label=f"{arm} ({seeds_text(len(vals[0]))})")
+        if len(vals[0]) > 1:
+            ax.fill_between(xs, m - s, m + s, alpha=0.2, color=line.get_color())
     if chance is not None:
         ax.axhline(chance, color="grey", ls="--", lw=1, label="chance")
     if logx:
         ax.set_xscale("log")
     ax.set(xlabel=xlabel, ylabel="test accuracy (unseen symbols)", ylim=(-0.02, 1.02),
            title=title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    ax.grid()
+    legend_outside(ax)
+    save(fig, path)
 
 
 def sweep_table(arms: dict[str, dict[int, list[float]]], xname: str) -> tuple[list[str],
@@ -128,7 +168,7 @@ def sweep_table(arms: dict[str, dict[int, list[float]]], xname: str) -> tuple[li
 
 
 def fmt_seeds(v: list[float]) -> str:
-    return f"{np.mean(v):.3f} ± {np.std(v, ddof=1) if len(v) > 1 else 0.0:.3f}"
+    return pm(v)
 
 
 def fmt_sweep(by_x: dict[Any, list[float]], x: str = "n") -> str:
@@ -146,7 +186,7 @@ def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path
         a = np.asarray(ps, dtype=float)
         a[~np.isfinite(a)] = never
         x = np.arange(a.shape[1])
-        (line,) = ax.plot(x, a.mean(0), marker="o", label=f"{arm} (n={len(ps)})")
+        (line,) = ax.plot(x, a.mean(0), marker="o", label=f"{arm} ({seeds_text(len(ps))})")
         for row in a:  # each seed, in its mode's colour
             ax.scatter(x, row, s=10, alpha=0.5, color=line.get_color())
     ax.axhline(never, color="grey", ls="--", lw=0.8)
@@ -154,11 +194,9 @@ def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path
     ax.set(xlabel="chain position #", ylabel=f"first step with accuracy >= {threshold}",
            ylim=(0, never * 1.08), title="When each chain position is learned")
     ax.set_xticks(range(a.shape[1]))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    ax.grid()
+    legend_outside(ax)
+    save(fig, path)
 
 
 def plot_matrices(mats: dict[str, np.ndarray], path: Path) -> None:
@@ -169,23 +207,21 @@ def plot_matrices(mats: dict[str, np.ndarray], path: Path) -> None:
         ax.set(title=title, xticks=[], yticks=[])
         fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_perplexity(ppl: dict[str, np.ndarray], steps: list[int], path: Path) -> None:
     """Validation perplexity against step, one line per arm (mean; band: min-max over seeds)."""
     fig, ax = plt.subplots(figsize=(6.2, 3.8))
     for arm, p in ppl.items():
-        ax.plot(steps, p.mean(0), marker="o", label=f"{arm} (seeds={len(p)})")
-        ax.fill_between(steps, p.min(0), p.max(0), alpha=0.2)
+        (line,) = ax.plot(steps, p.mean(0), marker="o", label=f"{arm} ({seeds_text(len(p))})")
+        if len(p) > 1:
+            ax.fill_between(steps, p.min(0), p.max(0), alpha=0.2, color=line.get_color())
     ax.set(xlabel="step", ylabel="validation perplexity (per character)", yscale="log",
            title="character LM on held-out WordNet glosses")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    ax.grid()
+    legend_outside(ax)
+    save(fig, path)
 
 
 def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
@@ -196,4 +232,4 @@ def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
     for k, kind in enumerate(kinds):
         ax.bar(np.arange(len(names)) + k * w, [values[n][kind] for n in names], w, label=kind)
     ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
-    ax.legend(fontsize=8)
+    legend_outside(ax)

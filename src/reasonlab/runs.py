@@ -11,12 +11,12 @@ silently reused.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-from reasonlab.errors import ConfigError, ReasonlabError
+from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
+from reasonlab.locking import RunLock, lock_path
 from reasonlab.store import (
     RunRecord,
     check_partial,
@@ -24,6 +24,7 @@ from reasonlab.store import (
     make_dirs,
     read_result,
     remove_empty,
+    write_json_atomic,
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `pretrain`) imports no cycle
@@ -33,8 +34,9 @@ __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_m
            "run_dir_for"]
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
-    """The checked result.json of a finished run, or None (see store.read_result)."""
-    return read_result(run_dir)
+    """The checked result.json of a finished run, or None (see store.read_result): reused only
+    if its checkpoint is whole too (checksum verified)."""
+    return read_result(run_dir, verify=True)
 
 
 def check_device(config: TrainConfig) -> None:
@@ -63,11 +65,39 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
         execute(config.pretrain, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
                 position=position)
     check_device(config)
+    parents = make_dirs(run_dir.parent)  # <root>/runs: the lock file lies there
+    lock = RunLock(lock_path(run_dir))
+    lock.acquire(on_wait=None if quiet else lambda holder: _waiting(run_dir, holder))
+    try:
+        done = load_result(run_dir)  # another process may have finished it while we waited
+        if done is not None:
+            return done
+        return _train_locked(config, run_dir, lock, quiet, desc, position)
+    except ReasonlabError:
+        lock.release()
+        remove_empty(parents)  # a user error on a new store leaves no empty runs/ behind
+        raise
+    finally:
+        lock.release()
+
+
+def _waiting(run_dir: Path, holder: dict[str, Any] | None) -> None:
+    import sys
+
+    who = f"{holder.get('host')} pid {holder.get('pid')}" if holder else "another process"
+    print(f"run {run_dir.name} is being trained by {who}; waiting for it to finish",
+          file=sys.stderr)
+
+
+def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool,
+                  desc: str | None, position: int | None) -> dict[str, Any]:
+    """Train or resume the run while this process holds its lock."""
+    from reasonlab.train.loop import read_metrics, train
+
     step = check_partial(run_dir)
     created = make_dirs(run_dir)
     try:
-        (run_dir / "config.json").write_text(json.dumps(config.model_dump(mode="json"),
-                                                        indent=1))
+        write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"))
         record = RunRecord(run_dir, run_dir.name, config.task.name,
                            flatten(config.model_dump(mode="json", exclude_defaults=True)), step)
     except OSError as e:
@@ -75,6 +105,9 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
     try:
         final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
+        if lock.lost:  # we stalled past the stale timeout and another process took the run
+            raise CheckpointError(f"run {run_dir} was taken over by another process while this "
+                                  "one stalled; run the command again to reuse its result")
     except Exception as e:
         user = e if isinstance(e, ReasonlabError) else out_of_memory(e)
         if user is None:  # a bug: recorded, and its traceback shown
@@ -86,9 +119,7 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
             record.end("partial")
         raise user from None
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
-    tmp = run_dir / "result.json.tmp"
-    tmp.write_text(json.dumps(result))
-    tmp.replace(run_dir / "result.json")
+    write_json_atomic(run_dir / "result.json", result, indent=None)
     record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
 

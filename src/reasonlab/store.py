@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import CheckpointError, ConfigError
+from reasonlab.locking import LockHeld, RunLock, held, lock_path
 
 RUN_JSON = "run.json"
 CKPT_DIR = "ckpt"  # = train.checkpoint.CKPT_DIR, not imported: that would import torch (1-3 s)
@@ -113,8 +114,13 @@ def _json_file(run_dir: Path, name: str) -> Any:
         raise CorruptRunError(run_dir, name, f"is unreadable ({e})") from None
 
 
-def read_result(run_dir: Path) -> dict[str, Any] | None:
-    """result.json of a finished run, checked; None when the run has not finished."""
+def read_result(run_dir: Path, verify: bool = False) -> dict[str, Any] | None:
+    """result.json of a finished run, checked; None when the run has not finished. What the
+    studies read must be there: a non-empty curve of evaluations with integer steps, and a
+    final evaluation at the curve's last step holding every metric the curve logs (LEGO's
+    acc_by_depth, ...); and the run's final checkpoint must exist (analyses load it). With
+    `verify` (a run about to be reused), the checkpoint is checked whole: state.json, header
+    and checksum."""
     result = _json_file(run_dir, "result.json")
     if result is None:
         return None
@@ -123,8 +129,24 @@ def read_result(run_dir: Path) -> dict[str, Any] | None:
     for key, kind in (("final", dict), ("curve", list)):
         if not isinstance(result.get(key), kind):
             raise CorruptRunError(run_dir, "result.json", f"lacks {key!r}")
-    if "step" not in result["final"]:
+    final, curve = result["final"], result["curve"]
+    if "step" not in final:
         raise CorruptRunError(run_dir, "result.json", "lacks the final step")
+    if not curve or not all(isinstance(m, dict) and isinstance(m.get("step"), int)
+                            for m in curve):
+        raise CorruptRunError(run_dir, "result.json", "has an empty or malformed 'curve'")
+    missing = [k for k in ("acc", *curve[-1]) if k not in final]
+    if missing or final["step"] != curve[-1]["step"]:
+        raise CorruptRunError(run_dir, "result.json", f"lacks final.{missing[0]}" if missing
+                              else "has a final step that is not the curve's last")
+    if not isinstance(final["acc"], int | float) or isinstance(final["acc"], bool):
+        raise CorruptRunError(run_dir, "result.json", "has a final.acc that is not a number")
+    if not (run_dir / CKPT_DIR / "state.safetensors").is_file() and not (
+            run_dir / f".{CKPT_DIR}.old" / "state.safetensors").is_file():
+        raise CorruptRunError(run_dir, f"{CKPT_DIR}/state.safetensors",
+                              "is missing (a finished run keeps its final checkpoint)")
+    if verify:
+        check_checkpoint(run_dir)
     return result
 
 
@@ -152,9 +174,11 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def check_checkpoint(run_dir: Path) -> int | None:
+def check_checkpoint(run_dir: Path, verify: bool = True) -> int | None:
     """The step of the run's checkpoint (None if it has none), after checking that its
-    state.json holds what resuming needs and its safetensors header is readable."""
+    state.json holds what resuming needs and its safetensors header is readable; with
+    `verify`, also that the tensors match the checksum state.json records (checkpoints written
+    before checksums existed have none and are read as before)."""
     ckpt = run_dir / CKPT_DIR
     if not (ckpt / "state.json").exists() and (run_dir / f".{CKPT_DIR}.old").exists():
         ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
@@ -169,29 +193,63 @@ def check_checkpoint(run_dir: Path) -> int | None:
         if not isinstance(meta.get(key), kind):
             raise CorruptRunError(run_dir, f"{rel}/state.json",
                                   f"lacks {key!r} (a {kind.__name__})")
-    check_safetensors(run_dir, f"{rel}/state.safetensors")
+    check_safetensors(run_dir, f"{rel}/state.safetensors",
+                      meta.get(CHECKSUM) if verify else None)
     return meta["step"]
 
 
-def check_safetensors(run_dir: Path, name: str) -> None:
-    """Open the file's header and check its size against it (cheap: the tensors stay on disk)."""
+CHECKSUM = "sha256"
+"""The key in state.json holding the SHA-256 of state.safetensors (train/checkpoint.py)."""
+
+
+_HASHED: dict[tuple[str, int, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file; remembered per (path, inode, size, mtime) in this process, since a
+    study checks each run it reuses several times."""
+    import hashlib
+
+    st = os.stat(path)
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _HASHED:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        _HASHED[key] = h.hexdigest()
+    return _HASHED[key]
+
+
+def check_safetensors(run_dir: Path, name: str, sha256: str | None = None) -> None:
+    """Open the file's header and check its size against it (cheap: the tensors stay on
+    disk); with `sha256`, also hash the file (a flipped byte anywhere is detected)."""
     from safetensors import SafetensorError, safe_open
 
     path = run_dir / name
     try:
         with safe_open(str(path), framework="numpy") as f:  # numpy: no torch import
             f.keys()
+        same = sha256 is None or file_sha256(path) == sha256
     except (OSError, SafetensorError) as e:
         problem = "is missing" if not path.exists() else f"is unreadable ({e})"
         raise CorruptRunError(run_dir, name, problem) from None
+    if not same:
+        raise CorruptRunError(run_dir, name, "does not match the checksum in state.json (its "
+                              "bytes changed after it was written)")
 
 
 def check_partial(run_dir: Path) -> int:
-    """Check what resuming an unfinished run reads; return the step it resumes from."""
+    """Check what resuming an unfinished run reads; return the step it resumes from. The
+    metrics line of the checkpoint's step must be there: it is written before the checkpoint,
+    and a resume that starts at the last step returns it as the run's final evaluation."""
     if not run_dir.exists():
         return 0
     step = check_checkpoint(run_dir) or 0
-    read_metrics(run_dir)
+    rows = read_metrics(run_dir)
+    if step and not any(r["step"] == step for r in rows):
+        raise CorruptRunError(run_dir, "metrics.jsonl", f"lacks the line of step {step}, "
+                              "which the checkpoint holds")
     return step
 
 
@@ -229,10 +287,25 @@ def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
+def write_json_atomic(path: Path, data: Any, indent: int | None = 1) -> None:
+    write_text_atomic(path, json.dumps(data, indent=indent))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` through a temporary file of its own (unique: two writers never share
+    one) renamed into place, so a reader sees the old file or the new one, never half."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the file from a shared store's users
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 class RunRecord:
@@ -260,7 +333,26 @@ class RunRecord:
         self.data.update(status=status, wall_s=self.data["wall_s"] + time.perf_counter()
                          - self.start, ended=time.time(), **more)
         self.data.pop("pid", None)
+        if status == "finished":  # what `runs` compares to trust this summary without reading
+            self.data["files"] = fingerprints(self.path.parent)
         write_json_atomic(self.path, self.data)
+
+
+FINGERPRINTED = ("result.json", f"{CKPT_DIR}/state.json", f"{CKPT_DIR}/state.safetensors")
+
+
+def fingerprints(run_dir: str | Path) -> dict[str, list[int]] | None:
+    """[size, mtime_ns] of the files a finished run is trusted by (None if one is missing).
+    A listing compares them instead of reading every result.json and checkpoint; `runs show`
+    and `runs gc` read and verify the files themselves."""
+    out = {}
+    for name in FINGERPRINTED:
+        try:
+            st = os.stat(f"{run_dir}/{name}")
+        except OSError:
+            return None
+        out[name] = [st.st_size, st.st_mtime_ns]
+    return out
 
 
 def _read_json_quietly(path: Path) -> dict[str, Any]:
@@ -294,9 +386,9 @@ class RunInfo:
 
 def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
     """Every run folder under `root/runs`, newest first. Reads run.json (a few hundred bytes)
-    per folder and falls back to the other files only for runs made before run.json existed,
-    unfinished or damaged runs (or with `thorough`); 10,000 folders take about 1 s
-    (benchmarks/bench_runs.py)."""
+    per folder (and stats the files it fingerprints), and inspects the folder itself for runs
+    made before run.json had fingerprints, unfinished, changed or damaged runs (all of them
+    with `thorough`); 10,000 finished folders take about 1 s (benchmarks/bench_runs.py)."""
     runs = root / "runs"
     try:
         entries = [e for e in os.scandir(runs) if e.is_dir() and not e.name.startswith(".")]
@@ -307,29 +399,31 @@ def scan(root: Path, thorough: bool = False) -> list[RunInfo]:
     infos = []
     for e in entries:
         info = None if thorough else _finished_fast(e.path, e.name)
-        infos.append(info or inspect_run(Path(e.path), e.stat().st_mtime, thorough))
+        infos.append(info or inspect_run(Path(e.path), e.stat().st_mtime))
     infos.sort(key=lambda r: -(r.created or r.mtime))
     return infos
 
 
 def _finished_fast(path: str, name: str) -> RunInfo | None:
-    """A finished run from its run.json summary alone (plus one stat that its result.json is
-    there), with plain strings and open(): pathlib costs as much as the read at 10,000 runs."""
+    """A finished run from its run.json summary alone (plus a stat of the files it records,
+    unchanged since), with plain strings and open(): pathlib costs as much as the read at
+    10,000 runs."""
     try:
         with open(path + "/" + RUN_JSON, "rb") as f:
             rec = json.loads(f.read())
     except (OSError, ValueError):
         return None
     if (not isinstance(rec, dict) or rec.get("status") != "finished" or "acc" not in rec
-            or not os.path.exists(path + "/result.json")):
-        return None
+            or rec.get("files") is None or rec["files"] != fingerprints(path)):
+        return None  # changed since it finished, or recorded before fingerprints: read it
     return RunInfo(name, Path(path), "finished", rec.get("step"), rec.get("task"),
                    rec.get("changed") or {}, rec["acc"], rec.get("wall_s"), rec.get("created"))
 
 
-def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = False) -> RunInfo:
-    """What a run folder holds. By default a finished run is taken from its run.json summary;
-    `thorough` also checks its result.json (what `runs gc` and `runs show` rely on)."""
+def inspect_run(run_dir: Path, mtime: float | None = None) -> RunInfo:
+    """What a run folder holds, every file checked (result.json's keys, the checkpoint's
+    state.json, header and checksum): the status `runs show` and `runs gc` rely on, and the
+    one `runs` lists whenever a run's files changed since its run.json summary."""
     info = RunInfo(run_dir.name, run_dir, "partial",
                    mtime=mtime if mtime is not None else run_dir.stat().st_mtime)
     rec = _read_json_quietly(run_dir / RUN_JSON)
@@ -338,14 +432,18 @@ def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = Fals
     try:
         result = read_result(run_dir)
         if result is not None:
+            check_checkpoint(run_dir)  # a finished run's weights: readable, checksum verified
             info.status, info.step = "finished", result["final"]["step"]
             info.acc = result["final"].get("acc")
         else:
-            info.step = check_checkpoint(run_dir) or 0
+            if held(run_dir) is not None:  # its lock: trained right now, here or elsewhere
+                info.status = "running"  # (its files change under us: not judged)
+                with contextlib.suppress(CorruptRunError):
+                    info.step = check_checkpoint(run_dir, verify=False) or 0
+                return info
+            info.step = check_partial(run_dir)  # what resuming it would read
             if rec.get("status") == "failed":
                 info.status, info.problem = "failed", rec.get("error")
-            elif rec.get("status") == "running" and _alive(rec):
-                info.status = "running"
         if info.task is None:
             cfg = _json_file(run_dir, "config.json")
             if isinstance(cfg, dict):
@@ -355,21 +453,19 @@ def inspect_run(run_dir: Path, mtime: float | None = None, thorough: bool = Fals
     return info
 
 
-def _alive(rec: dict[str, Any]) -> bool:
-    """Whether the process that wrote a "running" run.json still runs (on this host; a run on
-    another host is taken to be running)."""
-    import platform
-
-    if rec.get("host") != platform.node() or not isinstance(rec.get("pid"), int):
+def remove_run(run_dir: Path) -> bool:
+    """Remove a run folder unless a process holds its lock (it trains); True if removed. A
+    run folder that is a link out of the store loses the link only, never its target."""
+    if run_dir.is_symlink():
+        run_dir.unlink()
         return True
+    lock = RunLock(lock_path(run_dir))
     try:
-        os.kill(rec["pid"], 0)
-    except ProcessLookupError:
+        lock.acquire(wait=False)
+    except LockHeld:
         return False
-    except OSError:
-        return True
+    try:
+        shutil.rmtree(run_dir)
+    finally:
+        lock.release()
     return True
-
-
-def remove_run(run_dir: Path) -> None:
-    shutil.rmtree(run_dir)

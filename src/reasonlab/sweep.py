@@ -21,6 +21,8 @@ from reasonlab.errors import ConfigError
 
 MAX_RUNS = 64
 """A grid of more runs than this needs --yes (a typo such as lr=1,2,...,100 trains for days)."""
+MAX_GRID = 100_000
+"""No grid is larger, --yes or not (its configs alone would fill memory)."""
 METRICS = ("acc", "acc_supervised", "loss", "train_loss", "train_acc")
 """Final scalar metrics tabulated, where the runs log them."""
 
@@ -127,6 +129,7 @@ def mean_std(xs: list[float]) -> tuple[float, float]:
 
 def table(axes: list[Axis], cells: list[Cell]) -> tuple[str, list[dict[str, Any]]]:
     """The Markdown table and its rows (cell values, per-metric mean and std)."""
+    from reasonlab.report import pm
     from reasonlab.report import table as md_table
 
     present = [m for m in METRICS if all(m in r["final"] for c in cells for r in c.results or [])]
@@ -138,7 +141,7 @@ def table(axes: list[Axis], cells: list[Cell]) -> tuple[str, list[dict[str, Any]
                      "seeds": len(finals), "runs": [r["id"] for r in c.results or []],
                      **{m: {"mean": s[0], "std": s[1]} for m, s in stats.items()}})
         body.append([json.dumps(v) if not isinstance(v, str) else v for v in c.values]
-                    + [str(len(finals))] + [f"{stats[m][0]:.4f} ± {stats[m][1]:.4f}"
+                    + [str(len(finals))] + [pm([float(f[m]) for f in finals], 4)
                                             for m in present])
     header = [a.key for a in axes] + ["seeds"] + [f"final {m}" for m in present]
     return md_table(header, body), rows
@@ -154,8 +157,10 @@ def numeric_axis(axes: list[Axis]) -> int | None:
 
 def plot(axes: list[Axis], rows: list[dict[str, Any]], i: int, path: Path, title: str) -> None:
     """Final accuracy (mean ± std over seeds) against the numeric axis i, one line per
-    combination of the other axes."""
-    from reasonlab.report import plt
+    combination of the other axes (legend right of the plot); ticks at the swept values."""
+    import textwrap
+
+    from reasonlab.report import legend_outside, plt, save
 
     key = axes[i].key
     groups: dict[str, list[tuple[float, float, float]]] = {}
@@ -166,68 +171,88 @@ def plot(axes: list[Axis], rows: list[dict[str, Any]], i: int, path: Path, title
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for label, pts in groups.items():
         pts.sort()
-        ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+        ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                    yerr=[p[2] for p in pts] if rows[0]["seeds"] > 1 else None,
                     marker="o", capsize=3, label=label or None)
-    xs = [v for v in axes[i].values]
+    xs = sorted(axes[i].values)
     if min(xs) > 0 and max(xs) / min(xs) >= 10:  # e.g. learning rates
         ax.set_xscale("log")
-    ax.set(xlabel=key, ylabel="final test accuracy", title=title)
-    ax.grid(alpha=0.3)
+        ax.minorticks_off()  # the swept values are the ticks: no crowded minor labels
+    ax.set_xticks(xs, [f"{v:g}" for v in xs], rotation=30 if len(xs) > 5 else 0)
+    ax.set(xlabel=key, ylabel="final test accuracy")
+    ax.grid()
+    ax.set_title("\n".join(textwrap.wrap(title, 60)))
     if len(groups) > 1:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        legend_outside(ax)
+    save(fig, path)
 
 
 def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
               out: Path | None = None, workers: int | None = None, quiet: bool = False,
               yes: bool = False, executor: str = "local",
-              address: str | None = None, ask: Any = input) -> tuple[str, Path]:
+              address: str | None = None, ask: Any = None) -> tuple[str, Path]:
     """Run the grid (reusing finished runs), write sweep.md / sweep.json / sweep.png into the
     report folder (default reasonlab-out/sweeps/<config>-<hash>); returns (table, folder)."""
     from reasonlab.config import read_config_file
-    from reasonlab.console import check_workers, confirm
+    from reasonlab.console import ask_stderr, check_seeds, check_workers, confirm
     from reasonlab.execution import execute_all
-    from reasonlab.store import output_dir
+    from reasonlab.config import deep_merge
+    from reasonlab.report import seeds_text
+    from reasonlab.store import output_dir, write_json_atomic, write_text_atomic
     from reasonlab.studies.kit.base import check_runs
 
-    if seeds < 1:
-        raise ConfigError(f"--seeds {seeds} must be at least 1")
+    check_seeds(seeds)
     check_workers(workers)
     axes = parse_axes(axis_items)
     if not axes:
         raise ConfigError("give at least one axis key=v1,v2 to sweep")
     base = read_config_file(config_path)
-    cells = build_grid(base, axes, seeds)
-    n = len(cells) * seeds
+    # a key given one value overrides the config; only keys with several values are axes
+    fixed = [a for a in axes if len(a.values) == 1]
+    for a in fixed:
+        base = deep_merge(base, nest(a.key, a.values[0]))
+    name = sweep_name(config_path, axes, seeds)
+    axes = [a for a in axes if len(a.values) > 1]
+    n_cells = math.prod(len(a.values) for a in axes)  # before any config is built
+    n = n_cells * seeds
+    if n > MAX_GRID:
+        raise ConfigError(f"the grid has {n:,} runs ({n_cells:,} cells x {seeds} seeds), more "
+                          f"than {MAX_GRID:,}; sweep fewer values or seeds")
     if n > MAX_RUNS and not yes and not confirm(
-            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds); train them all?",
-            f"the grid has {n} runs ({len(cells)} cells x {seeds} seeds), more than "
-            f"{MAX_RUNS}; pass --yes to run them all", ask):
+            f"the grid has {n} runs ({n_cells} cells x {seeds} seeds); train them all?",
+            f"the grid has {n} runs ({n_cells} cells x {seeds} seeds), more than "
+            f"{MAX_RUNS}; pass --yes to run them all", ask or ask_stderr):
         raise ConfigError("sweep cancelled; nothing was trained")
+    cells = build_grid(base, axes, seeds)
     root = out or Path("reasonlab-out")
-    folder = out or Path("reasonlab-out") / "sweeps" / sweep_name(config_path, axes, seeds)
+    # its own folder under the root whatever --out says: two sweeps never share one
+    folder = root / "sweeps" / name
     configs = [c for cell in cells for c in cell.configs]
     with output_dir(folder):
         check_runs(configs, root)
         descs = [", ".join(f"{a.key}={json.dumps(v)}" for a, v in zip(axes, cell.values,
                                                                        strict=True))
                  + f" seed {s}" for cell in cells for s in range(seeds)]
-        results = execute_all(configs, root, descs, workers, quiet, executor,  # type: ignore[arg-type]
+        results = execute_all(configs, root, descs, workers, quiet,
+                              executor,  # type: ignore[arg-type]
                               address, desc="sweep")
         for k, cell in enumerate(cells):
             cell.results = results[k * seeds:(k + 1) * seeds]
         md, rows = table(axes, cells)
-        title = f"sweep of {config_path.name}: " + " x ".join(a.key for a in axes)
-        text = [f"# {title}", "", f"{len(cells)} cells x {seeds} seeds; final metrics, "
-                "mean ± std over seeds.", "", md, ""]
+        title = f"sweep of {config_path.name}: " + (" x ".join(a.key for a in axes)
+                                                     or "one cell")
+        spread = "mean ± std over seeds" if seeds > 1 else "one seed"
+        text = [f"# {title}", "", f"{len(cells)} cell{'s' if len(cells) > 1 else ''} x "
+                f"{seeds_text(seeds)}; final metrics, {spread}."
+                + (" Fixed: " + ", ".join(f"`{a.key}={json.dumps(a.values[0])}`"
+                                          for a in fixed) + "." if fixed else ""), "", md, ""]
         i = numeric_axis(axes)
         if i is not None and "acc" in rows[0]:
             plot(axes, rows, i, folder / "sweep.png", title)
             text += [f"![final accuracy against {axes[i].key}](sweep.png)", ""]
-        (folder / "sweep.md").write_text("\n".join(text))
-        (folder / "sweep.json").write_text(json.dumps(
-            {"config": str(config_path), "base": base, "seeds": seeds,
-             "axes": {a.key: list(a.values) for a in axes}, "cells": rows}, indent=1))
+        write_text_atomic(folder / "sweep.md", "\n".join(text))
+        write_json_atomic(folder / "sweep.json", {
+            "config": str(config_path), "base": base, "seeds": seeds,
+            "axes": {a.key: list(a.values) for a in axes},
+            "fixed": {a.key: a.values[0] for a in fixed}, "cells": rows})
     return md, folder

@@ -43,10 +43,10 @@ def test_smoke_study_on_ray_matches_local(local_ray, tmp_path):
     assert [(v.status, v.evidence) for v in rep_ray.verdicts] == [
         (v.status, v.evidence) for v in rep_loc.verdicts]
     assert (out_ray / "verdicts.json").read_text() == (out_loc / "verdicts.json").read_text()
-    ids = sorted(p.name for p in (out_ray / "runs").iterdir())
-    assert ids == sorted(p.name for p in (out_loc / "runs").iterdir()) and ids
+    ids = sorted(p.name for p in (tmp_path / "ray" / "runs").iterdir())
+    assert ids == sorted(p.name for p in (tmp_path / "local" / "runs").iterdir()) and ids
     for i in ids:
-        same_run_files(out_ray / "runs" / i, out_loc / "runs" / i)
+        same_run_files(tmp_path / "ray" / "runs" / i, tmp_path / "local" / "runs" / i)
 
 
 def test_killed_ray_worker_is_retried_to_the_same_result(local_ray, tmp_path):

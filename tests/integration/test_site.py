@@ -30,7 +30,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 def site(tmp_path_factory):
     store = tmp_path_factory.mktemp("store")
     assert main(["run", "lego-extrapolation", "--scale", "smoke", "--workers", "1", "--quiet",
-                 "--out", str(store / "lego-extrapolation" / "smoke")]) == 0
+                 "--out", str(store)]) == 0
     assert main(["site", "--store", str(store), "--out", str(store / "site")]) == 0
     return store / "site"
 

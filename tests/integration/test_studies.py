@@ -40,7 +40,8 @@ def test_study_smoke(name, tmp_path):
     # Runs: a study that trains trains exactly its distinct configs; one that does not says so
     # and leaves no run behind.
     def runs() -> list[str]:
-        return sorted(p.name for p in (out / "runs").iterdir()) if (out / "runs").exists() else []
+        runs_dir = tmp_path / "runs"
+        return sorted(p.name for p in runs_dir.iterdir()) if runs_dir.exists() else []
 
     if cls.trains:
         specs = cls().runs("smoke", cls.default_seeds["smoke"])
@@ -64,6 +65,19 @@ def test_studies_share_runs_by_default(tmp_path, monkeypatch):
     _, probes_out = run_study("lego-probes", "smoke", workers=1, quiet=True)
     assert sorted(p.name for p in runs.iterdir()) == trained  # reused, none added
     assert (probes_out / "report.md").exists() and not (probes_out / "runs").exists()
+
+
+def test_two_studies_with_one_out_keep_both_reports(tmp_path):
+    """--out is the root: each study's report goes to <out>/<study>/<scale>, never on top of
+    another's."""
+    _, a = run_study("lego-extrapolation", "smoke", out=tmp_path, workers=1, quiet=True)
+    _, b = run_study("lego-probes", "smoke", out=tmp_path, workers=1, quiet=True)
+    assert a == tmp_path / "lego-extrapolation" / "smoke"
+    assert b == tmp_path / "lego-probes" / "smoke"
+    for folder, name in ((a, "lego-extrapolation"), (b, "lego-probes")):
+        assert json.loads((folder / "study.json").read_text())["study"] == name
+        assert (folder / "report.md").exists() and (folder / "verdicts.json").exists()
+    assert not (tmp_path / "report.md").exists()
 
 
 @pytest.mark.parametrize("name", list(STUDIES))

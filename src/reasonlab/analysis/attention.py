@@ -260,9 +260,11 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
     """Attention grids of ONE example: pattern [layers, heads, q_pos, k_pos].
 
     heads: (layer, head) pairs to draw (default: all, one row per layer); order: a reading
-    order of the positions (both axes); scores: shown in each panel's title.
+    order of the positions (both axes); scores: shown under each panel's title, two a line.
+    Every panel names its tokens on both axes (panels grow with the sentence to keep them
+    legible).
     """
-    from reasonlab.report import plt  # pyplot with the Agg backend, set once there
+    from reasonlab.report import plt, save
 
     L, H, T, _ = pattern.shape
     heads = list(heads) if heads is not None else [(l, h) for l in range(L) for h in range(H)]
@@ -270,8 +272,11 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
     idx = torch.as_tensor(order)
     cols = min(len(heads), H if len(heads) == L * H else 4)
     rows = -(-len(heads) // cols)
-    size = 2.2 if T > 30 else 1.8
-    fig, axes = plt.subplots(rows, cols, figsize=(size * cols + 0.6, size * rows + 0.6),
+    maps = {k: v for k, v in (scores or {}).items() if v.shape == pattern.shape[:2]}
+    lines = -(-len(maps) // 2)  # score lines under each title
+    size = max(2.2, 0.075 * T)  # inches per panel: ~5 pt per token label
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols + 0.8,
+                                                  (size + 0.35 + 0.14 * lines) * rows + 0.6),
                              squeeze=False)
     lab = [labels[p] for p in order]
     for ax in axes.flat:
@@ -280,40 +285,41 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
         ax.axis("on")
         ax.imshow(pattern[l, h][idx][:, idx].numpy(), cmap="viridis", vmin=0,
                   vmax=float(pattern[l, h].max()) or 1.0)
-        name = f"L{l} H{h}"
-        if scores:
-            name += "\n" + " ".join(f"{_short(k)} {float(v[l, h]):.2f}" for k, v in scores.items())
-        ax.set_title(name, fontsize=6)
-        if len(heads) <= 4:
-            ax.set_xticks(range(T), lab, fontsize=4, rotation=90)
-            ax.set_yticks(range(T), lab, fontsize=4)
-        else:
-            ax.set_xticks([])
-            ax.set_yticks([])
+        text = [f"{k.replace('_', ' ')} {float(v[l, h]):.2f}" for k, v in maps.items()]
+        ax.set_title("\n".join([f"layer {l}, head {h}"] + ["   ".join(text[i:i + 2])
+                                                            for i in range(0, len(text), 2)]),
+                     fontsize=6, loc="left")
+        ax.set_xticks(range(T), lab, fontsize=4, rotation=90)
+        ax.set_yticks(range(T), lab, fontsize=4)
+        ax.tick_params(length=1, pad=1)
+        ax.set_xlabel("key", fontsize=6, labelpad=1)
+        ax.set_ylabel("query", fontsize=6, labelpad=1)
     fig.suptitle(title or "attention patterns (row = query, column = key)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_head_scores(scores: dict[str, torch.Tensor], path: Path, title: str = "") -> None:
     """One [layers x heads] heatmap per score, shared colour scale [0, 1]."""
-    from reasonlab.report import plt  # pyplot with the Agg backend, set once there
+    from reasonlab.report import plt, save
 
-    n = len(scores)
     L, H = next(iter(scores.values())).shape
-    fig, axes = plt.subplots(1, n, figsize=(0.35 * H * n + 2, 0.35 * L + 1.6), squeeze=False)
+    scores = {k: v for k, v in scores.items() if v.shape == (L, H)}  # maps, not scalars
+    n = len(scores)
+    fig, axes = plt.subplots(1, n, figsize=(max(1.6, 0.35 * H) * n + 2, 0.35 * L + 1.9),
+                             squeeze=False)
     im = None
     for ax, (name, s) in zip(axes[0], scores.items(), strict=True):
-        im = ax.imshow(s.numpy(), vmin=0, vmax=1, cmap="magma")
-        ax.set(title=name, xlabel="head", ylabel="layer")
+        im = ax.imshow(s.numpy(), vmin=0, vmax=1, cmap="viridis")
+        ax.set_title(name.replace(", ", ",\n").replace("_", " "), fontsize=8)
+        ax.set_xlabel("head")
         ax.set_xticks(range(H))
         ax.set_yticks(range(L))
         ax.tick_params(labelsize=6)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    axes[0][0].set_ylabel("layer")  # once: the panels share it
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="score")
     fig.suptitle(title or "head scores (attention mass on the pattern)", fontsize=9)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
+    save(fig, path)
 
 
 # ---------------------------------------------------------------------- one-call report
@@ -326,13 +332,17 @@ def special_ids(vocab_tokens: Sequence[str]) -> tuple[int, ...]:
 
 def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, example: int = 0,
                      seed: int = 0, span: int | None = None, window: int = 2,
-                     title: str = "", variables: Sequence[int] = ()) -> dict[str, torch.Tensor]:
+                     title: str = "", variables: Sequence[int] = (),
+                     control_span: int | None = None) -> dict[str, torch.Tensor]:
     """Head scores over `n` fresh task examples and the attention grids of one of them.
 
     Writes attention.png (every head, positions in reading order when `span` is given: the
     labelled slots' spans in label order, e.g. LEGO clauses in chain order), head_scores.png
     and head_scores.json into `out`; returns name -> [layers, heads] scores (with the
-    variable-only association when `variables` names the variable token ids).
+    variable-only association when `variables` names the variable token ids). With
+    `control_span` (LEGO: the clause length) also the association's positional controls, as
+    the studies report them (`association_controls`): "association_variable, clauses
+    permuted" [layers, heads] and "positional head" [1, 1], a content-blind head's score.
     """
     import json
 
@@ -342,6 +352,11 @@ def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, exa
     pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
     scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window,
                          variables=variables)
+    if control_span and variables:
+        c = association_controls(pattern, batch.tokens, variables, control_span,
+                                 pad_mask=batch.pad_mask)
+        scores["association_variable, clauses permuted"] = c["variables, permuted"]
+        scores["positional head"] = c["positional head"].reshape(1, 1)
     T = batch.tokens.shape[1]
     starts = [p for p in batch.label_pos[example].tolist() if p >= 0]  # -1: padded slot
     order = reading_order(T, starts, span) if span else None

@@ -52,7 +52,10 @@ def resolve_groups(value: str | list[str]) -> list[Group]:
             raise ConfigError(f"unknown freeze preset {value!r}; choose one of: "
                               f"{', '.join(PRESETS)}, or a list of groups from {list(GROUPS)}")
         value = list(PRESETS[value])
-    bad = [g for g in value if g not in GROUPS]
+    if not isinstance(value, list):
+        raise ConfigError(f"train={value!r} must be a preset name ({', '.join(PRESETS)}) or a "
+                          f"list of groups from {list(GROUPS)}")
+    bad = [g for g in value if not isinstance(g, str) or g not in GROUPS]
     if bad or not value:
         raise ConfigError(f"train groups {value} must be a non-empty list drawn from "
                           f"{list(GROUPS)} (or a preset: {', '.join(PRESETS)})")

@@ -15,11 +15,13 @@ Reports are found as `report.md` + `verdicts.json` under the store; `study.json`
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
 import re
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,12 @@ from typing import Any
 from reasonlab.errors import ConfigError
 
 STATIC = Path(__file__).parent / "static"
+RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MARKER = ".reasonlab-site.json"
+"""Written into every site folder: the files the site wrote. A rebuild replaces and removes
+only those; a folder without it (and not empty) is not a site and is refused."""
+LEGACY = ("index.html", "explorer.html", "assets/site.js", "assets/site.css")
+"""A site written before MARKER existed holds all of these."""
 EXPLORER_RUNS = 6
 """Most LEGO runs in the attention explorer (each adds its patterns to the page)."""
 EXPLORER_SENTENCES = 4
@@ -59,34 +67,71 @@ def _need(module: str, extra: str = "site") -> Any:
 
 
 def find_reports(store: Path) -> list[ReportInfo]:
-    """Every folder under `store` holding report.md and verdicts.json (runs/ is not entered)."""
-    from reasonlab.studies import STUDIES
-
+    """Every folder under `store` holding report.md and verdicts.json (runs/ is not entered;
+    a file that is a symlink out of the store is not read)."""
     found = []
-    for folder, dirs, files in os.walk(store):
-        dirs[:] = sorted(d for d in dirs if d not in ("runs", "ckpt", "site") and
+    for folder, dirs, files in os.walk(store):  # os.walk does not enter symlinked folders
+        dirs[:] = sorted(d for d in dirs if d not in ("runs", "ckpt", "site", "sweeps") and
                          not d.startswith("."))
         if "report.md" not in files or "verdicts.json" not in files:
             continue
-        f = Path(folder)
-        try:
-            verdicts = json.loads((f / "verdicts.json").read_text())
-            meta = json.loads((f / "study.json").read_text()) if "study.json" in files else {}
-        except (OSError, ValueError) as e:
-            raise ConfigError(f"report folder {f} has an unreadable verdicts.json or "
-                              f"study.json ({e}); run its study again to rewrite it") from None
-        if not isinstance(verdicts, list) or not isinstance(meta, dict):
-            raise ConfigError(f"report folder {f} has a malformed verdicts.json or study.json; "
-                              "run its study again to rewrite it")
-        study = meta.get("study") or (f.parent.name if f.parent.name in STUDIES else f.name)
-        scale = meta.get("scale") or (f.name if f.parent.name in STUDIES else "?")
-        title = meta.get("title") or (STUDIES[study].title if study in STUDIES else study)
-        root = meta.get("runs_root")
-        found.append(ReportInfo(f, study, scale, title, verdicts,
-                                meta.get("written") or (f / "report.md").stat().st_mtime,
-                                meta.get("runs") or [], Path(root) if root else None))
+        found.append(read_report(store, Path(folder), "study.json" in files))
     found.sort(key=lambda r: (r.study, r.scale, -r.written))
     return found
+
+
+def inside(path: Path, root: Path) -> bool:
+    """`path`, symlinks resolved, lies in `root` (the store): the site never shows a file a
+    link in the store points to elsewhere."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def _malformed(f: Path, what: str) -> ConfigError:
+    return ConfigError(f"report folder {f} has a malformed {what}; run its study again to "
+                       "rewrite it (or move the folder out of the store)")
+
+
+def read_report(store: Path, f: Path, has_meta: bool) -> ReportInfo:
+    """One report folder, every field checked (a damaged file is one error line)."""
+    from reasonlab.studies import STUDIES
+
+    for name in ("report.md", "verdicts.json", "study.json"):
+        if (f / name).exists() and not inside(f / name, store):
+            raise ConfigError(f"{f / name} is a link out of the store {store}; replace it by "
+                              "the file itself")
+    try:
+        verdicts = json.loads((f / "verdicts.json").read_text(encoding="utf-8"))
+        meta = json.loads((f / "study.json").read_text(encoding="utf-8")) if has_meta else {}
+        (f / "report.md").read_text(encoding="utf-8")
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or not UTF-8
+        raise ConfigError(f"report folder {f} has an unreadable report.md, verdicts.json or "
+                          f"study.json ({e}); run its study again to rewrite it") from None
+    if not isinstance(verdicts, list) or not all(
+            isinstance(v, dict) and all(isinstance(v.get(k, ""), str)
+                                        for k in ("text", "status", "evidence", "claim"))
+            for v in verdicts):
+        raise _malformed(f, "verdicts.json")
+    if not isinstance(meta, dict):
+        raise _malformed(f, "study.json")
+    kinds = {"study": str, "scale": str, "title": str, "written": (int, float),
+             "runs_root": str, "runs": list}
+    if any(k in meta and meta[k] is not None and not isinstance(meta[k], t)
+           for k, t in kinds.items()) or not all(
+            isinstance(r, dict) and isinstance(r.get("id"), str) and RUN_ID.fullmatch(r["id"])
+            for r in meta.get("runs") or []):
+        raise _malformed(f, "study.json")
+    study = meta.get("study") or (f.parent.name if f.parent.name in STUDIES else f.name)
+    scale = meta.get("scale") or (f.name if f.parent.name in STUDIES else "?")
+    title = meta.get("title") or (STUDIES[study].title if study in STUDIES else study)
+    root = Path(meta["runs_root"]) if meta.get("runs_root") else None
+    if root is None or not inside(f, root):  # its runs lie under the root the report is in
+        root = None
+    return ReportInfo(f, study, scale, title, verdicts,
+                      meta.get("written") or (f / "report.md").stat().st_mtime,
+                      meta.get("runs") or [], root)
 
 
 def badge(status: str) -> str:
@@ -99,7 +144,7 @@ def page(title: str, body: str, depth: int, scripts: tuple[str, ...] = (),
     up = "../" * depth
     tags = "".join(f'<script src="{up}assets/{s}"></script>' for s in scripts)
     blob = ("" if data is None else '<script id="data" type="application/json">'
-            + json.dumps(data).replace("</", "<\\/") + "</script>")
+            + script_json(data) + "</script>")
     run = f"<script>{onload}</script>" if onload else ""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title>"
@@ -107,6 +152,17 @@ def page(title: str, body: str, depth: int, scripts: tuple[str, ...] = (),
             f'<header><a href="{up}index.html">reasonlab studies</a>'
             f'<a href="{up}explorer.html">attention explorer</a></header>'
             f"<main>{body}</main>{blob}{run}</body></html>")
+
+
+def script_json(data: Any) -> str:
+    """JSON that cannot end or confuse the <script> element holding it: every <, > and &
+    escaped as \\u003c etc. (`</script>`, `<!--` and `<script` are then inert; JSON.parse reads
+    them back), and U+2028/U+2029 escaped for old JavaScript parsers (HTML spec §4.12.1.3)."""
+    text = json.dumps(data, ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
 
 
 def render_markdown(text: str) -> str:
@@ -126,8 +182,9 @@ def index_page(reports: list[ReportInfo]) -> str:
         key = family_of(STUDIES[r.study]) if r.study in STUDIES else "other"
         badges = " ".join(f'<span title="{html.escape(v.get("text", ""))}">'
                           f'{badge(v.get("status", "?"))}</span>' for v in r.verdicts)
+        href = html.escape(f"reports/{r.slug}/index.html")
         groups.setdefault(key, []).append(
-            f'<tr><td><a class="report" href="reports/{r.slug}/index.html">'
+            f'<tr><td><a class="report" href="{href}">'
             f"{html.escape(r.study)}</a><div class=muted>{html.escape(r.title)}</div>"
             f"</td><td>{html.escape(r.scale)}</td><td>{badges}</td>"
             f"<td>{time.strftime('%Y-%m-%d %H:%M', time.localtime(r.written))}</td>"
@@ -140,46 +197,60 @@ def index_page(reports: list[ReportInfo]) -> str:
     return page("reasonlab studies", body, 0)
 
 
+def run_folder(root: Path | None, run_id: str) -> Path | None:
+    """The run folder `root/runs/<id>` if it is one and lies in `root` (no link out of it)."""
+    if root is None or not RUN_ID.fullmatch(run_id):
+        return None
+    d = root / "runs" / run_id
+    return d if d.is_dir() and inside(d, root) else None
+
+
 def _curve(root: Path | None, run_id: str) -> list[dict[str, Any]]:
     from reasonlab.store import CorruptRunError, read_metrics, read_result
 
-    if root is None or not (root / "runs" / run_id).is_dir():
+    d = run_folder(root, run_id)
+    if d is None:
         return []
     try:
-        result = read_result(root / "runs" / run_id)
-        return result["curve"] if result else read_metrics(root / "runs" / run_id)
+        result = read_result(d)
+        curve = result["curve"] if result else read_metrics(d)
     except CorruptRunError:
         return []
+    return [m for m in curve if isinstance(m, dict) and isinstance(m.get("step"), int)
+            and isinstance(m.get("acc"), int | float)]
 
 
-def report_pages(r: ReportInfo, folder: Path) -> None:
+def report_pages(r: ReportInfo, folder: Path, store: Path) -> None:
     folder.mkdir(parents=True)
     for png in r.folder.glob("*.png"):
-        shutil.copy2(png, folder / png.name)
+        if png.is_file() and inside(png, store):  # a link out of the store is not copied
+            shutil.copyfile(png, folder / png.name)
     curves = []
     for run in r.runs:
-        rows = [m for m in _curve(r.runs_root, run["id"]) if "acc" in m]
+        rows = _curve(r.runs_root, run["id"])
         curves.append({"id": run["id"], "label": f"{run.get('arm', '')} seed {run.get('seed')}",
                        "steps": [m["step"] for m in rows], "acc": [m["acc"] for m in rows]})
-    run_links = ", ".join(f'<a href="runs.html#{html.escape(c["id"])}">{html.escape(c["label"])}'
-                          f" <code>{html.escape(c['id'])}</code></a>" for c in curves)
+    run_links = ", ".join(f'<a href="runs.html#{html.escape(c["id"])}">'
+                          f"{html.escape(c['label'])} <code>{html.escape(c['id'])}</code></a>"
+                          for c in curves)
     verdicts = "".join(f"<li>{badge(v.get('status', '?'))} {html.escape(v.get('text', ''))}"
                        f"<div class=muted>{html.escape(v.get('evidence', ''))}</div></li>"
                        for v in r.verdicts)
     body = (f"<p class=muted>{html.escape(r.study)} · scale {html.escape(r.scale)} · "
-            f"{str(r.folder)}</p><ul id=verdicts>{verdicts}</ul>"
+            f"{html.escape(str(r.folder))}</p><ul id=verdicts>{verdicts}</ul>"
             + (f'<p>Runs (<a href="runs.html">accuracy curves</a>): {run_links}</p>'
                if curves else "")
-            + f'<article id="report">{render_markdown((r.folder / "report.md").read_text())}'
-            "</article>")
-    (folder / "index.html").write_text(page(f"{r.study} ({r.scale})", body, 2))
+            + '<article id="report">'
+            + render_markdown((r.folder / "report.md").read_text(encoding="utf-8"))
+            + "</article>")
+    (folder / "index.html").write_text(page(f"{r.study} ({r.scale})", body, 2), encoding="utf-8")
     if curves:
         body = (f'<h1>{html.escape(r.study)} ({html.escape(r.scale)}): accuracy curves</h1>'
                 f'<p><a href="index.html">back to the report</a></p><div id="curves"></div>')
         (folder / "runs.html").write_text(page(
             f"{r.study} runs", body, 2, ("plotly.min.js", "site.js"),
             {"title": f"{r.study} ({r.scale}): test accuracy", "runs": curves},
-            "drawCurves();"))
+            "drawCurves();"), encoding="utf-8")
 
 
 def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Path]]:
@@ -190,12 +261,12 @@ def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Pat
     seen: dict[str, tuple[Path, str]] = {}  # run id -> (folder, label)
     for r in reports:
         for run in r.runs:
-            d = (r.runs_root or store) / "runs" / run["id"]
-            if run["id"] not in seen and d.is_dir():
+            d = run_folder(r.runs_root, run["id"])
+            if run["id"] not in seen and d is not None:
                 seen[run["id"]] = (d, f"{r.study}: {run.get('arm', '')} seed {run.get('seed')} "
                                       f"({run['id']})")
     for info in scan(store):
-        if info.id not in seen and info.status == "finished":
+        if info.id not in seen and info.status == "finished" and inside(info.path, store):
             seen[info.id] = (info.path, f"{info.id} ({info.task})")
     out = []
     for d, label in seen.values():
@@ -203,7 +274,8 @@ def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Pat
             task = json.loads((d / "config.json").read_text())["task"]["name"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if task == "lego" and (d / "ckpt" / "state.safetensors").is_file():
+        weights = d / "ckpt" / "state.safetensors"
+        if task == "lego" and weights.is_file() and inside(weights, d):
             out.append((label, d))
         if len(out) == EXPLORER_RUNS:
             break
@@ -259,8 +331,10 @@ def explorer_page(runs: list[dict[str, Any]]) -> str:
 
 
 def build_site(store: Path, out: Path) -> tuple[Path, int]:
-    """Write the site into `out` (replacing an earlier site there); returns (index, reports)."""
-    from reasonlab.store import make_dirs
+    """Write the site into `out`; returns (index, reports). A folder that is not empty must be
+    a site this command made (its MARKER): then only the files the last build wrote are
+    replaced or removed, and anything else in it is left alone."""
+    from reasonlab.store import make_dirs, remove_empty, write_json_atomic
 
     plotly_offline = _need("plotly.offline")
     _need("markdown_it")
@@ -270,39 +344,80 @@ def build_site(store: Path, out: Path) -> tuple[Path, int]:
     if not reports:
         raise ConfigError(f"no study reports under {store}; run one with `reasonlab run "
                           "STUDY` or pass --store DIR")
+    if out.is_symlink() and out.is_dir():
+        out = out.resolve()  # a link to a folder: write into the folder, keep the link
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose another --out")
-    if out.exists() and not (out / "index.html").exists() and any(out.iterdir()):
-        raise ConfigError(f"--out {out} is a non-empty folder that is not a site; choose an "
-                          "empty or new folder")
+    old = previous_site(out)
     explorer = [explorer_data(label, d) for label, d in explorer_runs(reports, store)]
-    # build next to the target, then swap it in: a failure leaves the old site (or nothing)
-    tmp = out.with_name(f".{out.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    created = make_dirs(out.parent)
+    created = make_dirs(out, "--out")
+    # build in a folder of its own inside `out` (unique: two builds never share one), then
+    # move each file into place: a failure leaves the old site (or nothing) and no debris
+    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".build-"))
     try:
         (tmp / "assets").mkdir(parents=True)
         for f in STATIC.iterdir():
-            shutil.copy2(f, tmp / "assets" / f.name)
+            shutil.copyfile(f, tmp / "assets" / f.name)
         (tmp / "assets" / "plotly.min.js").write_text(plotly_offline.get_plotlyjs())
         used: set[str] = set()
         for r in reports:  # one folder per report; the same study and scale twice get -2, -3
-            base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{r.study}-{r.scale}").strip("-")
+            base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{r.study}-{r.scale}").strip("-.")[:80]
+            base = base.strip("-.") or "report"  # [:80]: file names have a length limit
             r.slug, k = base, 2
             while r.slug in used:
                 r.slug, k = f"{base}-{k}", k + 1
             used.add(r.slug)
-        (tmp / "index.html").write_text(index_page(reports))
+        (tmp / "index.html").write_text(index_page(reports), encoding="utf-8")
         for r in reports:
-            report_pages(r, tmp / "reports" / r.slug)
-        (tmp / "explorer.html").write_text(explorer_page(explorer))
+            report_pages(r, tmp / "reports" / r.slug, store)
+        (tmp / "explorer.html").write_text(explorer_page(explorer), encoding="utf-8")
+        new = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        clash = [f for f in new if f not in old and (os.path.lexists(out / f)
+                                                     or not inside(out / f, out))]
+        if clash:
+            raise ConfigError(f"--out {out} holds {clash[0]}, which this site did not write; "
+                              "move it away or choose another --out")
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        from reasonlab.store import remove_empty
-
         remove_empty(created)
         raise
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.replace(out)
+    # the marker first lists both builds' files, so a kill mid-swap leaves none unaccounted
+    write_json_atomic(out / MARKER, {"files": sorted(set(old) | set(new))})
+    for f in new:
+        (out / f).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp / f, out / f)
+    for f in set(old) - set(new):
+        with contextlib.suppress(FileNotFoundError):
+            (out / f).unlink()
+        remove_empty([p for p in (out / f).parents if p != out and p.is_relative_to(out)])
+    write_json_atomic(out / MARKER, {"files": new})
+    shutil.rmtree(tmp, ignore_errors=True)
     return out / "index.html", len(reports)
+
+
+def previous_site(out: Path) -> list[str]:
+    """The files an earlier build wrote into `out` ([] for a new or empty folder); a folder
+    holding anything else is refused."""
+    if not out.exists() or not any(p for p in out.iterdir()
+                                   if not p.name.startswith(".build-")):
+        return []
+    marker = out / MARKER
+    if not marker.is_file() and all((out / f).is_file() for f in LEGACY):
+        # a site from before the marker: its own files are those of the site's layout
+        return [str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and (
+            str(p.relative_to(out)) in LEGACY or p.relative_to(out).parts[0] in (
+                "assets", "reports"))]
+    if not marker.is_file():
+        raise ConfigError(f"--out {out} is a non-empty folder that is not a site made by "
+                          "`reasonlab site`; choose an empty or new folder")
+    try:
+        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        files = None
+    if not isinstance(files, list) or not all(
+            isinstance(f, str) and f and not Path(f).is_absolute() and ".." not in Path(f).parts
+            for f in files):
+        raise ConfigError(f"--out {out} has a damaged {MARKER}; delete the folder (it is a "
+                          "site: nothing in it is lost that `reasonlab site` cannot rewrite) "
+                          "or choose another --out")
+    return [f for f in files if inside(out / f, out)]

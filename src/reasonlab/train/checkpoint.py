@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from reasonlab.errors import CheckpointError
+from reasonlab.store import CHECKSUM, file_sha256
 
 CKPT_DIR = "ckpt"
 
@@ -47,10 +49,14 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "param_groups": opt["param_groups"],
         "optim_scalars": scalars,
     }
-    tmp = run_dir / f".{CKPT_DIR}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{CKPT_DIR}.tmp."))  # never shared
+    tmp.chmod(0o755)  # mkdtemp's 0700 would hide ckpt/ from a shared store's other users
     save_file(tensors, str(tmp / "state.safetensors"))
+    # the file's checksum: a flipped byte in the tensors is then detected before it is used
+    meta[CHECKSUM] = file_sha256(tmp / "state.safetensors")
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
     old = run_dir / f".{CKPT_DIR}.old"
@@ -73,10 +79,15 @@ def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
         ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
     try:
         meta = json.loads((ckpt / "state.json").read_text())
+        same = meta.get(CHECKSUM) in (None, file_sha256(ckpt / "state.safetensors"))
         tensors = load_file(str(ckpt / "state.safetensors"))
-    except (OSError, ValueError, SafetensorError) as e:
+    except (OSError, ValueError, SafetensorError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {ckpt} is unreadable ({e}); delete {run_dir} "
                               "to start the run again") from None
+    if not same:  # None: a checkpoint written before checksums, read as before
+        raise CheckpointError(f"checkpoint {ckpt} does not match its checksum (its bytes "
+                              f"changed after it was written); delete {run_dir} to start the "
+                              "run again")
     if meta.get("config_hash") != config_hash:
         raise CheckpointError(f"checkpoint {ckpt} belongs to another config; delete {run_dir} "
                               "or use the config it was made with")

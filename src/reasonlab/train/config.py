@@ -66,7 +66,7 @@ class TrainConfig(StrictModel):
     """Test examples, disjoint from the training set."""
     batch_size: int = Field(64, gt=0)
     """Examples per optimiser step."""
-    steps: int = Field(2_000, gt=0)
+    steps: int = Field(2_000, gt=0, le=100_000_000)  # le: a typo's extra zeros, not a run
     """Optimiser steps in total."""
     eval_every: int = Field(200, gt=0)
     """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
@@ -135,7 +135,8 @@ class TrainConfig(StrictModel):
             source = dict.fromkeys(derived, "the task")
             if data.get("pretrained") is not None:  # the checkpoint fixes the architecture
                 fixed = _pretrained_fields(str(data["pretrained"]), t.seq_len)
-                if 1 <= model.get("n_layers", 0) <= fixed["n_layers"]:
+                n = model.get("n_layers", 0)  # validated below, with the rest of the model
+                if type(n) is int and 1 <= n <= fixed["n_layers"]:
                     del fixed["n_layers"]  # keep the checkpoint's first n_layers layers
                 source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
                 derived = {**fixed, **derived}

@@ -23,6 +23,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from reasonlab.errors import CheckpointError
+from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
 from reasonlab.train.config import TrainConfig, config_id
@@ -157,7 +159,12 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                 save_checkpoint(run_dir, done, chash, model, optimizer)
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
-        last = read_metrics(run_dir)[-1]
+        rows = read_metrics(run_dir)
+        if not rows or rows[-1]["step"] != start:
+            raise CheckpointError(f"{run_dir}/metrics.jsonl lacks the line of step {start}, "
+                                  f"which the checkpoint holds; delete {run_dir} to train "
+                                  "the run again")
+        last = rows[-1]
     return last
 
 
@@ -174,7 +181,7 @@ def _truncate_metrics(path: Path, step: int) -> None:
         return
     keep = [line for line in path.read_text().splitlines()
             if line.strip() and _is_complete(line) and json.loads(line)["step"] <= step]
-    path.write_text("".join(line + "\n" for line in keep))
+    write_text_atomic(path, "".join(line + "\n" for line in keep))
 
 
 def _is_complete(line: str) -> bool:

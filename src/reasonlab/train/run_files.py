@@ -17,7 +17,7 @@ from torch import nn
 
 from reasonlab.errors import CheckpointError, ConfigError
 from reasonlab.model.pretrained import map_tokens
-from reasonlab.store import CorruptRunError, check_safetensors, read_result
+from reasonlab.store import CorruptRunError, check_checkpoint, read_result
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig, config_id
 
@@ -40,7 +40,7 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     if not (run_dir / "ckpt" / "state.safetensors").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "ckpt/state.safetensors); train it first")
-    check_safetensors(run_dir, "ckpt/state.safetensors")
+    check_checkpoint(run_dir)  # state.json, the header, and the checksum when it has one
     try:
         tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
     except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data

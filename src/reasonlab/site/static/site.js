@@ -8,16 +8,24 @@ function pageData() {
   return JSON.parse(document.getElementById("data").textContent);
 }
 
+// Plotly reads a subset of HTML in titles, names and hover text (<b>, <a href>, entities):
+// strings from the store are shown as plain text, and %{...} in them stays literal.
+function plain(s) {
+  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/%/g, "&#37;");
+}
+
 function drawCurves() {
   const data = pageData();
   const focus = decodeURIComponent(location.hash.slice(1));
   const traces = data.runs.map(r => ({
-    x: r.steps, y: r.acc, name: r.label, mode: "lines+markers", type: "scatter",
+    x: r.steps, y: r.acc, name: plain(r.label), mode: "lines+markers", type: "scatter",
     opacity: !focus || focus === r.id ? 1 : 0.25,
     line: {width: focus === r.id ? 4 : 2},
-    hovertemplate: r.label + " (" + r.id + ")<br>step %{x}<br>accuracy %{y:.4f}<extra></extra>",
+    hovertemplate: plain(r.label) + " (" + plain(r.id) + ")<br>step %{x}" +
+                   "<br>accuracy %{y:.4f}<extra></extra>",
   }));
-  const layout = {title: {text: data.title}, xaxis: {title: {text: "step"}},
+  const layout = {title: {text: plain(data.title)}, xaxis: {title: {text: "step"}},
                   yaxis: {title: {text: "test accuracy"}, range: [0, 1.02]},
                   hovermode: "closest", margin: {t: 50}};
   return Plotly.newPlot("curves", traces, layout, {displaylogo: false, responsive: true})
@@ -51,7 +59,7 @@ function explorer() {
   function draw() {
     const r = data.runs[+run.value], l = +layer.value, h = +head.value;
     const s = r.sentences[+sentence.value];
-    const labels = s.tokens.map((t, i) => i + ":" + t);
+    const labels = s.tokens.map((t, i) => i + ":" + plain(t));
     sel("text").textContent = s.text;
     const z = s.patterns[l][h].map(row => row.map(v => v / 1000));  // stored per mille
     const peak = Math.max(0.001, ...z.map(row => Math.max(...row)));
@@ -77,7 +85,7 @@ function explorer() {
       grid.forEach((row, i) => row.forEach((v, j) => {
         if (v > grid[best[0]][best[1]]) best = [i, j];
       }));
-      rows.push(`<tr><td>${name}</td><td class="sel">${grid[l][h].toFixed(3)}</td>` +
+      rows.push(`<tr><td>${plain(name)}</td><td class="sel">${grid[l][h].toFixed(3)}</td>` +
                 `<td>L${best[0]}H${best[1]} ${grid[best[0]][best[1]].toFixed(3)}</td></tr>`);
     }
     sel("scores").innerHTML = rows.join("");

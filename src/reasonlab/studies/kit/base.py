@@ -7,7 +7,6 @@ report: tables, PNG figures and one verdict per claim, with the numbers behind i
 
 from __future__ import annotations
 
-import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -18,7 +17,8 @@ from reasonlab.errors import AssetError, ConfigError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
 from reasonlab.runs import check_device, load_result, run_dir_for
-from reasonlab.store import check_partial, output_dir
+from reasonlab.locking import held
+from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge)
 from reasonlab.studies.kit.reporting import Report
@@ -101,12 +101,14 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
               address: str | None = None) -> tuple[Report, Path]:
     """Run (or reuse) every run of the study, analyse them, write the report.
 
-    The report goes to `out` (default reasonlab-out/<study>/<scale>). Runs live in
-    `<root>/runs/<id>`, the id hashing the resolved config, with root = `out` when given and
-    reasonlab-out otherwise: by default all studies share one runs folder, so a run two
-    studies need (e.g. lego-probes probing lego-extrapolation's models) is trained once."""
-    from reasonlab.console import check_workers
+    The report goes to `<root>/<study>/<scale>` and runs live in `<root>/runs/<id>`, the id
+    hashing the resolved config, with root = `out` (default reasonlab-out): all studies of one
+    root share one runs folder, so a run two studies need (e.g. lego-probes probing
+    lego-extrapolation's models) is trained once, and two studies (or scales) with the same
+    `out` never write into each other's report folder."""
+    from reasonlab.console import check_seeds, check_workers
 
+    check_seeds(seeds)
     check_workers(workers)
     study = STUDIES[name]()
     if why := study.missing():
@@ -116,7 +118,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     if study.trains and not specs:
         raise ConfigError(f"study {name} has no runs at scale {scale}")
     root = out or Path("reasonlab-out")
-    out = out or Path("reasonlab-out") / name / scale
+    out = root / name / scale
     with output_dir(out):
         check_runs([s.config for s in specs], root)
         return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
@@ -141,7 +143,8 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
     for c in configs:
         check_device(c)
         run_dir = run_dir_for(c, root)
-        if load_result(run_dir) is None:
+        # a run another process trains right now changes under us: its trainer checks it
+        if load_result(run_dir) is None and held(run_dir) is None:
             check_partial(run_dir)
 
 
@@ -157,9 +160,9 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
     report.verdicts = one_verdict_per_claim(study, report.verdicts)
     report.write(out)
     # what `reasonlab site` indexes: which study and scale this report is, and its runs
-    (out / "study.json").write_text(json.dumps(
-        {"study": study.name, "title": study.title, "scale": scale, "written": time.time(),
-         "runs_root": str(Path(root).resolve()),
-         "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
-                  for s, r in zip(specs, results, strict=True)]}, indent=1))
+    write_json_atomic(out / "study.json", {
+        "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+        "runs_root": str(Path(root).resolve()),
+        "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
+                 for s, r in zip(specs, results, strict=True)]})
     return report, out

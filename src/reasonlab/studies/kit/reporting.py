@@ -85,7 +85,7 @@ class Report:
         for arm, f in finals.items():
             m, s = mean_std(f)
             rows.append([arm] + [f"{x:.3f}" for x in m])
-            if std:
+            if std and len(f) > 1:  # one seed has no spread: no row of zeros
                 rows.append([f"{arm} (std)"] + [f"{x:.3f}" for x in s])
         return self.table(heading, ["arm"] + [f"#{i}" for i in range(n)], rows).figure(
             name, caption)
@@ -140,11 +140,13 @@ class Report:
         return "\n".join(lines)
 
     def write(self, out: Path) -> Path:
+        from reasonlab.store import write_json_atomic, write_text_atomic
+
         path = out / "report.md"
-        path.write_text(self.markdown())
-        (out / "verdicts.json").write_text(json.dumps(
-            [{"claim": v.claim.key, "text": v.claim.text, "status": v.status,
-              "evidence": v.evidence} for v in self.verdicts], indent=1))
+        write_text_atomic(path, self.markdown())
+        write_json_atomic(out / "verdicts.json", [
+            {"claim": v.claim.key, "text": v.claim.text, "status": v.status,
+             "evidence": v.evidence} for v in self.verdicts])
         return path
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from reasonlab.report import fmt_seeds
+from reasonlab.report import fmt_seeds, pm, seeds_text
 from reasonlab.studies.kit.core import Claim, Status, Verdict
 
 MIN_ACCURACY_GAIN = 0.05
@@ -93,8 +93,8 @@ def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tup
     a, b = np.asarray(better, float), np.asarray(worse, float)
     gain = float(a.mean() - b.mean())
     se = standard_error(a, b)
-    ev = (f"{what}: {names[0]} {a.mean():.3f} ± {a.std():.3f}, {names[1]} {b.mean():.3f} ± "
-          f"{b.std():.3f} ({len(a)} seeds); gain {gain:+.3f} (SE {se:.3f}; needs > {min_gain} "
+    ev = (f"{what}: {names[0]} {pm(a)}, {names[1]} {pm(b)} ({seeds_text(len(a))}); "
+          f"gain {gain:+.3f} (SE {se:.3f}; needs > {min_gain} "
           "and > 2 SE)")
     return Verdict(claim, gain_status(gain, se, min_gain, len(a)), ev)
 
@@ -107,8 +107,8 @@ def no_gain_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str
     a, b = np.asarray(a, float), np.asarray(b, float)
     gain = float(a.mean() - b.mean())
     se = standard_error(a, b)
-    ev = (f"{what}: {names[0]} {a.mean():.3f} ± {a.std():.3f}, {names[1]} {b.mean():.3f} ± "
-          f"{b.std():.3f} ({len(a)} seeds); gain {gain:+.3f} (SE {se:.3f}; 'no better' needs "
+    ev = (f"{what}: {names[0]} {pm(a)}, {names[1]} {pm(b)} ({seeds_text(len(a))}); "
+          f"gain {gain:+.3f} (SE {se:.3f}; 'no better' needs "
           f"gain + 2 SE < {margin}, 'better' gain > {margin} and > 2 SE)")
     status: Status = ("reproduced" if gain + 2 * se < margin else
                       "not reproduced" if gain_status(gain, se, margin, len(a)) == "reproduced"

@@ -174,16 +174,23 @@ def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[fl
 
 
 def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report:
-    """Every run's agreement with the one-hop rule per chain position, as a table."""
-    rows = [[f"{s.arm} seed {s.seed}"] + [f"{x:.2f}" for x in one_hop_agreement(Path(r["dir"]))]
-            for s, r in results]
+    """Every run's agreement with the one-hop rule per chain position, as a table, and what
+    the table says: a run computes the shortcut only if it agrees on every position."""
+    agree = {f"{s.arm} seed {s.seed}": one_hop_agreement(Path(r["dir"])) for s, r in results}
+    rows = [[run] + [f"{x:.2f}" for x in a] for run, a in agree.items()]
     n = len(rows[0]) - 1
+    shortcut = [run for run, a in agree.items() if min(a) >= 0.995]  # 1.00 as printed
+    finding = (f"Our finding: {', '.join(shortcut)} agree(s) on every position (1.00): the "
+               "model computes that shortcut instead of following the chain." if shortcut else
+               "Our finding: no run agrees on every position, so none computes that shortcut "
+               "(it would read 1.00 everywhere); agreement per position ranges from "
+               f"{min(min(a) for a in agree.values()):.2f} to "
+               f"{max(max(a) for a in agree.values()):.2f}.")
     return rep.add("Agreement with the one-hop rule", "Fraction of 500 fresh test sentences on "
                    "which the model's answer equals value(#k) = g_k . value(#0), its own op "
                    "applied to the root's value, skipping the ops in between (right on #0 and "
-                   "#1 only). 1.00 on every position: the model computes that shortcut instead "
-                   "of following the chain.\n\n" + table([label] + [f"#{k}" for k in range(n)],
-                                                          rows))
+                   f"#1 only). {finding}\n\n" + table([label] + [f"#{k}" for k in range(n)],
+                                                       rows))
 
 
 PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data

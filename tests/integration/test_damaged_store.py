@@ -1,0 +1,129 @@
+"""A damaged run folder is never reused, resumed or listed as finished: `runs`, `runs show`
+and `runs gc` agree that it is damaged, and the command that needs it fails with one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reasonlab.cli import main
+from reasonlab.errors import CheckpointError
+from reasonlab.runs import execute, load_result
+from reasonlab.store import inspect_run, scan
+from reasonlab.train.config import TrainConfig
+
+TINY = {"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+        "model": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_mlp": 32},
+        "n_train": 64, "n_test": 32, "batch_size": 16, "steps": 4, "eval_every": 2,
+        "ckpt_every": 2}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("store")
+    execute(TrainConfig.build(TINY), root, quiet=True)
+    return root
+
+
+def edit_result(fn: Callable[[dict], None]) -> Callable[[Path], None]:
+    def damage(run: Path) -> None:
+        data = json.loads((run / "result.json").read_text())
+        fn(data)
+        (run / "result.json").write_text(json.dumps(data))
+    return damage
+
+
+def cut_last_metrics_line(run: Path) -> None:
+    (run / "result.json").unlink()
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    (run / "metrics.jsonl").write_text("".join(x + "\n" for x in lines[:-1]))
+
+
+def empty_metrics(run: Path) -> None:
+    (run / "result.json").unlink()
+    (run / "metrics.jsonl").write_text("")
+
+
+def flip_tensor_byte(run: Path) -> None:
+    path = run / "ckpt" / "state.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0x01  # in the tensor data, past the header: the header still parses
+    path.write_bytes(bytes(data))
+
+
+def flip_tensor_byte_partial(run: Path) -> None:
+    (run / "result.json").unlink()
+    flip_tensor_byte(run)
+
+
+CASES = {
+    "result-gone-metrics-cut": (cut_last_metrics_line, "metrics.jsonl"),
+    "result-gone-metrics-empty": (empty_metrics, "metrics.jsonl"),
+    "result-no-final-acc": (edit_result(lambda d: d["final"].pop("acc")), "final.acc"),
+    "result-no-acc-by-depth": (edit_result(lambda d: d["final"].pop("acc_by_depth")),
+                               "final.acc_by_depth"),
+    "result-empty-curve": (edit_result(lambda d: d.update(curve=[])), "curve"),
+    "result-unreadable": (lambda run: (run / "result.json").write_text("{oops"),
+                          "result.json"),
+    "ckpt-empty": (lambda run: shutil.rmtree(run / "ckpt"), "state.safetensors"),
+    "ckpt-byte-flipped": (flip_tensor_byte, "checksum"),
+    "ckpt-byte-flipped-partial": (flip_tensor_byte_partial, "checksum"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_damaged_run_is_never_reused_nor_listed_finished(name, finished, tmp_path, capsys):
+    damage, needle = CASES[name]
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    run = next(p for p in (store / "runs").iterdir() if p.is_dir())
+    damage(run)
+    # the status is the same whichever way it is read
+    (listed,) = scan(store)
+    assert listed.status == "corrupt" and needle in listed.problem, listed
+    assert inspect_run(run).status == "corrupt"
+    assert main(["runs", "--out", str(store)]) == 0
+    assert "corrupt" in capsys.readouterr().out
+    assert main(["runs", "show", run.name, "--out", str(store)]) == 0
+    assert "corrupt" in capsys.readouterr().out
+    # never reused, never resumed: one error line naming the file
+    before = sorted((p.name, p.stat().st_size) for p in run.rglob("*") if p.is_file())
+    with pytest.raises(CheckpointError, match="damaged|checksum|lacks"):
+        load_result(run) if (run / "result.json").exists() else None
+        execute(TrainConfig.build(TINY), store, quiet=True)
+    assert sorted((p.name, p.stat().st_size) for p in run.rglob("*") if p.is_file()) == before
+
+
+def test_old_checkpoints_without_checksums_still_load(finished, tmp_path):
+    """A run written before checkpoints carried checksums is read as before."""
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    run = next(p for p in (store / "runs").iterdir() if p.is_dir())
+    meta = json.loads((run / "ckpt" / "state.json").read_text())
+    assert "sha256" in meta
+    del meta["sha256"]
+    (run / "ckpt" / "state.json").write_text(json.dumps(meta))
+    record = json.loads((run / "run.json").read_text())
+    del record["files"]
+    (run / "run.json").write_text(json.dumps(record))
+    assert load_result(run) is not None and scan(store)[0].status == "finished"
+    (run / "result.json").unlink()  # and it resumes (at its last step) to the same result
+    result = execute(TrainConfig.build(TINY), store, quiet=True)
+    assert result["final"] == json.loads((finished / "runs" / run.name / "result.json")
+                                         .read_text())["final"]
+
+
+def test_gc_removes_a_linked_run_folder_not_its_target(finished, tmp_path, capsys):
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(next(p for p in (store / "runs").iterdir() if p.is_dir()), elsewhere)
+    (elsewhere / "result.json").write_text("{oops")  # damaged: a gc candidate
+    (store / "runs" / "0123456789ab").symlink_to(elsewhere)
+    assert main(["runs", "gc", "--yes", "--out", str(store)]) == 0
+    assert not (store / "runs" / "0123456789ab").exists()
+    assert (elsewhere / "result.json").read_text() == "{oops"  # the target is untouched
