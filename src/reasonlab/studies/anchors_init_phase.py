@@ -3,6 +3,9 @@ arXiv 2405.05409, §3, the phase diagram figure).
 
 Every cell (gamma, depth) trains several seeds on the anchor task; each run's held-out pair
 (4,3) is classified as inferential / symmetric / neither / unfit (analysis/solutions.py).
+Below d_model 400 the paper's gammas are run under both readings (anchors_common.READINGS:
+mapped to the same scale relative to 1/sqrt(d_in), and used directly), in one grid, and each
+claim is judged on each reading's columns.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.anchors_analysis import phase_cells, phase_figures, phase_section
-from reasonlab.studies.anchors_common import GRID, cell, recipe
+from reasonlab.studies.anchors_common import PHASE, by_reading, cell, phase_gammas, recipe
 from reasonlab.studies.anchors_verdicts import phase_verdicts
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 
@@ -18,7 +21,7 @@ from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Sca
 @STUDIES.register("anchors-init-phase")
 class AnchorsInitPhase(Study):
     title = "Anchor functions: solution type over initialization rate x depth"
-    claims = (
+    base_claims = (
         Claim("small-init", "Small initialization (large gamma) gives inferential solutions on "
               "the held-out pair (4,3)", "Zhang et al. 2024, §3 phase diagram"),
         Claim("large-init", "Large initialization (small gamma) gives symmetric solutions "
@@ -26,22 +29,24 @@ class AnchorsInitPhase(Study):
         Claim("no-fit", "Very large initialization in deep models fails to fit the seen pairs",
               "Zhang et al. 2024, §3 phase diagram"),
     )
+    claims_by_reading = by_reading(base_claims)
+    claims = sum(claims_by_reading.values(), ())
     cpu_minutes = 10  # measured: 598 s (12 runs x 2400 steps)
     # on one busy core, two runs side by side: 10-15 min (README)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        gammas, depths = GRID[scale]
-        return grid(recipe(scale), {f"gamma={g} L={L}": cell(g, L) for L in depths
+        gammas = sorted(set(sum(phase_gammas(scale).values(), ())))
+        return grid(recipe(scale), {f"gamma={g} L={L}": cell(g, L) for L in PHASE[scale][1]
                                     for g in gammas}, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         cells = phase_cells(results, out)
+        read = phase_gammas(results.scale)
         gammas = sorted({g for g, _ in cells})
         depths = sorted({L for _, L in cells})
         rep = Report(self.title, out).recipe(results)
-        rep.sections.append(phase_section(cells, gammas, depths))
-        rep.figures += phase_figures(cells, gammas, depths, out)
-        rep.verdicts = phase_verdicts(self.claims, cells, gammas, depths)
+        rep.sections.append(phase_section(cells, gammas, depths, read))
+        rep.figures += phase_figures(cells, gammas, depths, out, read)
+        rep.verdicts = [v for r, claims in self.claims_by_reading.items()
+                        for v in phase_verdicts(claims, cells, list(read[r]), depths)]
         return rep
-
-
