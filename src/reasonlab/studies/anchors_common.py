@@ -92,11 +92,13 @@ READINGS: dict[str, Callable[[float, int], float]] = {"mapped": equivalent_gamma
 """Two readings of a gamma of the paper (at d_model 400) at another width, both run at cpu
 scale, each claim judged on each: "mapped" keeps the initial scale relative to 1/sqrt(d_in),
 d_in^(0.5 - gamma), which is what decides the phase (docs/papers.md §3): 0.3 .. 0.8 become
-0.21 .. 0.93 at d_model 64; "direct" keeps gamma itself, so the std (1/64)^gamma is larger than
-the paper's (1/400)^gamma. At d_model 400 the two coincide (the runs are shared)."""
-READING_TEXT = {"mapped": "the paper's gamma mapped to the run's width at the same scale relative to "
-                          "1/sqrt(d_in)",
-                "direct": "the paper's gamma used directly at the run's width"}
+0.21 .. 0.93 at d_model 64; "direct" keeps gamma itself, the exponent the paper names, whose
+relative scale at d_model 64 spans a narrower range (64^0.2 = 2.3 .. 64^-0.3 = 0.29 against the
+paper's 400^0.2 = 3.3 .. 400^-0.3 = 0.17). At d_model 400 the two coincide (shared runs)."""
+READING_TEXT = {
+    "mapped": "the paper's gamma mapped to the run's width at the same scale relative to "
+              "1/sqrt(d_in)",
+    "direct": "the paper's gamma used directly at the run's width"}
 
 
 def read_gammas(gammas: tuple[float, ...], d_in: int) -> dict[str, tuple[float, ...]]:
