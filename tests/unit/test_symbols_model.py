@@ -151,7 +151,8 @@ def test_tied_head_reads_out_through_the_embedding():
 
 @pytest.mark.parametrize("equality", [False, True])
 def test_mlp_baseline_matches_naive_reference(equality):
-    c = cfg(arch="mlp", mlp_equality=equality if equality else None, n_layers=2, d_mlp=16)
+    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": equality}, n_layers=2,
+            d_mlp=16)
     m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
     t = tokens_(4)[:, :SEQ - 2]  # shorter than max_seq_len: padded with PAD = 0
     got = m(t, torch.zeros(4, 1, dtype=torch.long))
@@ -175,8 +176,8 @@ def test_mlp_baseline_matches_naive_reference(equality):
 
 def test_mlp_equality_features_are_symbol_invariant():
     # renaming the symbols (distinct -> distinct) leaves X X^T unchanged up to O(1/sqrt d)
-    c = cfg(arch="mlp", mlp_equality=True, d_model=4096, n_heads=4, vocab_size=40,
-            max_seq_len=4)
+    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": True}, d_model=4096,
+            n_heads=4, vocab_size=40, max_seq_len=4)
     m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
     x = m.input.ln(m.input.W_E[torch.tensor([[5, 7, 5, 9], [20, 31, 20, 33]])])
     gram = x @ x.transpose(1, 2) / 4096

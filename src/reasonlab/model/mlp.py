@@ -5,13 +5,14 @@ The input string x_1 .. x_T (padded to max_seq_len) becomes one vector, fed to a
 with n_layers hidden layers of width d_mlp. How the string becomes a vector is the option
 `input` (MLP_INPUTS), and it decides whether the paper's impossibility result applies:
 
-  - "one_hot" (the theorem's setting, §3 and Appendix I; the authors' `TemplateMatchingMLP`,
-    eboix/relational-reasoning experiments/models.py lines 17-38): the concatenation of the
-    one-hot vectors e_{x_1} .. e_{x_T} (length T * vocab) into a Linear layer, so every
-    (position, symbol) pair has its own column of first-layer weights. Two positions holding
+  - "one_hot" (the theorem's setting, §3 and Appendix I; the authors'
+    `TemplateMatchingMLP`, eboix/relational-reasoning experiments/models.py lines 17-38): the
+    concatenated one-hot vectors e_{x_1} .. e_{x_T} (length T * vocab) into a Linear layer, so
+    every (position, symbol) pair has its own column of first-layer weights. Two positions holding
     the same unseen symbol share nothing, a symbol never seen in training keeps its initial
     columns, and SGD is symmetric under permuting the symbols: no better than chance.
-  - "shared_embedding" (the default, our earlier reading; the authors' other baseline,
+  - "shared_embedding" (the default, so that run ids from before this option keep their
+    meaning; our earlier reading, and the authors' other baseline,
     `TemplateMatchingMLPSharedEmbedding`, models.py lines 71-91, with table width hidden_dim
     where ours is d_model): one table W_E for every position, [W_E[x_1] .. W_E[x_T]] into the
     first Linear. Two equal symbols give the same (random) vector twice, so a first layer with
