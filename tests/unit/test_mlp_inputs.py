@@ -154,3 +154,17 @@ def test_shared_table_first_layer_sees_a_repeated_symbol_twice():
         h_diff = lin(first_layer_input(m, torch.tensor([[9, 11, 1], [12, 10, 1]])))
     assert torch.equal(h_same, lin.bias.expand(2, -1))
     assert (h_diff - lin.bias).abs().amax(1).min() > 1e-3
+
+
+@pytest.mark.parametrize("input", ["one_hot", "shared_embedding"])
+def test_mlp_inputs_keep_every_tensor_on_the_models_device(input):
+    # built and run on the meta device: a tensor made elsewhere (a CPU index or mask) would
+    # fail to combine with it, as on a GPU
+    c = ModelConfig.build(dict(vocab_size=VOCAB, n_classes=3, max_seq_len=SEQ, d_model=6,
+                               n_heads=2, d_mlp=10, n_layers=2,
+                               arch={"name": "mlp", "input": input, "equality": True}))
+    with torch.device("meta"):
+        m = MODELS["mlp"](c)
+    out = m(torch.zeros(4, SEQ - 1, dtype=torch.long, device="meta"),
+            torch.zeros(4, 1, dtype=torch.long, device="meta"))
+    assert out.device.type == "meta" and out.shape == (4, 1, 3)
