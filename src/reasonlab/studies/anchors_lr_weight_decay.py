@@ -32,6 +32,7 @@ def gammas_read(scale: Scale) -> dict[str, float]:
     return {r: g for r, (g,) in read_gammas((SETTINGS[scale]["gamma"],),
                                             SCALES[scale]["model"]["d_model"]).items()}
 
+
 MIN_GAIN = 0.1
 """Rise in the mean inferential fraction (over seeds and the other factor) that counts."""
 
