@@ -311,6 +311,9 @@ def test_studies_build_the_authors_structures(scale):
                 got, want = fields(m, ANCHOR_AUTHORS)
                 assert got == want, (name, spec.arm)
                 assert spec.config.optim.weight_decay_on == "all"
+            elif m.arch.name == "mlp":  # the authors' MLPs (models.py 17-122): ReLU
+                assert m.act == "relu", (name, spec.arm)
+                assert m.init.name == "torch_default" or "BERT init" in spec.arm
             elif "BERT init" not in spec.arm:
                 got, want = fields(m, SYMBOL_AUTHORS)
                 assert got == want, (name, spec.arm)

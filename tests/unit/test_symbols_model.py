@@ -151,18 +151,20 @@ def test_tied_head_reads_out_through_the_embedding():
 
 @pytest.mark.parametrize("equality", [False, True])
 def test_mlp_baseline_matches_naive_reference(equality):
-    c = cfg(arch="mlp", mlp_equality=equality if equality else None, n_layers=2, d_mlp=16)
+    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": equality}, n_layers=2,
+            d_mlp=16)
     m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
     t = tokens_(4)[:, :SEQ - 2]  # shorter than max_seq_len: padded with PAD = 0
     got = m(t, torch.zeros(4, 1, dtype=torch.long))
-    lins = [mod for mod in m.net if isinstance(mod, torch.nn.Linear)]
+    lins = [m.input.linear] + [mod for mod in m.net if isinstance(mod, torch.nn.Linear)]
     for i in range(4):
         toks = t[i].tolist() + [0, 0]
-        feats = [m.W_E[j] for j in toks]
+        feats = [m.input.W_E[j] for j in toks]
         h = torch.cat(feats)
         if equality:
-            xn = [(e - e.mean()) / torch.sqrt(e.var(unbiased=False) + c.ln_eps) * m.ln.weight
-                  + m.ln.bias for e in feats]
+            ln = m.input.ln
+            xn = [(e - e.mean()) / torch.sqrt(e.var(unbiased=False) + c.ln_eps) * ln.weight
+                  + ln.bias for e in feats]
             gram = torch.stack([torch.stack([u @ v / 12 for v in xn]) for u in xn])  # [T, T]
             h = torch.cat([h, gram.flatten()])
         for j, lin in enumerate(lins):
@@ -174,10 +176,10 @@ def test_mlp_baseline_matches_naive_reference(equality):
 
 def test_mlp_equality_features_are_symbol_invariant():
     # renaming the symbols (distinct -> distinct) leaves X X^T unchanged up to O(1/sqrt d)
-    c = cfg(arch="mlp", mlp_equality=True, d_model=4096, n_heads=4, vocab_size=40,
-            max_seq_len=4)
+    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": True}, d_model=4096,
+            n_heads=4, vocab_size=40, max_seq_len=4)
     m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
-    x = m.ln(m.W_E[torch.tensor([[5, 7, 5, 9], [20, 31, 20, 33]])])
+    x = m.input.ln(m.input.W_E[torch.tensor([[5, 7, 5, 9], [20, 31, 20, 33]])])
     gram = x @ x.transpose(1, 2) / 4096
     torch.testing.assert_close(gram[0], gram[1], atol=0.1, rtol=0)
     assert gram[0, 0, 2] > 0.99 and abs(gram[0, 0, 1]) < 0.1

@@ -20,6 +20,7 @@ from reasonlab.analysis.solutions import (FIT_THRESHOLD, MAJORITY, SOLUTION_TYPE
 from reasonlab.model import run_with_cache
 from reasonlab.report import plot_heatmap, table
 from reasonlab.runs import load_run_model
+from reasonlab.studies.anchors.common import READING_TEXT
 from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.tasks.anchors import AnchorsTask
 from reasonlab.tasks.base import build_task
@@ -52,21 +53,35 @@ def type_counts(recs: list[dict[str, Any]]) -> str:
                     if (n := sum(r["verdict"] == t for r in recs)))
 
 
-def phase_section(cells, gammas, depths) -> str:
-    header = ["depth", "gamma", "verdicts (seeds)", "inferential", "symmetric", "neither",
-              "seen acc"]
-    rows = [[str(L), f"{g:g}", type_counts(cells[g, L])] +
+def reading_label(g: float, read: dict[str, tuple[float, ...]], sep: str = " ") -> str:
+    """gamma g and the readings that set it, e.g. "0.21 (mapped)" or "0.5 (mapped, direct)"."""
+    return f"{g:g}{sep}({', '.join(r for r, gs in read.items() if g in gs)})"
+
+
+def phase_section(cells, gammas, depths, read: dict[str, tuple[float, ...]]) -> str:
+    """The phase table; `read`: reading -> its gammas (anchors_common.READINGS)."""
+    header = ["depth", "gamma (reading)", "verdicts (seeds)", "inferential", "symmetric",
+              "neither", "seen acc"]
+    rows = [[str(L), reading_label(g, read), type_counts(cells[g, L])] +
             [f"{mean_of(cells[g, L], k):.3f}" for k in ("inferential", "symmetric", "neither",
                                                       "seen_acc")]
             for L in depths for g in gammas]
     return (f"## Phase diagram (held-out pair (4,3); means over seeds)\n\nVerdict per run: "
             f"unfit if seen-pair accuracy < {FIT_THRESHOLD}, else inferential / symmetric if "
             f"that answer is >= {MAJORITY} of the held-out predictions, else neither "
-            "(counts: inf/sym/nei/unf).\n\n" + table(header, rows))
+            f"(counts: inf/sym/nei/unf). {readings_note()}\n\n" + table(header, rows))
 
 
-def phase_figures(cells, gammas, depths, out: Path) -> list[tuple[str, str]]:
-    xl, yl = [f"{g:g}" for g in gammas], [str(L) for L in depths]
+def readings_note() -> str:
+    """What the two gamma readings are (anchors_common.READINGS), for the reports."""
+    return ("Readings of the paper's gamma (its grid is at d_model 400): " + "; ".join(
+        f"{r}: {text}" for r, text in READING_TEXT.items()) + " (d_in^(0.5 - gamma) is what "
+        "the phase depends on; docs/papers.md §3).")
+
+
+def phase_figures(cells, gammas, depths, out: Path, read: dict[str, tuple[float, ...]]
+                  ) -> list[tuple[str, str]]:
+    xl, yl = [reading_label(g, read, "\n") for g in gammas], [str(L) for L in depths]
     code = {t: i for i, t in enumerate(SOLUTION_TYPES)}
     kinds = np.array([[code[majority_type(cells[g, L])] for g in gammas] for L in depths])
     annot = [[f"{majority_type(cells[g, L])[:3]}\n{type_counts(cells[g, L])}" for g in gammas]
@@ -197,12 +212,21 @@ def cells_by(recs: list[dict[str, Any]], x: str, y: str
 
 
 def mean_heatmaps(rep: Report, cells: dict[tuple[str, str], list[dict[str, Any]]],
-                  labels: tuple[str, str], keys: tuple[str, ...]) -> Report:
-    """One heatmap per key: its mean over each (x, y) cell's runs (figures `<key>.png`)."""
+                  labels: tuple[str, str], keys: tuple[str, ...], tag: str = "") -> Report:
+    """One heatmap per key: its mean over each (x, y) cell's runs (figures `<key><tag>.png`;
+    `tag` also goes into the titles, e.g. "_direct")."""
     xs, ys = list(dict.fromkeys(x for x, _ in cells)), list(dict.fromkeys(y for _, y in cells))
+    what = f" ({tag.strip('_')})" if tag else ""
     for key in keys:
         vals = np.array([[mean_of(cells[x, y], key) for x in xs] for y in ys])
-        plot_heatmap(vals, rep.out / f"{key}.png", f"mean {key} fraction on (4,3)", xs, ys,
-                     *labels)
-        rep.figure(f"{key}.png", f"Mean {key} fraction per ({labels[0]}, {labels[1]})")
+        plot_heatmap(vals, rep.out / f"{key}{tag}.png", f"mean {key} fraction on (4,3){what}",
+                     xs, ys, *labels)
+        rep.figure(f"{key}{tag}.png", f"Mean {key} fraction per ({labels[0]}, {labels[1]})"
+                   f"{what}")
     return rep
+
+
+def runs_at_gamma(results: Results, gamma: float) -> Results:
+    """The runs initialized at rate `gamma` (read from each run's config)."""
+    return Results([(s, r) for s, r in results if s.config.model.init.gamma == gamma],
+                   results.scale, results.seeds)

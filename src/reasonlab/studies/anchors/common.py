@@ -24,9 +24,11 @@ available). That is 60M sequences seen, about 29,300 steps of 2048: our `paper` 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from reasonlab.studies.kit.base import Scale, merge
+from reasonlab.studies.kit.base import Claim, Scale, merge
 
 TASK: dict[str, Any] = {"name": "anchors", "split_modulus": "seq_len_minus_1",
                         "noise_split": False}
@@ -81,19 +83,57 @@ SCALES: dict[Scale, dict[str, Any]] = {
 }
 
 
+def direct_gamma(gamma: float, d_in: int, d_ref: int = PAPER_WIDTH) -> float:
+    """The paper's gamma used as it is at width `d_in` (same std exponent, another scale)."""
+    return gamma
+
+
+READINGS: dict[str, Callable[[float, int], float]] = {"mapped": equivalent_gamma,
+                                                      "direct": direct_gamma}
+"""Two readings of a gamma of the paper (at d_model 400) at another width, both run at cpu
+scale, each claim judged on each: "mapped" keeps the initial scale relative to 1/sqrt(d_in),
+d_in^(0.5 - gamma), which is what decides the phase (docs/papers.md §3): 0.3 .. 0.8 become
+0.21 .. 0.93 at d_model 64; "direct" keeps gamma itself, the exponent the paper names, whose
+relative scale at d_model 64 spans a narrower range (64^0.2 = 2.3 .. 64^-0.3 = 0.29 against the
+paper's 400^0.2 = 3.3 .. 400^-0.3 = 0.17). At d_model 400 the two coincide (shared runs)."""
+READING_TEXT = {
+    "mapped": "the paper's gamma mapped to the run's width at the same scale relative to "
+              "1/sqrt(d_in)",
+    "direct": "the paper's gamma used directly at the run's width"}
+
+
+def read_gammas(gammas: tuple[float, ...], d_in: int) -> dict[str, tuple[float, ...]]:
+    """reading -> the paper's `gammas` as that reading sets them at width d_in."""
+    return {r: tuple(read(g, d_in) for g in gammas) for r, read in READINGS.items()}
+
+
+def by_reading(claims: tuple[Claim, ...]) -> dict[str, tuple[Claim, ...]]:
+    """reading -> the claims as judged on that reading's runs, keyed `<key>.<reading>`."""
+    return {r: tuple(replace(c, key=f"{c.key}.{r}", text=f"{c.text} [{READING_TEXT[r]}]")
+                     for c in claims) for r in READINGS}
+
+
 PAPER_GAMMAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 """The paper's grid at d_model 400 (§3)."""
-GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
+PHASE: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
     "smoke": ((0.3, 0.8), (1, 2)),
-    # The ends of the paper's grid moved to d_model 64 so that the initial scale relative to
-    # 1/sqrt(d_in), d_in^(0.5 - gamma), spans the paper's 400^0.2 = 3.3 .. 400^-0.3 = 0.17:
-    # gamma 0.21 and 0.93 (`equivalent_gamma`). The inner points are left out for the budget
-    # (12 runs of 2400 steps); no claim reads them.
-    "cpu": (tuple(equivalent_gamma(g, SCALES["cpu"]["model"]["d_model"])
-                  for g in (min(PAPER_GAMMAS), max(PAPER_GAMMAS))), (2, 3)),
+    # The ends of the paper's grid (read at d_model 64 both ways, READINGS); the inner points
+    # are left out for the budget; no claim reads them.
+    "cpu": ((min(PAPER_GAMMAS), max(PAPER_GAMMAS)), (2, 3)),
     "paper": (PAPER_GAMMAS, (2, 3, 4, 5, 6)),
 }
-"""(gammas, depths) per scale."""
+"""(the paper's gammas, depths) per scale."""
+
+
+def phase_gammas(scale: Scale) -> dict[str, tuple[float, ...]]:
+    """reading -> the phase grid's gammas at the scale's width."""
+    return read_gammas(PHASE[scale][0], SCALES[scale]["model"]["d_model"])
+
+
+GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
+    s: (phase_gammas(s)["mapped"], PHASE[s][1]) for s in PHASE}
+"""(gammas, depths) per scale under the mapped reading, the one the studies that look at one
+gamma (mechanism, embedding norm) use: at cpu scale 0.21 and 0.93 (`equivalent_gamma`)."""
 
 CLAIM_MAJORITY = 0.5
 """A claim about a set of runs holds when more than this fraction of them has the type."""

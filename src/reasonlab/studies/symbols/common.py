@@ -47,6 +47,19 @@ TRAIN: dict[Scale, dict[str, Any]] = {
     "paper": dict(steps=20_000, batch_size=512, eval_every=1000, ckpt_every=5000, n_test=5000,
                   optim=dict(lr=1e-4, warmup_steps=500, weight_decay=0.0)),
 }
+MLP: dict[str, Any] = dict(n_layers=2, act="relu")
+"""The MLP baselines: 2 hidden layers, and the authors' ReLU (their MLPs call F.relu,
+eboix/relational-reasoning experiments/models.py lines 37 and 66)."""
+
+
+def mlp_arm(input: str, equality: bool = False, **model: Any) -> dict[str, Any]:
+    """Overrides of an MLP-baseline arm: `input` "one_hot" (one-hot tokens into position-specific
+    first-layer weights, the theorem's setting) or "shared_embedding" (one table W_E for every
+    position); model/mlp.py."""
+    return {"model": {"arch": {"name": "mlp", "input": input, "equality": equality}, **MLP,
+                      **model}}
+
+
 SYMBOLS: dict[Scale, dict[str, int]] = {
     "smoke": dict(n_train_symbols=200, n_val_symbols=10, n_test_symbols=50),
     "cpu": dict(n_train_symbols=1000, n_val_symbols=100, n_test_symbols=200),

@@ -71,20 +71,21 @@ def perplexity_verdict(claim: Claim, p: np.ndarray, m: np.ndarray) -> Verdict:
 
 
 def chance_verdict(claim: Claim, test: dict[int, list[float]], train: dict[int, list[float]],
-                   chance: float, most: float) -> Verdict:
+                   chance: float, most: float, who: str = "MLP") -> Verdict:
     """'Stays at chance on unseen symbols': the mean test accuracy is <= `most` at every n of
     the sweep; the evidence shows the training accuracy at the smallest n beside it."""
     n0 = min(test)
     return threshold_verdict(claim, max(float(np.mean(v)) for v in test.values()),
-                             f"MLP test accuracy {fmt_sweep(test)} (train accuracy at n={n0}: "
+                             f"{who} test accuracy {fmt_sweep(test)} (train accuracy at n={n0}: "
                              f"{fmt_seeds(train[n0])}); chance {chance}, needs <= {most} at "
                              "every n", at_most(most))
 
 
-def reaches_verdict(claim: Claim, test: dict[int, list[float]], need: float) -> Verdict:
+def reaches_verdict(claim: Claim, test: dict[int, list[float]], need: float,
+                    who: str = "transformer") -> Verdict:
     """'Generalises given enough samples': the mean test accuracy at the largest n is >= need."""
     n_max = max(test)
-    return threshold_verdict(claim, float(np.mean(test[n_max])), f"transformer test accuracy "
+    return threshold_verdict(claim, float(np.mean(test[n_max])), f"{who} test accuracy "
                              f"{fmt_sweep(test)}; needs >= {need} at n={n_max}", at_least(need))
 
 

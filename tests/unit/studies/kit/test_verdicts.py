@@ -92,18 +92,21 @@ def rec(verdict: str, **kw: float) -> dict:
 
 
 def test_phase_verdicts():
+    def mapped(key):  # the study judges each claim once per gamma reading
+        return STUDIES["anchors-init-phase"].claim(f"{key}.mapped")
+
     inf, sym, unfit = rec("inferential", inferential=0.9), rec("symmetric", symmetric=0.9), \
         rec("unfit", seen_acc=0.2)
     cells = {(0.8, 2): [inf, inf], (0.8, 3): [inf, sym],   # large gamma: 3 of 4 inferential
              (0.2, 2): [sym, sym], (0.2, 3): [unfit, unfit]}  # small gamma, deep: unfit
-    v = phase_verdicts(STUDIES["anchors-init-phase"].claim, cells, [0.2, 0.8], [2, 3])
+    v = phase_verdicts(mapped, cells, [0.2, 0.8], [2, 3])
     assert [x.status for x in v] == ["reproduced", "reproduced", "reproduced"]
     assert "0.75 of 4 runs inferential" in v[0].evidence
     assert "1.00 of 2 fitted runs symmetric" in v[1].evidence  # unfit runs left out
     # half is not a majority; no fitted run at small gamma; unfit as often at large gamma
     cells = {(0.8, 2): [inf, sym], (0.8, 3): [unfit, unfit],
              (0.2, 2): [unfit, unfit], (0.2, 3): [unfit, unfit]}
-    v = phase_verdicts(STUDIES["anchors-init-phase"].claim, cells, [0.2, 0.8], [2, 3])
+    v = phase_verdicts(mapped, cells, [0.2, 0.8], [2, 3])
     assert [x.status for x in v] == ["not reproduced", "inconclusive", "not reproduced"]
     assert "0 of 4 runs fitted" in v[1].evidence
 
