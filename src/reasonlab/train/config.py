@@ -89,8 +89,15 @@ class TrainConfig(StrictModel):
     """`auto` takes CUDA when present, else the CPU."""
     threads: int | None = Field(None, gt=0)
     """torch CPU threads; None keeps torch's default."""
-    dtype: Literal["fp32", "bf16"] = "fp32"
-    """bf16 runs the forward pass under autocast; weights and optimizer stay fp32."""
+    dtype: Literal["auto", "fp32", "tf32", "bf16"] = "auto"
+    """Precision of the forward pass (train/device.py): `auto` is bf16 autocast on a CUDA
+    device with bf16 and fp32 elsewhere (a CPU run computes as plain fp32); `tf32` lets CUDA
+    matmuls round to TF32; `bf16` autocasts the forward pass. Weights and optimizer stay
+    fp32."""
+    compile: bool = False
+    """Run the model's forward pass through torch.compile (benchmarks/bench_precision.py
+    measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of
+    the plain module."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
     pretrained: str | None = Field(None, exclude_if=lambda v: v is None)
     """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
