@@ -143,9 +143,8 @@ def main() -> None:
         return
     native = [f for f in ("avx512_bf16", "amx_bf16") if f in flags]
     print(f"torch {torch.__version__}, {args.threads} thread(s); native bf16: "
-          f"{', '.join(native) or 'none (bf16 is emulated: expect it slower)'}")
-    for k, v in bench_precision(args.threads, args.quick, log=lambda m: None):
-        print(f"{k}: {v}")
+          f"{', '.join(native) or 'none (bf16 is emulated: expect it slower)'}", flush=True)
+    bench_precision(args.threads, args.quick, log=lambda m: print(m, flush=True))
 
 
 if __name__ == "__main__":

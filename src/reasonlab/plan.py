@@ -106,4 +106,6 @@ def fmt_hours(h: float) -> str:
         return f"{h * 60:.0f} min"
     if h < 48:
         return f"{h:.1f} h"
-    return f"{h / 24:.0f} days"
+    if h < 2 * 365 * 24:
+        return f"{h / 24:.0f} days"
+    return f"{h / 24 / 365:.0f} years"

@@ -1,8 +1,16 @@
-"""Every study's PAPER scale runs end to end on the CPU, shrunk by key=value overrides (the
-same `reasonlab run STUDY --scale paper key=value` a user types to time a GPU run first): each
-run trains, evaluates, checkpoints, resumes from its checkpoint, and the study writes its
-report. A paper-scale recipe that cannot (a warm-up longer than the run, an analysis that
-assumes sizes, a missing device move) fails here, without a GPU.
+"""Every study's PAPER scale runs on the CPU, shrunk by key=value overrides (the same
+`reasonlab run STUDY --scale paper key=value` a user types to time a GPU run first). A
+paper-scale recipe that cannot train, evaluate, checkpoint, resume or write its report (a
+warm-up longer than the run, an analysis that assumes sizes) fails here, without a GPU.
+
+Three tests, by cost:
+- every kind of paper-scale run of every study (one run per distinct task, architecture and
+  init stage: pretrained checkpoint, pretraining run, mimicking, freezing) trains two steps,
+  each evaluated and checkpointed, and resumes from its checkpoint to the same metrics
+  (about a minute);
+- lego-extrapolation's paper scale end to end, report included (the README's example);
+- every study end to end with its report (`-m paper`: about 25 minutes on 2 shared cores, too
+  long for CI; its last result is in the README).
 
 What is shrunk is data, per family (SHRINK): steps, batch, examples and, where no pretrained
 checkpoint fixes them, the width; never a key the study sweeps (the sweep would collapse to
@@ -18,9 +26,12 @@ import pytest
 
 from reasonlab.errors import AssetError
 from reasonlab.studies import STUDIES, run_study
-from reasonlab.studies.core import merge
+from reasonlab.runs import execute, run_dir_for
+from reasonlab.studies.core import merge, overridden
+from reasonlab.train.config import TrainConfig
 
 pytestmark = pytest.mark.slow
+PAPER_ONLY = pytest.mark.paper  # deselected by default (pyproject addopts); `pytest -m paper`
 
 RUN = {"steps": 2, "batch_size": 8, "n_test": 32, "eval_every": 1, "ckpt_every": 1,
        "eval_batch_size": 32, "optim": {"warmup_steps": 0}}
@@ -53,8 +64,45 @@ def test_every_study_has_a_shrink():
     assert {n for n, c in STUDIES.items() if c.trains} == set(SHRINK)
 
 
+def kinds() -> dict[str, tuple[str, TrainConfig]]:
+    """One paper-scale config per distinct kind of run across all studies, shrunk."""
+    out: dict[str, tuple[str, TrainConfig]] = {}
+    for name, cls in STUDIES.items():
+        if not cls.trains or cls.missing():
+            continue
+        for s in overridden(cls().runs("paper", 1), merge(RUN, SHRINK[name])):
+            c = s.config
+            kind = (f"{c.task.name}/{c.model.arch.name}/pretrained={c.pretrained}/"
+                    f"pretrain={c.pretrain is not None}/mimic={c.mimic is not None}/"
+                    f"train={c.train}/{c.train_only}")
+            out.setdefault(kind, (name, c))
+    return out
+
+
+def test_every_kind_of_paper_run_trains_checkpoints_and_resumes(tmp_path):
+    for kind, (study, config) in kinds().items():
+        first = execute(config, tmp_path, quiet=True)
+        run = run_dir_for(config, tmp_path)
+        metrics = (run / "metrics.jsonl").read_text()
+        assert [json.loads(x)["step"] for x in metrics.splitlines()] == [1, 2], kind
+        assert (run / "ckpt" / "state.safetensors").exists(), kind
+        (run / "result.json").unlink()  # forgotten: the run resumes from its checkpoint
+        again = execute(config, tmp_path, quiet=True)
+        assert again["final"] == first["final"], (study, kind)
+        assert (run / "metrics.jsonl").read_text() == metrics
+
+
+def test_lego_extrapolation_paper_scale_end_to_end(tmp_path):
+    shrunk_study("lego-extrapolation", tmp_path)
+
+
+@PAPER_ONLY
 @pytest.mark.parametrize("name", list(STUDIES))
 def test_paper_scale_runs_shrunk(name, tmp_path):
+    shrunk_study(name, tmp_path)
+
+
+def shrunk_study(name: str, tmp_path: Path) -> None:
     cls = STUDIES[name]
     if why := cls.missing():
         pytest.skip(why)
