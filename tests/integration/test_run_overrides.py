@@ -43,8 +43,8 @@ def test_a_study_that_trains_nothing_refuses_overrides(tmp_path, capsys):
 def test_overrides_reach_every_run_its_id_and_the_report(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "lego-extrapolation", "--scale", "smoke", "steps=3", "eval_every=1",
-                 "ckpt_every=1", "optim.lr=0.002", "optim.warmup_steps=0", "--device", "cpu", "--dtype", "fp32",
-                 "--quiet"]) == 0
+                 "ckpt_every=1", "optim.lr=0.002", "optim.warmup_steps=0", "--device", "cpu",
+                 "--dtype", "fp32", "--quiet"]) == 0
     (report,) = (tmp_path / "reasonlab-out" / "lego-extrapolation").iterdir()
     assert report.name.startswith("smoke-")  # not the study's own smoke report
     text = (report / "report.md").read_text()

@@ -181,7 +181,8 @@ def positional_head(valid: torch.Tensor, span: int) -> torch.Tensor:
     i = torch.arange(T, device=valid.device)
     same = ((i[:, None] - i[None, :]) % span == 0) & (i[:, None] != i[None, :])  # [T, T]
     w = (same[None] & valid[:, None, :]).float()  # [B, q, k]
-    w = torch.where(w.sum(-1, keepdim=True) > 0, w, torch.eye(T, device=w.device)[None].expand_as(w))
+    eye = torch.eye(T, device=w.device)[None].expand_as(w)
+    w = torch.where(w.sum(-1, keepdim=True) > 0, w, eye)
     return (w / w.sum(-1, keepdim=True))[None, :, None]
 
 
@@ -193,7 +194,8 @@ def permute_clauses(tokens: torch.Tensor, valid: torch.Tensor, span: int, start:
     for b in range(tokens.shape[0]):
         n = (int(valid[b].sum()) - start) // span
         clauses = tokens[b, start : start + n * span].view(n, span)
-        out[b, start : start + n * span] = clauses[torch.from_numpy(rng.permutation(n)).to(tokens.device)].flatten()
+        order = torch.from_numpy(rng.permutation(n)).to(tokens.device)
+        out[b, start : start + n * span] = clauses[order].flatten()
     return out
 
 

@@ -32,7 +32,8 @@ def readout_features(model: nn.Module, data: Batch, batch_size: int = 1000) -> t
         _, cache = run_with_cache(model, b.tokens, b.label_pos, b.pad_mask,
                                   names_filter="hook_final")
         h = cache["hook_final"]  # [batch, seq, d_model]
-        out.append(h[torch.arange(len(h), device=h.device), b.label_pos[:, 0].clamp(min=0)].double())
+        rows = torch.arange(len(h), device=h.device)
+        out.append(h[rows, b.label_pos[:, 0].clamp(min=0)].double())
     model.train(was_training)
     return torch.cat(out)
 
