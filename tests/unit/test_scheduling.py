@@ -53,11 +53,13 @@ def test_dtype_auto_is_bf16_on_cuda_and_fp32_on_the_cpu(gpus):
 
 
 def test_dtype_auto_keeps_cpu_run_ids():
-    """`auto` is the default: a config that names no dtype hashes as before it existed."""
+    """`auto` is the default: a config that names no dtype hashes as before it existed, and so
+    does one naming "fp32" (the old default, in every stored config.json)."""
     from reasonlab.train.config import config_id
 
     assert "dtype" not in config(dtype="auto").model_dump(exclude_defaults=True)
-    assert config_id(config(dtype="auto")) != config_id(config(dtype="fp32"))
+    assert config_id(config(dtype="auto")) == config_id(config(dtype="fp32"))
+    assert config_id(config(dtype="bf16")) != config_id(config(dtype="fp32"))
 
 
 def test_local_gpu_runs_one_per_gpu(gpus):

@@ -210,11 +210,24 @@ def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
 
 
 def config_id(config: TrainConfig) -> str:
-    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION."""
-    changed = config.model_dump(mode="json", exclude_defaults=True)
+    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION.
+
+    dtype "fp32" hashes as the default "auto" does: before "auto" existed "fp32" was the
+    default, so every stored run's config.json names it, and on the CPU (where those runs
+    trained) the two compute alike. On a GPU they differ, as device="auto" does on machines
+    with and without one: the id does not say where a run trained (README, "Running at paper
+    scale on a GPU")."""
+    changed = _without_fp32(config.model_dump(mode="json", exclude_defaults=True))
     blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _without_fp32(dump: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in dump.items() if not (k == "dtype" and v == "fp32")}
+    if isinstance(out.get("pretrain"), dict):
+        out["pretrain"] = _without_fp32(out["pretrain"])
+    return out
 
 
 TrainConfig.model_rebuild()  # `pretrain` is itself a TrainConfig
