@@ -54,6 +54,9 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 def cmd_studies(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES
 
+    if args.scale is not None:
+        print_costs(args.scale)
+        return
     for name, cls in STUDIES.items():
         cost = ("not yet measured" if cls.cpu_minutes is None
                 else f"about {cls.cpu_minutes:g} min on 2 cores"
@@ -72,14 +75,47 @@ def cmd_claims(args: argparse.Namespace) -> None:
     print(summary_markdown(book, args.scale) if args.summary else ledger_text(book), end="")
 
 
+def print_costs(scale: str) -> None:
+    """`studies --scale S`: per study, runs, training FLOPs and estimated time (plan.py)."""
+    from reasonlab import plan
+    from reasonlab.report import table
+    from reasonlab.studies import STUDIES
+
+    rows, every = [], []
+    for name, cls in STUDIES.items():
+        study = cls()
+        if not study.trains:
+            rows.append([name, "0", "-", "-", "-"])
+            continue
+        configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
+        every += configs
+        cost = plan.study_cost(configs)
+        rows.append([name, str(cost.runs), f"{cost.flops:.2e}", plan.fmt_hours(cost.gpu_hours),
+                     plan.fmt_hours(cost.cpu_hours)])
+    total = plan.study_cost(every)  # a run two studies share is trained once
+    rows.append(["all studies (shared runs once)", str(total.runs),
+                 f"{total.flops:.2e}", plan.fmt_hours(total.gpu_hours),
+                 plan.fmt_hours(total.cpu_hours)])
+    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "this CPU, 1 run at a time"],
+                rows))
+    print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
+          f"{plan.GPU_UTILISATION:.0%} utilisation; CPU: {plan.CPU_FLOPS / 1e9:.0f} GFLOP/s "
+          "measured (plan.py says how). Both are lower bounds for small models. Runs of one "
+          "study go one per GPU: divide by the GPUs you have.")
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES, run_study
 
     STUDIES[args.study]  # unknown names fail before anything is written
     check_seeds(args.seeds)
     check_workers(args.workers)
+    overrides = parse_overrides(args.overrides)
+    for flag in ("device", "dtype"):  # --device D is device=D
+        if getattr(args, flag) is not None:
+            overrides[flag] = getattr(args, flag)
     report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
-                            args.quiet, args.executor, args.address)
+                            args.quiet, args.executor, args.address, overrides)
     for v in report.verdicts:
         print(f"{v.status.upper():>15}  {v.claim.text}\n{'':>17}{v.evidence}")
     print(f"report: {out / 'report.md'}")
@@ -246,7 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    s = sub.add_parser("studies", help="list studies, their claims and CPU budget")
+    s = sub.add_parser("studies", help="list studies, their claims and CPU budget; with "
+                       "--scale, what each costs (runs, FLOPs, estimated GPU and CPU hours)")
+    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default=None,
+                   help="print the cost of every study at this scale instead")
     s.set_defaults(fn=cmd_studies)
 
     s = sub.add_parser("claims", help="the claims ledger: per paper, every claim, its study "
@@ -263,7 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run a study and write its report")
     s.add_argument("study")
+    s.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="change every run of the "
+                   "study (dotted keys, JSON values), e.g. steps=100 to time the paper scale")
     s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu")
+    s.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None,
+                   help="where every run trains (default: each recipe's, auto)")
+    s.add_argument("--dtype", choices=["auto", "fp32", "tf32", "bf16"], default=None,
+                   help="precision (default auto: bf16 on a CUDA GPU with bf16, else fp32)")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
     _executor_options(s)

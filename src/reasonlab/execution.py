@@ -3,13 +3,21 @@
 Both executors call `runs.execute` for every config, so they share everything that makes runs
 safe to repeat: the content-addressed folder, reuse of finished runs, and resume of interrupted
 ones from their last checkpoint. Results are bitwise the same whichever executor trains a run.
+
+Devices: a run whose `device` resolves to CUDA (`cuda`, or `auto` where a GPU is present)
+takes one GPU. Locally such runs go one per visible GPU, each worker process pinned to its own
+with CUDA_VISIBLE_DEVICES (`--workers N` more than the GPUs shares them round-robin); CPU runs
+go side by side, one per core. Under Ray a CUDA run asks for 1 GPU; on a cluster without GPUs an
+`auto` run takes a CPU instead, and the executor says so.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,30 +71,91 @@ def prerequisites(configs: list[TrainConfig], root: Path) -> list[TrainConfig]:
     return list(out.values())
 
 
+def uses_cuda(config: TrainConfig) -> bool:
+    """Whether the run trains on a GPU on this machine (`auto` resolves here, as train() will
+    in a worker that sees the same GPUs)."""
+    import torch
+
+    return config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available())
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES entries: the ones it already
+    names (a scheduler's choice is kept), else 0..device_count-1."""
+    import torch
+
+    named = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if named is not None and named.strip():
+        return [g.strip() for g in named.split(",") if g.strip()][:torch.cuda.device_count()]
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def local_workers(configs: list[TrainConfig], workers: int | None) -> tuple[int, list[str]]:
+    """(worker processes, the GPU each worker is pinned to, in turn) for runs of one kind:
+    GPU runs one per visible GPU (or `workers`, sharing the GPUs round-robin), CPU runs one
+    per core (or `workers`); never more workers than runs. The GPU list is empty for CPU runs."""
+    n = max(1, len(configs))
+    if configs and uses_cuda(configs[0]):
+        gpus = visible_gpus() or ["0"]
+        return min(workers or len(gpus), n), gpus
+    return min(workers or os.cpu_count() or 1, n), []
+
+
 def _local(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
            quiet: bool, address: str | None, desc: str) -> list[dict[str, Any]]:
+    """GPU runs first, then CPU runs, each group with its own workers; results in order."""
+    out: list[dict[str, Any] | None] = [None] * len(configs)
+    on_gpu = [uses_cuda(c) for c in configs]
+    for gpu in (True, False):
+        idx = [i for i, g in enumerate(on_gpu) if g == gpu]
+        if idx:
+            done = _local_group([configs[i] for i in idx], root, [descs[i] for i in idx],
+                                workers, quiet, desc)
+            for i, r in zip(idx, done, strict=True):
+                out[i] = r
+    return out  # type: ignore[return-value]
+
+
+def _local_group(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
+                 quiet: bool, desc: str) -> list[dict[str, Any]]:
     # Independent runs side by side beat one multi-threaded run on small CPU models
-    # (docs/design.md §8 Performance).
-    workers = min(workers, max(1, len(configs))) if workers else (
-        1 if not configs or configs[0].device == "cuda" else
-        min(len(configs), os.cpu_count() or 1))
-    if workers == 1:
+    # (docs/design.md §8 Performance); on GPUs, one run per device.
+    n, gpus = local_workers(configs, workers)
+    if n == 1 and len(gpus) <= 1:  # in this process: it sees the one GPU, or runs on the CPU
         return [execute(c, root, quiet=quiet, desc=d)
                 for c, d in tqdm(list(zip(configs, descs, strict=True)), desc=desc,
                                  disable=quiet or len(configs) <= 1)]
-    jobs = [(c.model_dump(mode="json"), str(root), d, -1 if quiet else i % workers + 1)
+    jobs = [(c.model_dump(mode="json"), str(root), d, -1 if quiet else i % n + 1)
             for i, (c, d) in enumerate(zip(configs, descs, strict=True))]
-    with process_pool(workers) as pool:
-        return list(tqdm(pool.map(_quiet_or_not, jobs), total=len(jobs), desc=desc,
-                         position=0, disable=quiet))
+    return list(tqdm(pool_map(_quiet_or_not, jobs, n, gpus), total=len(jobs), desc=desc,
+                     position=0, disable=quiet))
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
+def pool_map(fn: Any, jobs: list[Any], workers: int, gpus: list[str]) -> list[Any]:
+    """fn over jobs in `workers` spawned processes (process_pool); with `gpus`, worker k sees
+    only gpus[k % len(gpus)] (CUDA_VISIBLE_DEVICES, set before the worker touches CUDA)."""
+    pins: Queue[str] | None = None
+    if gpus:
+        pins = get_context("spawn").Queue()
+        for k in range(workers):
+            pins.put(gpus[k % len(gpus)])
+    with process_pool(workers, pins) as pool:
+        return list(pool.map(fn, jobs))
+
+
+def process_pool(workers: int, pins: Queue[str] | None = None) -> ProcessPoolExecutor:
     """Spawned workers that exit when the process that started them dies (a kill -9 of the
     main process would otherwise leave them training on, a second writer for the next
-    command; their run locks then go stale at once, their pids being gone)."""
+    command; their run locks then go stale at once, their pids being gone); with `pins`, each
+    worker takes one GPU from the queue."""
     return ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+                               initializer=_start_worker, initargs=(os.getpid(), pins))
+
+
+def _start_worker(parent: int, pins: Queue[str] | None) -> None:
+    if pins is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = pins.get()
+    _exit_with_parent(parent)
 
 
 def _exit_with_parent(parent: int, every: float = 1.0) -> None:
@@ -112,15 +181,21 @@ def _quiet_or_not(job: tuple[dict[str, Any], str, str, int]) -> dict[str, Any]:
 
 def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
          quiet: bool, address: str | None, desc: str) -> list[dict[str, Any]]:
-    """One Ray task per run (1 GPU if its config asks for CUDA, else 1 CPU); Ray retries a
-    task whose worker dies and the retry resumes from the checkpoint. `root` must be on a
+    """One Ray task per run (`ray_resources`: 1 GPU for a CUDA run, else 1 CPU); Ray retries
+    a task whose worker dies and the retry resumes from the checkpoint. `root` must be on a
     filesystem every node sees (the run store is shared, not copied)."""
     ray = connect_ray(address, workers)
+    cluster_gpus = int(ray.cluster_resources().get("GPU", 0))
+    asks = [ray_resources(c, cluster_gpus) for c in configs]
+    on_cpu = sum(1 for c, a in zip(configs, asks, strict=True)
+                 if c.device == "auto" and not a["num_gpus"])
+    if on_cpu and not quiet:
+        print(f"note: the Ray cluster has no GPU; {on_cpu} run(s) with device=auto train on "
+              "the CPU", file=sys.stderr)
     remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(_ray_execute)
     root_s = str(Path(root).resolve())
-    refs = [remote.options(num_cpus=0 if c.device == "cuda" else 1,
-                           num_gpus=1 if c.device == "cuda" else 0).remote(
-                c.model_dump(mode="json"), root_s) for c in configs]
+    refs = [remote.options(**a).remote(c.model_dump(mode="json"), root_s)
+            for c, a in zip(configs, asks, strict=True)]
     index = {ref: i for i, ref in enumerate(refs)}
     out: list[Any] = [None] * len(refs)
     pending = list(refs)
@@ -131,6 +206,19 @@ def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int 
                 out[index[ref]] = _ray_get(ray, ref)
                 bar.update(1)
     return out
+
+
+def ray_resources(config: TrainConfig, cluster_gpus: int) -> dict[str, int]:
+    """What a run's Ray task asks for. `auto` is resolved against the cluster, not this
+    machine: a GPU where the cluster has one (Ray then shows the task that GPU alone, and
+    train() resolves `auto` to it), a CPU where it has none (Ray hides every GPU, so `auto`
+    resolves to the CPU in the task)."""
+    if config.device == "cuda" and not cluster_gpus:
+        raise ConfigError("device='cuda' but the Ray cluster has no GPU; add GPU nodes "
+                          "(ray start --num-gpus N) or use device=auto or device=cpu")
+    if config.device == "cuda" or (config.device == "auto" and cluster_gpus):
+        return {"num_cpus": 0, "num_gpus": 1}
+    return {"num_cpus": 1, "num_gpus": 0}
 
 
 def connect_ray(address: str | None, workers: int | None) -> Any:

@@ -55,7 +55,7 @@ def readout_attention(model: nn.Module, data: Batch) -> np.ndarray:
     averaged over examples and heads: [n_layers, 4]."""
     _, cache = run_with_cache(model, data.tokens, data.label_pos)
     kp = data.meta["key_pos"][:, 0]  # [N]
-    rows = torch.arange(len(kp))
+    rows = torch.arange(len(kp), device=kp.device)
     out = []
     for l in range(model.config.n_layers):
         pat = cache[f"blocks.{l}.attn.hook_pattern"][:, :, -1].mean(1)  # [N, k_pos]

@@ -88,7 +88,7 @@ def _same_token(x: ScoreInput) -> torch.Tensor:
     """[B, q_pos, k_pos] bool: k holds the query's token, k != q, k real."""
     T = x.tokens.shape[1]
     same = x.tokens[:, :, None] == x.tokens[:, None, :]  # [B, q_pos, k_pos]
-    return same & ~torch.eye(T, dtype=torch.bool)[None] & x.valid[:, None, :]
+    return same & ~torch.eye(T, dtype=torch.bool, device=same.device)[None] & x.valid[:, None, :]
 
 
 @HEAD_SCORES.register("association")
@@ -104,13 +104,14 @@ def association_variable(x: ScoreInput) -> torch.Tensor:
     """Mass on the other occurrences of the query's VARIABLE, over variable queries only (the
     paper's association head, §4.2.1); [layers, heads]. Needs `x.variables`."""
     same = _same_token(x)
-    is_var = torch.isin(x.tokens, torch.tensor(x.variables, dtype=x.tokens.dtype))
+    is_var = torch.isin(x.tokens, torch.tensor(x.variables, dtype=x.tokens.dtype,
+                                                device=x.tokens.device))
     return _mass(x, same, x.valid & is_var & same.any(-1))
 
 
 def _manipulation(x: ScoreInput, lo: int) -> torch.Tensor:
     T = x.tokens.shape[1]
-    i = torch.arange(T)
+    i = torch.arange(T, device=x.tokens.device)
     gap = (i[:, None] - i[None, :]).abs()  # [q_pos, k_pos]
     near = (gap >= lo) & (gap <= x.window)
     return _mass(x, near[None] & x.valid[:, None, :], x.valid)
@@ -177,10 +178,11 @@ def positional_head(valid: torch.Tensor, span: int) -> torch.Tensor:
     same position mod `span` (LEGO: the same slot of every other clause), itself when there is
     none. valid [batch, seq] -> pattern [1, batch, 1, q_pos, k_pos]."""
     T = valid.shape[1]
-    i = torch.arange(T)
+    i = torch.arange(T, device=valid.device)
     same = ((i[:, None] - i[None, :]) % span == 0) & (i[:, None] != i[None, :])  # [T, T]
     w = (same[None] & valid[:, None, :]).float()  # [B, q, k]
-    w = torch.where(w.sum(-1, keepdim=True) > 0, w, torch.eye(T)[None].expand_as(w))
+    eye = torch.eye(T, device=w.device)[None].expand_as(w)
+    w = torch.where(w.sum(-1, keepdim=True) > 0, w, eye)
     return (w / w.sum(-1, keepdim=True))[None, :, None]
 
 
@@ -192,7 +194,8 @@ def permute_clauses(tokens: torch.Tensor, valid: torch.Tensor, span: int, start:
     for b in range(tokens.shape[0]):
         n = (int(valid[b].sum()) - start) // span
         clauses = tokens[b, start : start + n * span].view(n, span)
-        out[b, start : start + n * span] = clauses[torch.from_numpy(rng.permutation(n))].flatten()
+        order = torch.from_numpy(rng.permutation(n)).to(tokens.device)
+        out[b, start : start + n * span] = clauses[order].flatten()
     return out
 
 
@@ -269,7 +272,7 @@ def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
     L, H, T, _ = pattern.shape
     heads = list(heads) if heads is not None else [(l, h) for l in range(L) for h in range(H)]
     order = list(order) if order is not None else list(range(T))
-    idx = torch.as_tensor(order)
+    idx = torch.as_tensor(order, device=pattern.device)
     cols = min(len(heads), H if len(heads) == L * H else 4)
     rows = -(-len(heads) // cols)
     maps = {k: v for k, v in (scores or {}).items() if v.shape == pattern.shape[:2]}

@@ -32,7 +32,7 @@ def readout_features(model: nn.Module, batch: Batch) -> torch.Tensor:
     _, cache = run_with_cache(model, batch.tokens, batch.label_pos, batch.pad_mask,
                               names_filter="hook_final")
     h = cache["hook_final"]  # [B, T, d_model]
-    return h[torch.arange(len(batch)), batch.label_pos[:, 0]]
+    return h[torch.arange(len(batch), device=h.device), batch.label_pos[:, 0]]
 
 
 def template_kernel_matrix(task: object, make_model: Callable[[int], nn.Module], n_inits: int,

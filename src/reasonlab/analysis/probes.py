@@ -69,8 +69,9 @@ def fit_probe(x: torch.Tensor, y: torch.Tensor, n_classes: int, l2: float = 1e-3
     x = x.double()
     mean, std = x.mean(0), x.std(0).clamp(min=1e-6)
     z = (x - mean) / std
-    W = torch.zeros(z.shape[1], n_classes, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(n_classes, dtype=torch.float64, requires_grad=True)
+    W = torch.zeros(z.shape[1], n_classes, dtype=torch.float64, device=z.device,
+                    requires_grad=True)
+    b = torch.zeros(n_classes, dtype=torch.float64, device=z.device, requires_grad=True)
     opt = torch.optim.LBFGS([W, b], max_iter=max_iter, line_search_fn="strong_wolfe",
                             tolerance_grad=1e-9, tolerance_change=1e-12)
 
@@ -107,7 +108,7 @@ def probe_layers(train_x: torch.Tensor, train: Batch, test_x: torch.Tensor, test
 
     xtr, ytr, _ = flat(train_x, train)
     xte, yte, kte = flat(test_x, test)
-    perm = torch.from_numpy(np.random.default_rng(seed).permutation(len(ytr)))
+    perm = torch.from_numpy(np.random.default_rng(seed).permutation(len(ytr))).to(ytr.device)
     n_keys = int(kte.max()) + 1
     acc = np.zeros((len(xtr), n_keys))
     acc_sh = np.zeros_like(acc)

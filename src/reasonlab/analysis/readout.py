@@ -32,7 +32,8 @@ def readout_features(model: nn.Module, data: Batch, batch_size: int = 1000) -> t
         _, cache = run_with_cache(model, b.tokens, b.label_pos, b.pad_mask,
                                   names_filter="hook_final")
         h = cache["hook_final"]  # [batch, seq, d_model]
-        out.append(h[torch.arange(len(h)), b.label_pos[:, 0].clamp(min=0)].double())
+        rows = torch.arange(len(h), device=h.device)
+        out.append(h[rows, b.label_pos[:, 0].clamp(min=0)].double())
     model.train(was_training)
     return torch.cat(out)
 
@@ -41,15 +42,16 @@ def fit_readout(train_x: torch.Tensor, train_y: torch.Tensor, n_classes: int,
                 ridge: float = RIDGE) -> torch.Tensor:
     """W [d + 1, n_classes] minimizing ||[X, 1] W - onehot(y)||^2 + lam ||W||^2 with
     lam = ridge * trace([X, 1]^T [X, 1]) / (d + 1); closed form."""
-    X = torch.cat([train_x, torch.ones(len(train_x), 1, dtype=train_x.dtype)], dim=1)
+    X = torch.cat([train_x, torch.ones(len(train_x), 1, dtype=train_x.dtype,
+                                         device=train_x.device)], dim=1)
     Y = torch.nn.functional.one_hot(train_y, n_classes).to(X.dtype)
     G = X.T @ X
     lam = ridge * G.diagonal().mean()
-    return torch.linalg.solve(G + lam * torch.eye(len(G), dtype=X.dtype), X.T @ Y)
+    return torch.linalg.solve(G + lam * torch.eye(len(G), dtype=X.dtype, device=X.device), X.T @ Y)
 
 
 def readout_accuracy(W: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> float:
-    X = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], dim=1)
+    X = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype, device=x.device)], dim=1)
     return float(((X @ W).argmax(-1) == y).double().mean())
 
 

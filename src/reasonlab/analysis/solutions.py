@@ -85,7 +85,8 @@ def predict_values(model: nn.Module, task: AnchorsTask, data: Batch,
 def key_values(task: AnchorsTask, data: Batch) -> torch.Tensor:
     """The key of every example, read from its tokens at meta["key_pos"]: [N]."""
     ids = data.tokens.gather(1, data.meta["key_pos"]).squeeze(1).cpu()
-    return torch.tensor([int(w) for w in task.vocab.decode(ids)])
+    # host: solutions_from_predictions compares on the CPU (predictions come back .cpu())
+    return torch.tensor([int(w) for w in task.vocab.decode(ids)])  # host: see above
 
 
 def heldout_solutions(model: nn.Module, task: AnchorsTask, data: Batch,

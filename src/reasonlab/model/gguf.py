@@ -126,7 +126,8 @@ class GGUFCheckpoint(PackagedCheckpoint):
         from gguf import dequantize
 
         # np.array copies: F32 tensors come back as read-only views of the mapped file
-        return {t.name: torch.from_numpy(np.array(dequantize(t.data, t.tensor_type),
+        # weights read from a file; load_state_dict copies them to the model's device
+        return {t.name: torch.from_numpy(np.array(dequantize(t.data, t.tensor_type),  # host: file
                                                   dtype=np.float32))
                 for t in self.reader().tensors}
 

@@ -177,7 +177,7 @@ def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
                           "learned positions; use shorter sentences")
     type0 = bert["embeddings.token_type_embeddings.weight"][0]  # [d_model]
     out = {
-        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids)],
+        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids, device=wte.device)],
         "W_pos": pos[:max_seq_len] + type0,  # one segment: fold token type 0 into positions
         "ln_embed.weight": bert["embeddings.LayerNorm.weight"],
         "ln_embed.bias": bert["embeddings.LayerNorm.bias"],

@@ -89,8 +89,15 @@ class TrainConfig(StrictModel):
     """`auto` takes CUDA when present, else the CPU."""
     threads: int | None = Field(None, gt=0)
     """torch CPU threads; None keeps torch's default."""
-    dtype: Literal["fp32", "bf16"] = "fp32"
-    """bf16 runs the forward pass under autocast; weights and optimizer stay fp32."""
+    dtype: Literal["auto", "fp32", "tf32", "bf16"] = "auto"
+    """Precision of the forward pass (train/device.py): `auto` is bf16 autocast on a CUDA
+    device with bf16 and fp32 elsewhere (a CPU run computes as plain fp32); `tf32` lets CUDA
+    matmuls round to TF32; `bf16` autocasts the forward pass. Weights and optimizer stay
+    fp32."""
+    compile: bool = False
+    """Run the model's forward pass through torch.compile (benchmarks/bench_precision.py
+    measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of
+    the plain module."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
     pretrained: str | None = Field(None, exclude_if=lambda v: v is None)
     """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
@@ -204,11 +211,24 @@ def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
 
 
 def config_id(config: TrainConfig) -> str:
-    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION."""
-    changed = config.model_dump(mode="json", exclude_defaults=True)
+    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION.
+
+    dtype "fp32" hashes as the default "auto" does: before "auto" existed "fp32" was the
+    default, so every stored run's config.json names it, and on the CPU (where those runs
+    trained) the two compute alike. On a GPU they differ, as device="auto" does on machines
+    with and without one: the id does not say where a run trained (README, "Running at paper
+    scale on a GPU")."""
+    changed = _without_fp32(config.model_dump(mode="json", exclude_defaults=True))
     blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _without_fp32(dump: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in dump.items() if not (k == "dtype" and v == "fp32")}
+    if isinstance(out.get("pretrain"), dict):
+        out["pretrain"] = _without_fp32(out["pretrain"])
+    return out
 
 
 TrainConfig.model_rebuild()  # `pretrain` is itself a TrainConfig

@@ -77,15 +77,17 @@ def freeze_stage(model: nn.Module, config: TrainConfig, task: Task, root: Path |
 INIT_STAGES: tuple[Stage, ...] = (load_pretrained_stage, mimic_stage, freeze_stage)
 
 
-def build_model(config: TrainConfig, task: Task | None = None, root: Path | None = None
-                ) -> nn.Module:
-    """The run's model before its first step: random init, then INIT_STAGES. `task` is the
-    run's task (train() builds it once); None builds it from the config (a study rebuilding a
-    run's initial model). `root`: the run store holding `config.pretrain`'s run, if any."""
+def build_model(config: TrainConfig, task: Task | None = None, root: Path | None = None,
+                device: torch.device | str = "cpu") -> nn.Module:
+    """The run's model before its first step: random init, then INIT_STAGES, on `device`.
+    `task` is the run's task (train() builds it once); None builds it from the config (a study
+    rebuilding a run's initial model). `root`: the run store holding `config.pretrain`'s run,
+    if any. The random init is drawn on the CPU (the same weights on every device), then the
+    model moves to `device` before the stages, so mimicking trains where the run does."""
     task = build_task(config.task) if task is None else task
     # The global RNG, not a generator: the mimic stage's dropout draws from it too.
     torch.manual_seed(int(seeds(config.seed, INIT).generate_state(1)[0]))
-    model = MODELS[config.model.arch.name](config.model)
+    model = MODELS[config.model.arch.name](config.model).to(device)
     for stage in INIT_STAGES:
         stage(model, config, task, root)
     return model

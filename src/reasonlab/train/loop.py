@@ -28,18 +28,14 @@ from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
 from reasonlab.train.config import TrainConfig, config_id
+from reasonlab.train.device import autocast_for, configure, resolve_device, resolve_dtype
 from reasonlab.train.init_stages import build_model
 from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
-__all__ = ["build_model", "make_data", "seeds", "train", "train_step"]  # build_model: studies
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+__all__ = ["build_model", "make_data", "resolve_device", "seeds", "train",  # build_model: studies
+           "train_step"]
 
 
 def make_data(config: TrainConfig, task: Task | None = None) -> tuple[Batch, Batch]:
@@ -53,7 +49,10 @@ def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
     """Example indices of optimiser step `step`: epochs of seeded permutations, no state."""
     per_epoch = max(1, n // config.batch_size)
     epoch, k = divmod(step, per_epoch)
-    perm = torch.randperm(n, generator=torch_generator(seeds(config.seed, ORDER, epoch)))
+    # Drawn from a seeded CPU generator, so the order is the same on every device; train_step
+    # moves the indices to the data's device.
+    g = torch_generator(seeds(config.seed, ORDER, epoch))
+    perm = torch.randperm(n, generator=g)  # host: seeded CPU generator
     return perm[k * config.batch_size : (k + 1) * config.batch_size]
 
 
@@ -63,15 +62,14 @@ def _depth(config: TrainConfig, step: int) -> int | None:
         return None
     lo, hi = config.model.depth_range
     g = torch_generator(seeds(config.seed, DEPTH, step))
-    return int(torch.randint(lo, hi + 1, (1,), generator=g))
+    return int(torch.randint(lo, hi + 1, (1,), generator=g))  # host: a Python int
 
 
 def make_autocast(config: TrainConfig, device: torch.device
                   ) -> contextlib.AbstractContextManager[Any]:
-    """bf16 autocast for the forward pass when config.dtype is bf16, else a no-op."""
-    if config.dtype == "bf16":
-        return torch.autocast(device.type, dtype=torch.bfloat16)
-    return contextlib.nullcontext()
+    """bf16 autocast for the forward pass when config.dtype means bf16 on `device` (train/
+    device.py), else a no-op."""
+    return autocast_for(resolve_dtype(config.dtype, device), device)
 
 
 def class_masks(task: Task, device: torch.device) -> dict[str, torch.Tensor | None]:
@@ -113,13 +111,20 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if config.threads:
         torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
+    precision = resolve_dtype(config.dtype, device)
+    configure(device, precision)
     chash = config_id(config)  # a checkpoint belongs to one run
     task = build_task(config.task)
     train_set, test_set = make_data(config, task)
     train_set, test_set = train_set.to(device), test_set.to(device)
-    model = build_model(config, task, root=run_dir.parent.parent).to(device)  # <root>/runs/<id>
+    # on the device before the init stages: mimicking trains there too
+    model = build_model(config, task, root=run_dir.parent.parent,  # <root>/runs/<id>
+                        device=device)
     classes = class_masks(task, device)
-    optimizer = make_optimizer(model, config.optim)
+    optimizer = make_optimizer(model, config.optim, fused=device.type == "cuda")
+    # torch.compile traces on the first call; the plain module keeps the weights, so
+    # checkpoints and analyses see the same state_dict either way
+    forward = torch.compile(model) if config.compile else model
     torch.manual_seed(int(seeds(config.seed, ORDER, 2**31).generate_state(1)[0]))  # dropout
 
     metrics_path = run_dir / "metrics.jsonl"
@@ -128,7 +133,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         start = load_checkpoint(run_dir, chash, model, optimizer)
     _truncate_metrics(metrics_path, start)
 
-    autocast = make_autocast(config, device)
+    autocast = autocast_for(precision, device)
     bar = tqdm(total=config.steps, initial=start, disable=quiet, desc=desc, position=position,
                leave=position is None, dynamic_ncols=True)
     model.train()
@@ -136,7 +141,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     last: dict[str, Any] = {}
     for step in range(start, config.steps):
         lr = lr_at(step, config.steps, config.optim)
-        loss_sum += train_step(config, model, optimizer, train_set, step, lr, autocast,
+        loss_sum += train_step(config, forward, optimizer, train_set, step, lr, autocast,
                                classes["train"])
         bar.update(1)
 
@@ -145,10 +150,10 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             since = done - (done - 1) // config.eval_every * config.eval_every
             last = {"step": done, "lr": lr, "train_loss": loss_sum.item() / since,
                     **param_counts(model),
-                    **evaluate(model, test_set, config.eval_batch_size, autocast,
+                    **evaluate(forward, test_set, config.eval_batch_size, autocast,
                                classes["test"])}
             if config.eval_train:
-                last["train_acc"] = evaluate(model, train_set[: config.n_test],
+                last["train_acc"] = evaluate(forward, train_set[: config.n_test],
                                              config.eval_batch_size, autocast,
                                              classes["train"])["acc"]
             loss_sum.zero_()

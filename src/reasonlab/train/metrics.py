@@ -72,8 +72,11 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
     valid = torch.ones_like(correct, dtype=torch.bool) if valid is None else valid
     k = key[valid].long()
     n = int(k.max()) + 1 if k.numel() else 0
-    hits = torch.zeros(n, dtype=torch.float64).index_add_(0, k, correct[valid].double())
-    counts = torch.zeros(n, dtype=torch.float64).index_add_(0, k, torch.ones_like(k, dtype=torch.float64))
+    # on the inputs' device: a CPU accumulator would meet CUDA indices in index_add_
+    hits = torch.zeros(n, dtype=torch.float64, device=k.device).index_add_(
+        0, k, correct[valid].double())
+    counts = torch.zeros(n, dtype=torch.float64, device=k.device).index_add_(
+        0, k, torch.ones_like(k, dtype=torch.float64))
     return (hits / counts).tolist()
 
 

@@ -96,7 +96,7 @@ def association_target(tokens: torch.Tensor, cfg: MimicConfig, special: tuple[in
                        ) -> torch.Tensor:
     """1[u_i = u_j], i != j (attend to the other occurrences of one's own token)."""
     same = (tokens[:, :, None] == tokens[:, None, :]).float()  # [B, T, T]
-    return same * (1 - torch.eye(tokens.shape[1]))
+    return same * (1 - torch.eye(tokens.shape[1], device=tokens.device))
 
 
 @MIMIC_TARGETS.register("manipulation")
@@ -104,8 +104,9 @@ def manipulation_target(tokens: torch.Tensor, cfg: MimicConfig, special: tuple[i
                         ) -> torch.Tensor:
     """kernel[j - i + k] for |j - i| <= k: a local, position-only pattern."""
     T, k = tokens.shape[1], len(cfg.kernel) // 2
-    off = torch.arange(T)[None, :] - torch.arange(T)[:, None] + k  # [T, T], kernel index
-    ker = torch.tensor(cfg.kernel, dtype=torch.float32)
+    i = torch.arange(T, device=tokens.device)
+    off = i[None, :] - i[:, None] + k  # [T, T], kernel index
+    ker = torch.tensor(cfg.kernel, dtype=torch.float32, device=tokens.device)
     band = ker[off.clamp(0, 2 * k)] * ((off >= 0) & (off <= 2 * k))
     return band.expand(tokens.shape[0], T, T)
 
@@ -137,7 +138,7 @@ def mimic_loss(patterns: list[torch.Tensor], targets: torch.Tensor, heads: list[
     valid [B, T] bool.
     """
     rows = valid[:, None, :].float()  # [B, 1, T] query weights
-    total = torch.zeros(())
+    total = torch.zeros((), device=targets.device)
     for p in patterns:
         p = normalised(p[:, heads].float(), valid, eps)  # [B, h, T, T]
         kl = (p * (p.clamp_min(1e-30).log() - targets.clamp_min(1e-30).log())).sum(-1)  # [B, h, T]
@@ -239,6 +240,7 @@ def mimic(model: torch.nn.Module, task: Task, cfg: MimicConfig,
     _check(model, cfg)
     special = special_ids(task.vocab.tokens)
     params = [p for p in model.parameters() if p.requires_grad]
+    device = next(model.parameters()).device  # the sentences go where the model is
     opt = torch.optim.Adam(params, lr=cfg.lr, foreach=False)
     was = model.training
     model.train(cfg.mode == "train")
@@ -247,7 +249,7 @@ def mimic(model: torch.nn.Module, task: Task, cfg: MimicConfig,
     for step in tqdm(range(cfg.steps), desc="mimicking", leave=False, disable=None):
         for group in opt.param_groups:
             group["lr"] = lr_at_step(cfg, step)
-        batch = task.sample(rng, cfg.batch_size, "train")
+        batch = task.sample(rng, cfg.batch_size, "train").to(device)
         with torch.enable_grad():  # also when called under no_grad
             loss, _ = batch_loss(model, batch, cfg, special, with_floor=False)
         opt.zero_grad(set_to_none=True)

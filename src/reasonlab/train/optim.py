@@ -8,9 +8,11 @@ from torch import nn
 from reasonlab.train.config import OptimConfig
 
 
-def make_optimizer(model: nn.Module, cfg: OptimConfig) -> torch.optim.AdamW:
+def make_optimizer(model: nn.Module, cfg: OptimConfig, fused: bool = False
+                   ) -> torch.optim.AdamW:
     """AdamW; biases and LayerNorm parameters are not decayed (BERT's convention) unless
-    `weight_decay_on` is "all"."""
+    `weight_decay_on` is "all". `fused`: one CUDA kernel for the whole update (train() asks
+    for it on CUDA; the CPU keeps the per-parameter loop)."""
     decay, no_decay = [], []
     for p in model.parameters():
         if not p.requires_grad:
@@ -18,6 +20,8 @@ def make_optimizer(model: nn.Module, cfg: OptimConfig) -> torch.optim.AdamW:
         (no_decay if p.ndim < 2 and cfg.weight_decay_on == "matrices" else decay).append(p)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]
+    if fused:  # the same maths in one kernel; deterministic (no atomics)
+        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, fused=True)
     # foreach=False: the same arithmetic order on every run, cheap at these sizes.
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, foreach=False)
 

@@ -81,7 +81,7 @@ def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...
     cfg = model.config  # type: ignore[attr-defined]
     token_ids = map_tokens(tokens, list(build_task(source.task).vocab.tokens), seed)
     sd = {k: v for k, v in pre.state_dict().items() if not k.startswith("head.")}
-    sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids)]
+    sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids, device=sd["W_E"].device)]
     if "W_pos" in sd:
         sd["W_pos"] = sd["W_pos"][: cfg.max_seq_len]
     missing, unexpected = model.load_state_dict(sd, strict=False)

@@ -7,11 +7,13 @@ report: tables, PNG figures and one verdict per claim, with the numbers behind i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from reasonlab.errors import AssetError, ConfigError
 from reasonlab.execution import Executor, execute_all
@@ -20,7 +22,7 @@ from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.locking import held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
-                                        grid, merge)
+                                        grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
 from reasonlab.train.config import TrainConfig
 
@@ -98,10 +100,14 @@ STUDIES = StudyRegistry("study")
 def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
               out: Path | None = None, workers: int | None = None,
               quiet: bool = False, executor: Executor = "local",
-              address: str | None = None) -> tuple[Report, Path]:
+              address: str | None = None,
+              overrides: Mapping[str, Any] | None = None) -> tuple[Report, Path]:
     """Run (or reuse) every run of the study, analyse them, write the report.
 
-    The report goes to `<root>/<study>/<scale>` and runs live in `<root>/runs/<id>`, the id
+    `overrides` (nested dicts: `reasonlab run STUDY steps=100 --device cuda`) apply to every
+    run of the study (core.override); they enter the run ids, and the report says them. The
+    report goes to `<root>/<study>/<scale>` (`<scale>-<hash of the overrides>` with overrides,
+    so a trial never overwrites the full report) and runs live in `<root>/runs/<id>`, the id
     hashing the resolved config, with root = `out` (default reasonlab-out): all studies of one
     root share one runs folder, so a run two studies need (e.g. lego-probes probing
     lego-extrapolation's models) is trained once, and two studies (or scales) with the same
@@ -117,12 +123,18 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     specs = study.runs(scale, seeds) if study.trains else []
     if study.trains and not specs:
         raise ConfigError(f"study {name} has no runs at scale {scale}")
+    if overrides and not study.trains:
+        raise ConfigError(f"study {name} trains no runs, so key=value overrides have nothing "
+                          "to change; remove them")
+    if overrides and "seed" in overrides:
+        raise ConfigError("choose the seeds with --seeds N, not seed=...")
+    specs = overridden(specs, overrides or {})
     root = out or Path("reasonlab-out")
-    out = root / name / scale
+    out = root / name / (f"{scale}-{overrides_tag(overrides)}" if overrides else scale)
     with output_dir(out):
         check_runs([s.config for s in specs], root)
         return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
-                          address)
+                          address, overrides or {})
 
 
 def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict]:
@@ -148,9 +160,26 @@ def check_runs(configs: list[TrainConfig], root: Path) -> None:
             check_partial(run_dir)
 
 
+def overrides_tag(overrides: Mapping[str, Any]) -> str:
+    """A short stable name for a set of overrides (the report folder of a trial run)."""
+    blob = json.dumps(overrides, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+def override_lines(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """{"model": {"d_model": 8}, "steps": 2} -> ["model.d_model=8", "steps=2"]."""
+    out: list[str] = []
+    for k, v in overrides.items():
+        if isinstance(v, Mapping):
+            out += override_lines(v, f"{prefix}{k}.")
+        else:
+            out.append(f"{prefix}{k}={json.dumps(v)}")
+    return out
+
+
 def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, root: Path,
                out: Path, workers: int | None, quiet: bool, executor: Executor,
-               address: str | None) -> tuple[Report, Path]:
+               address: str | None, overrides: Mapping[str, Any]) -> tuple[Report, Path]:
     results = execute_all([s.config for s in specs], root,
                           [f"{s.arm} seed {s.seed}" for s in specs], workers, quiet, executor,
                           address, desc=study.name)
@@ -158,10 +187,18 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
     report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds), out)
     report.verdicts = one_verdict_per_claim(study, report.verdicts)
+    if overrides:  # first, under the verdicts: the recipe is not the study's own
+        report.sections.insert(0, "## Recipe overrides\n\nEvery run of this report was "
+                               f"trained with the `{scale}` recipe changed by "
+                               + ", ".join(f"`{o}`" for o in override_lines(overrides))
+                               + " (given on the command line; its pretraining runs too). "
+                               "Verdicts at these settings are not the study's "
+                               f"{scale}-scale verdicts.")
     report.write(out)
     # what `reasonlab site` indexes: which study and scale this report is, and its runs
     write_json_atomic(out / "study.json", {
         "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+        "overrides": dict(overrides),
         "runs_root": str(Path(root).resolve()),
         "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
                  for s, r in zip(specs, results, strict=True)]})

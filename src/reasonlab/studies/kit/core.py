@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reasonlab.config import deep_merge
+from reasonlab.errors import ConfigError
 from reasonlab.train.config import TrainConfig
 
 Scale = Literal["smoke", "cpu", "paper"]
@@ -130,3 +131,58 @@ class Results(list[tuple[RunSpec, dict[str, Any]]]):
         for s, r in self:
             out.setdefault(s.arm, {}).setdefault(x(s), []).append(float(r["final"][key]))
         return {a: dict(sorted(by_x.items())) for a, by_x in out.items()}
+
+
+# ----------------------------------------------------------------------------- overrides
+
+DERIVED_MODEL_KEYS = ("vocab_size", "n_classes", "max_seq_len", "d_input", "outputs_per_token")
+"""ModelConfig fields TrainConfig fills from the task: dropped before an override is merged,
+so that an override of the task (e.g. task.n_clauses) derives them anew."""
+
+
+def override(config: TrainConfig, overrides: Mapping[str, Any]) -> TrainConfig:
+    """`config` with `overrides` (nested dicts, as `reasonlab run STUDY key=value` parses them)
+    deep-merged in: the same overrides for every run of a study (`run_study`).
+
+    A run's pretraining run (`pretrain`) is a run of the study too: it gets the same overrides,
+    with `pretrain.KEY=...` for it alone. An override inside an optional section a run does not
+    have (`mimic.steps` for a run without mimicking) leaves that run alone; `overridden` checks
+    that every override reaches some run."""
+    if not overrides:
+        return config
+    data = config.model_dump(mode="json", exclude_defaults=True)
+    data["task"] = config.task.model_dump(mode="json")  # with its name
+    data["model"] = {k: v for k, v in data["model"].items() if k not in DERIVED_MODEL_KEYS}
+    own = {k: v for k, v in overrides.items() if k != "pretrain" and not (
+        isinstance(v, Mapping) and k in OPTIONAL_SECTIONS and getattr(config, k) is None)}
+    if config.pretrain is not None:
+        pre = merge({k: v for k, v in overrides.items() if k != "pretrain"},
+                    overrides.get("pretrain") or {})
+        data["pretrain"] = override(config.pretrain, pre)
+    return TrainConfig.build(merge(data, own))
+
+
+OPTIONAL_SECTIONS = ("mimic", "pretrain")
+"""TrainConfig sections that are None in runs without them (override: left alone there)."""
+
+
+def overridden(specs: list[RunSpec], overrides: Mapping[str, Any]) -> list[RunSpec]:
+    """Every spec with `overrides` applied; one ConfigError line naming the override when it
+    does not fit the study's configs (unknown key, bad value) or reaches no run."""
+    if not overrides:
+        return specs
+    for section in OPTIONAL_SECTIONS:
+        if section in overrides and not any(
+                _has(s.config, section) for s in specs):
+            raise ConfigError(f"override {section}.*: no run of this study has a {section} "
+                              "section; remove the override")
+    try:
+        return [RunSpec(s.arm, s.seed, override(s.config, overrides)) for s in specs]
+    except ConfigError as e:
+        raise ConfigError(f"override does not fit the study's runs: {e}") from None
+
+
+def _has(config: TrainConfig, section: str) -> bool:
+    if getattr(config, section) is not None:
+        return True
+    return config.pretrain is not None and _has(config.pretrain, section)

@@ -1,0 +1,87 @@
+"""`reasonlab run STUDY key=value --device D --dtype T` and `reasonlab studies --scale S`:
+overrides reach every run (config, id, report), bad ones end in one error line; the cost table
+agrees with FLOPs counted by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reasonlab.cli import main
+from reasonlab.runs import config_id
+from reasonlab.studies import STUDIES
+from reasonlab.studies.kit.core import override
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["colour=red"], "unknown key 'colour'"),
+    (["steps=0"], "steps"),
+    (["optim.lr=-1"], "optim.lr"),
+    (["mimic.steps=3"], "no run of this study has a mimic section"),
+    (["seed=3"], "--seeds"),
+    (["steps"], "not key=value"),
+    (["--dtype", "fp16"], "invalid choice"),
+])
+def test_bad_overrides_are_one_line_exit_2(args, needle, tmp_path):
+    p = subprocess.run([sys.executable, "-m", "reasonlab.cli", "run", "lego-extrapolation",
+                        "--scale", "smoke", *args], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: "), p.stderr
+    assert needle in p.stderr and "Traceback" not in p.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_study_that_trains_nothing_refuses_overrides(tmp_path, capsys):
+    assert main(["run", "symbols-kernel", "--scale", "smoke", "steps=2", "--out",
+                 str(tmp_path / "o")]) == 2
+    assert "trains no runs" in capsys.readouterr().err
+
+
+def test_overrides_reach_every_run_its_id_and_the_report(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "lego-extrapolation", "--scale", "smoke", "steps=3", "eval_every=1",
+                 "ckpt_every=1", "optim.lr=0.002", "optim.warmup_steps=0", "--device", "cpu",
+                 "--dtype", "fp32", "--quiet"]) == 0
+    (report,) = (tmp_path / "reasonlab-out" / "lego-extrapolation").iterdir()
+    assert report.name.startswith("smoke-")  # not the study's own smoke report
+    text = (report / "report.md").read_text()
+    assert "## Recipe overrides" in text and "`steps=3`" in text and "`device=\"cpu\"`" in text
+    specs = STUDIES["lego-extrapolation"]().runs("smoke", 1)
+    runs = sorted(p.name for p in (tmp_path / "reasonlab-out" / "runs").iterdir())
+    assert len(runs) == len(specs) and not {config_id(s.config) for s in specs} & set(runs)
+    for r in runs:
+        saved = json.loads((tmp_path / "reasonlab-out" / "runs" / r / "config.json").read_text())
+        assert (saved["steps"], saved["optim"]["lr"], saved["device"], saved["dtype"]) == (
+            3, 0.002, "cpu", "fp32")
+    assert json.loads((report / "study.json").read_text())["overrides"]["steps"] == 3
+
+
+def test_override_keeps_everything_else_and_reaches_pretraining_runs():
+    specs = STUDIES["artificial-pretraining"]().runs("smoke", 1)
+    fine = next(s.config for s in specs if s.config.pretrain is not None)
+    assert config_id(override(fine, {})) == config_id(fine)
+    assert config_id(override(fine, {"device": fine.device})) == config_id(fine)
+    small = override(fine, {"steps": 2, "pretrain": {"n_train": 64}})
+    assert small.steps == 2 and small.pretrain.steps == 2 and small.pretrain.n_train == 64
+    assert small.n_train == fine.n_train and small.task == fine.task
+    assert small.model.max_seq_len == fine.model.max_seq_len  # derived from the task again
+
+
+def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):
+    assert main(["studies", "--scale", "paper"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| lego-extrapolation |"))
+    _, name, runs, flops, gpu, cpu, _ = [c.strip() for c in row.split("|")]
+    assert runs == "6"  # 2 models x 3 seeds
+    # by hand: BERT-base, 12 layers of 12 d^2 + 13 d parameters (+ the read-out), seq 62,
+    # 24,000 steps of batch 1000; 6 N per token plus 12 L T d for attention; the 40
+    # evaluations of 12,000 sentences cost a third per token
+    d, L, T = 768, 12, 62
+    per_token = 6 * (L * (12 * d * d + 13 * d)) + 12 * L * T * d
+    train = 24_000 * 1000 * T * per_token
+    evals = 40 * 12_000 * T * per_token / 3
+    assert float(flops) == pytest.approx(6 * (train + evals), rel=0.02)
+    assert gpu.endswith("h") and "H100" in out and "40%" in out
