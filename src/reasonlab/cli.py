@@ -50,12 +50,19 @@ def cmd_studies(args: argparse.Namespace) -> None:
     from reasonlab.studies import STUDIES
 
     for name, cls in STUDIES.items():
-        cost = ("not yet measured" if cls.cpu_minutes is None
-                else f"about {cls.cpu_minutes:g} min on 2 cores"
-                + (f" once {cls.cpu_after} has run" if cls.cpu_after else ""))
-        print(f"{name}  (cpu scale: {cost})\n  {cls.title}")
+        print(f"{name}  ({'; '.join(scale_cost(cls, s) for s in cls.scales if s != 'smoke')})"
+              f"\n  {cls.title}")
         for c in cls.claims:
             print(f"  - {c.text}  [{c.source}]")
+
+
+def scale_cost(cls: Any, scale: str) -> str:
+    """'cpu: about 12.3 min on 2 cores', 'long: not measured', ... for `reasonlab studies`."""
+    minutes = cls.measured(scale)
+    if minutes is None:
+        return f"{scale}: not measured" + (" (for a GPU)" if scale == "paper" else "")
+    after = f" once {cls.cpu_after} has run" if cls.cpu_after and scale == "cpu" else ""
+    return f"{scale}: about {minutes:g} min on 2 cores{after}"
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -229,7 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run a study and write its report")
     s.add_argument("study")
-    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu")
+    s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default="cpu",
+                   help="smoke (seconds), cpu (the default, ~15 min on 2 cores), long (LEGO: "
+                   "~2 h on 2 cores, `reasonlab studies` lists which studies have it), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
     _executor_options(s)

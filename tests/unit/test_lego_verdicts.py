@@ -169,3 +169,28 @@ def test_classical_verdict_needs_every_seed_of_every_arm():
     assert v.status == "reproduced" and "BERT #0-#5 mean 0.980 (worst seed 0.960)" in v.evidence
     v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
     assert v.status == "not reproduced" and "worst seed 0.940" in v.evidence
+
+
+def test_op_split_tells_the_one_hop_shortcut_from_a_lookup():
+    """A model answering by the one-hop rule (own op applied to #0's value) is right at #2
+    exactly where op1 = + (the identity), and at #3 exactly where op1 op2 = + (hand algebra:
+    truth op3 op2 op1 v0 vs op3 v0 in Z2); a model answering the truth is right everywhere."""
+    import torch
+
+    from reasonlab.studies.lego_analysis import one_hop_rule, op_split
+    from reasonlab.tasks import build_task
+
+    t = build_task({"name": "lego", "group": "z2", "n_clauses": 6})
+    b = t.sample(np.random.default_rng(12345), 400)  # the sentences op_split draws
+
+    def model_of(answers):
+        def model(tokens, label_pos, pad_mask):
+            assert torch.equal(tokens, b.tokens)
+            return torch.nn.functional.one_hot(torch.as_tensor(answers), t.n_classes).float()
+        return model
+
+    names, acc = op_split(model_of(one_hop_rule(t, b)), t, (1, 2, 3), n=400)
+    assert names == ["op1 = +, op2 = +", "op1 = +, op2 = -", "op1 = -, op2 = +",
+                     "op1 = -, op2 = -"]
+    assert acc == [[1.0] * 4, [1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+    assert op_split(model_of(b.labels), t, (2, 4), n=400)[1] == [[1.0] * 4] * 2

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.lego_analysis import one_hop_section
-from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, bert_albert, recipe
+from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego_verdicts import classical_verdict, extrapolation_gain
 
 ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions): with learned "
@@ -30,6 +30,7 @@ class LegoExtrapolation(Study):
               "Zhang et al. 2022, §3 Fig. 3"),
     )
     cpu_minutes = 12.3  # measured: 735 s on the 2-core machine (RESULTS_VERSION 3, README)
+    scales = WITH_LONG
     default_seeds = SEEDS
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -21,7 +21,7 @@ from reasonlab.analysis.probes import plot_probe_maps, split_diagonal
 from reasonlab.report import table
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.lego_analysis import probe_run
-from reasonlab.studies.lego_common import N_TRAIN_VARS, bert_albert, recipe
+from reasonlab.studies.lego_common import N_TRAIN_VARS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego_verdicts import needs_fit
 from reasonlab.studies.verdicts import gain_verdict
 
@@ -33,6 +33,7 @@ class LegoProbes(Study):
                     "for-loop than BERT's (higher diagonal score on the supervised depths)",
                     "Zhang et al. 2022, §4.1 Q2, Fig. 4"),)
     cpu_minutes = 4.8  # measured: 287 s; its 4 runs reused; trains seed 2
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego_analysis import one_hop_section
-from reasonlab.studies.lego_common import PASS, accuracy_report, recipe
+from reasonlab.studies.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid,
+                                    merge)
+from reasonlab.studies.lego_analysis import lever_section, one_hop_section, op_split_section
+from reasonlab.studies.lego_common import LEVERS, PASS, WITH_LONG, accuracy_report, recipe
 from reasonlab.studies.lego_verdicts import first_pass_steps, staircase_verdict
 
-MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
+FIXED = "fixed (paper)"
+MODES = {FIXED: "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}
 
 
@@ -35,21 +37,28 @@ class LegoStaircase(Study):
                     "tokens) training stays on the plateau far longer",
                     "Zhang et al. 2022 §2 (root fixed); our finding"),)
     cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
-    default_seeds = {"cpu": 2, "paper": 2}
+    default_seeds = {"cpu": 2, "long": 3, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return grid(recipe(scale), {arm: {"task": {"root": root}} for arm, root in MODES.items()},
-                    seeds=seeds)
+        arms = {arm: {"task": {"root": root}} for arm, root in MODES.items()}
+        if scale == "long":  # the levers, on the paper's fixed root (lego_common.LEVERS)
+            arms |= {lever: merge(arms[FIXED], o) for lever, o in LEVERS.items()}
+        return grid(recipe(scale), arms, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
         passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
         steps = results.first.config.steps
         rep, _ = accuracy_report(self.title, results, out, n_train)
-        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
+        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps,
+                       log=True)
         one_hop_section(rep, results)
-        rep.verdicts = [staircase_verdict(self.claims[0], passes, steps)]
+        op_split_section(rep, results)
+        lever_section(rep, results, [FIXED, *LEVERS], PASS)
+        modes = {a: p for a, p in passes.items() if a in MODES}  # the levers are no root mode
+        rep.verdicts = [staircase_verdict(self.claims[0], modes, steps)]
         return rep
 
 
