@@ -194,3 +194,36 @@ def test_op_split_tells_the_one_hop_shortcut_from_a_lookup():
                      "op1 = -, op2 = -"]
     assert acc == [[1.0] * 4, [1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
     assert op_split(model_of(b.labels), t, (2, 4), n=400)[1] == [[1.0] * 4] * 2
+
+
+def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
+    """Per arm: #2 / #3 first passes per seed, the fraction of seeds that passed within the
+    run, and wall seconds per 1,000 steps from run.json (summed over resumptions)."""
+    import json
+
+    from reasonlab.studies.core import Results, RunSpec, grid
+    from reasonlab.studies.lego_analysis import lever_section
+    from reasonlab.studies.lego_common import recipe
+    from reasonlab.studies.reporting import Report
+
+    def curve(passes):  # accuracy 1.0 from each position's pass step on, 0.5 before
+        return [{"step": s, "acc_by_depth": [1.0 if s >= p else 0.5 for p in passes]}
+                for s in (100, 200, 300)]
+
+    specs = grid(recipe("smoke"), {"base": {}, "lever": {"optim": {"lr": 1e-3}},
+                                   "other": {"optim": {"lr": 5e-4}}}, seeds=2)
+    passes = {("base", 0): [100, 100, 200, 300], ("base", 1): [100, 200, 9e9, 9e9],
+              ("lever", 0): [100, 100, 100, 200], ("lever", 1): [100, 100, 300, 9e9],
+              ("other", 0): [100] * 4, ("other", 1): [100] * 4}
+    pairs = []
+    for i, s in enumerate(specs):
+        d = tmp_path / str(i)
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps({"wall_s": 30.0 + i, "step": 20}))
+        pairs.append((s, {"curve": curve(passes[s.arm, s.seed]), "dir": str(d)}))
+    rep = lever_section(Report("t", tmp_path), Results(pairs, "smoke", 2), ["base", "lever"],
+                        0.9)
+    text = rep.sections[-1]
+    assert "| base | 2 | 200, never | 0.50 | 300, never | 0.50 | 1525 |" in text
+    assert "| lever | 2 | 100, 300 | 1.00 | 200, never | 0.50 | 1625 |" in text
+    assert "| other |" not in text

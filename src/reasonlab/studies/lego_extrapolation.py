@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego_analysis import one_hop_section
+from reasonlab.studies.lego_analysis import one_hop_section, op_split_section
 from reasonlab.studies.lego_common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego_verdicts import classical_verdict, extrapolation_gain
 
@@ -43,7 +43,7 @@ class LegoExtrapolation(Study):
         rep.positions(finals, trained=N_TRAIN_VARS, std=True, heading="Final test accuracy per "
                       "chain position (mean and std over seeds)", caption="Final accuracy per "
                       "chain position (band: ±1 std over seeds; grey: supervised positions)")
-        one_hop_section(rep.curves(results.curves()), results)
+        op_split_section(one_hop_section(rep.curves(results.curves()), results), results)
         rep.verdicts = [classical_verdict(self.claims[0], finals),
                         extrapolation_gain(self.claims[1], finals, "ALBERT", "BERT",
                                            N_TRAIN_VARS)]  # #6-#8
