@@ -224,6 +224,7 @@ def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
     rep = lever_section(Report("t", tmp_path), Results(pairs, "smoke", 2), ["base", "lever"],
                         0.9)
     text = rep.sections[-1]
-    assert "| base | 2 | 200, never | 0.50 | 300, never | 0.50 | 1525 |" in text
-    assert "| lever | 2 | 100, 300 | 1.00 | 200, never | 0.50 | 1625 |" in text
+    steps = specs[0].config.steps
+    assert f"| base | 2 | {steps} | 200, never | 0.50 | 300, never | 0.50 | 1525 |" in text
+    assert f"| lever | 2 | {steps} | 100, 300 | 1.00 | 200, never | 0.50 | 1625 |" in text
     assert "| other |" not in text

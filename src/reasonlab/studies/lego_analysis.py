@@ -255,14 +255,15 @@ def lever_section(rep: Report, results: Results, arms: list[str], threshold: flo
     seed, the fraction of seeds that got there within the run, and the wall time per 1,000
     steps (mean over seeds, on whatever machine trained them)."""
     by_arm: dict[str, list[tuple[list[float], float]]] = {}
+    steps: dict[str, int] = {}
     for s, r in results:
         if s.arm in arms:
             first = first_pass_steps(r["curve"], threshold)
             by_arm.setdefault(s.arm, []).append((first, wall_per_1000(Path(r["dir"]))))
-    steps = results.first.config.steps
+            steps[s.arm] = s.config.steps
     rows = []
     for arm, runs in by_arm.items():
-        cells = [arm, str(len(runs))]
+        cells = [arm, str(len(runs)), str(steps[arm])]
         for k in (2, 3):
             firsts = [f[k] for f, _ in runs]
             cells += [", ".join(step_text(x) for x in firsts),
@@ -270,11 +271,11 @@ def lever_section(rep: Report, results: Results, arms: list[str], threshold: flo
         cells.append(f"{np.nanmean([w for _, w in runs]):.0f}")
         rows.append(cells)
     return rep.table(
-        "Levers: when #2 and #3 are learned", ["arm", "seeds", "#2 first pass (per seed)",
+        "Levers: when #2 and #3 are learned", ["arm", "seeds", "steps", "#2 first pass (per seed)",
                                                "seeds that got #2", "#3 first pass (per seed)",
                                                "seeds that got #3", "wall s per 1,000 steps"],
         rows, after=f"First evaluated step at which the position reaches {threshold} test "
-        f"accuracy, within {steps} steps (never: not within the run). Wall time: this store's "
+        "accuracy (never: not within the run's steps). Wall time: this store's "
         "runs as they were trained (run.json), evaluations included; a loaded machine makes it "
         "longer than on a quiet one.")
 

@@ -75,6 +75,9 @@ SCALES: dict[Scale, dict[str, Any]] = {
 
 
 LEVERS: dict[str, dict[str, Any]] = {
+    # The cosine horizon: in the long runs #2 left chance only while the cosine decayed (lr
+    # below ~1e-3, README), so a shorter horizon may get there in proportionally fewer steps.
+    "cosine over 1500 steps": {"steps": 1500},
     # The abstract-symbols paper's identity term (Boix-Adsera et al. 2024, §4.3): attention
     # logits += a_h X X^T, so a head can attend by token identity -- what finding a variable's
     # defining clause by its name (the wall at #2) needs.
