@@ -46,6 +46,10 @@ to 768; Lan et al. 2020 §3.1)."""
 #   single-core fp32 peak, attention over 62 tokens ~30% of it). An iterative solution resolving
 #   one chain step per layer needs 7 layers for #6, so extrapolation has little room at this
 #   depth; the paper uses 12.
+# - Past #1 (README, "Past the second step"): #2 leaves chance only while a cosine decays (lr
+#   below ~1e-3: step ~3500 of a 6000-step cosine, ~1800 of a 3000-step one), in 1 seed of 2,
+#   and settles at 0.67-0.77; a constant lr (2e-3 for 12,000 steps, 7e-4 for 6000) never left.
+#   No run has fitted #0-#5, so `long` is the longest staircase that fits ~2 hours, not a fit.
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64, norm="pre",
                              positions="rotary"),
@@ -56,9 +60,10 @@ SCALES: dict[Scale, dict[str, Any]] = {
                 optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01, min_lr_ratio=0.1),
                 n_train=50_000, n_test=1_000, batch_size=64, steps=750, eval_every=75,
                 ckpt_every=150, threads=1),
-    # The cpu recipe trained 4x longer, its cosine decaying over the 3000 steps (README,
-    # "Choosing the CPU scale"): the only escape from the #2 plateau seen in the cpu recipe's
-    # long runs came while a cosine decayed, so the horizon is the lever this scale sets.
+    # The cpu recipe trained 4x longer, its cosine decaying over the 3000 steps: the longest
+    # runs that keep lego-extrapolation's 4 within ~2 hours on 2 cores, and the horizon over
+    # which seed 0 left the #2 plateau in half the steps of a 6000-step cosine (README, "Past
+    # the second step"). Not measured to fit #0-#5 (no run has).
     "long": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm="pre",
                             init_std=0.1, positions="rotary"),
                  optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01, min_lr_ratio=0.1),

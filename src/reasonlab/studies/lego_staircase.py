@@ -11,7 +11,10 @@ which gradient descent sits on long plateaus (Abbe et al. 2021, 2023; Barak et a
 Same recipe (`lego-extrapolation`'s BERT-like arm), 2 seeds per mode; the `fixed` arm IS
 lego-extrapolation's BERT arm (same config, same run), so after that study only the `given`
 and `random` runs train. Verdict from the step at which each chain position first passes
-PASS on the test set.
+PASS on the test set. At `long` scale (3 seeds) the study also measures the levers that might
+shorten the plateaus past #1 (lego_common.LEVERS, arms on the fixed root): the report's lever
+table and its split of each position's accuracy by the ops along the chain, which tells a
+shortcut from a lookup (README, "Past the second step").
 """
 
 from __future__ import annotations
