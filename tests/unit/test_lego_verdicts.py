@@ -183,11 +183,16 @@ def test_op_split_tells_the_one_hop_shortcut_from_a_lookup():
     t = build_task({"name": "lego", "group": "z2", "n_clauses": 6})
     b = t.sample(np.random.default_rng(12345), 400)  # the sentences op_split draws
 
-    def model_of(answers):
-        def model(tokens, label_pos, pad_mask):
+    class Answers(torch.nn.Module):  # a "model" that answers from a table
+        def __init__(self, answers):
+            super().__init__()
+            self.answers, self.dummy = torch.as_tensor(answers), torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, tokens, label_pos, pad_mask):
             assert torch.equal(tokens, b.tokens)
-            return torch.nn.functional.one_hot(torch.as_tensor(answers), t.n_classes).float()
-        return model
+            return torch.nn.functional.one_hot(self.answers, t.n_classes).float()
+
+    model_of = Answers
 
     names, acc = op_split(model_of(one_hop_rule(t, b)), t, (1, 2, 3), n=400)
     assert names == ["op1 = +, op2 = +", "op1 = +, op2 = -", "op1 = -, op2 = +",

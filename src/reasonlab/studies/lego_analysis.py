@@ -208,8 +208,11 @@ def op_split(model: Any, task: Any, positions: tuple[int, ...], by: tuple[int, .
     variables `by`: (column names "op1 = +, op2 = -", ..., accuracy [position][column]) on n
     fresh sentences; NaN where a combination never occurs."""
     b = task.sample(np.random.default_rng(seed), n)
+    dev = next(model.parameters()).device  # the sentences go where the model is
     with torch.no_grad():
-        right = (model(b.tokens, b.label_pos, b.pad_mask).argmax(-1) == b.labels).numpy()
+        pred = model(b.tokens.to(dev), b.label_pos.to(dev),
+                     None if b.pad_mask is None else b.pad_mask.to(dev)).argmax(-1).cpu()
+    right = (pred == b.labels).numpy()
     ops = chain_ops(task, b)[:, list(by)]  # [n, len(by)]
     combos = list(itertools.product(range(len(task.op_names)), repeat=len(by)))
     names = [", ".join(f"op{k} = {task.op_names[g]}" for k, g in zip(by, c, strict=True))
