@@ -58,10 +58,8 @@ def cmd_studies(args: argparse.Namespace) -> None:
         print_costs(args.scale)
         return
     for name, cls in STUDIES.items():
-        cost = ("not yet measured" if cls.cpu_minutes is None
-                else f"about {cls.cpu_minutes:g} min on 2 cores"
-                + (f" once {cls.cpu_after} has run" if cls.cpu_after else ""))
-        print(f"{name}  (cpu scale: {cost})\n  {cls.title}")
+        print(f"{name}  ({'; '.join(scale_cost(cls, s) for s in cls.scales if s != 'smoke')})"
+              f"\n  {cls.title}")
         for c in cls.claims:
             print(f"  - {c.text}  [{c.source}]")
 
@@ -102,6 +100,15 @@ def print_costs(scale: str) -> None:
           f"{plan.GPU_UTILISATION:.0%} utilisation; CPU: {plan.CPU_FLOPS / 1e9:.0f} GFLOP/s "
           "measured (plan.py says how). Both are lower bounds for small models. Runs of one "
           "study go one per GPU: divide by the GPUs you have.")
+
+
+def scale_cost(cls: Any, scale: str) -> str:
+    """'cpu: about 12.3 min on 2 cores', 'long: not measured', ... for `reasonlab studies`."""
+    minutes = cls.measured(scale)
+    if minutes is None:
+        return f"{scale}: not measured" + (" (for a GPU)" if scale == "paper" else "")
+    after = f" once {cls.cpu_after} has run" if cls.cpu_after and scale == "cpu" else ""
+    return f"{scale}: about {minutes:g} min on 2 cores{after}"
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -304,11 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("study")
     s.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="change every run of the "
                    "study (dotted keys, JSON values), e.g. steps=100 to time the paper scale")
-    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu")
     s.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None,
                    help="where every run trains (default: each recipe's, auto)")
     s.add_argument("--dtype", choices=["auto", "fp32", "tf32", "bf16"], default=None,
                    help="precision (default auto: bf16 on a CUDA GPU with bf16, else fp32)")
+    s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default="cpu",
+                   help="smoke (seconds), cpu (the default, ~15 min on 2 cores), long (LEGO: "
+                   "~2 h on 2 cores, `reasonlab studies` lists which studies have it), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
     _executor_options(s)

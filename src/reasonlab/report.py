@@ -177,9 +177,10 @@ def fmt_sweep(by_x: dict[Any, list[float]], x: str = "n") -> str:
 
 
 def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path,
-                    threshold: float = 0.9) -> None:
+                    threshold: float = 0.9, log: bool = False) -> None:
     """First step at which each chain position reaches `threshold`, one line per arm (mean
-    over seeds, dots: seeds; 'never' drawn at the top of the axis)."""
+    over seeds, dots: seeds; 'never' drawn at the top of the axis); `log`: a log step axis
+    (plateaus that lengthen geometrically read as a straight line)."""
     never = steps * 1.1
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     for arm, ps in passes.items():
@@ -193,6 +194,9 @@ def plot_first_pass(passes: dict[str, list[list[float]]], steps: int, path: Path
     ax.text(0, never, " never", va="bottom", fontsize=8, color="grey")
     ax.set(xlabel="chain position #", ylabel=f"first step with accuracy >= {threshold}",
            ylim=(0, never * 1.08), title="When each chain position is learned")
+    if log:
+        low = min([x for ps in passes.values() for p in ps for x in p if x < never] or [1])
+        ax.set(yscale="log", ylim=(max(low, 1) / 1.5, never * 1.3))
     ax.set_xticks(range(a.shape[1]))
     ax.grid()
     legend_outside(ax)

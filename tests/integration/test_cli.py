@@ -74,6 +74,17 @@ def test_studies_lists_claims(capsys):
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "lego-extrapolation" in out and "ALBERT" in out
+    # each scale's measured time (or "not measured"), long only where the study has it
+    from reasonlab.studies import STUDIES
+
+    head = {line.split("  (")[0]: line for line in out.splitlines() if "  (" in line}
+    ext, anchors = STUDIES["lego-extrapolation"], STUDIES["anchors-init-phase"]
+    assert f"cpu: about {ext.cpu_minutes:g} min on 2 cores" in head["lego-extrapolation"]
+    long = (f"long: about {ext.minutes['long']:g} min" if "long" in ext.minutes
+            else "long: not measured")
+    assert long in head["lego-extrapolation"]
+    assert "paper: not measured (for a GPU)" in head["lego-extrapolation"]
+    assert ("long" in anchors.scales) == ("long:" in head["anchors-init-phase"])
 
 
 def test_data_anchors_jsonl_answers_match_the_text(capsys):

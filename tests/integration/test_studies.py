@@ -8,6 +8,7 @@ import pytest
 from reasonlab.errors import AssetError
 from reasonlab.runs import config_id
 from reasonlab.studies import STUDIES, run_study
+from reasonlab.studies.kit.core import SCALES
 
 
 NUMBER = re.compile(r"\d+\.\d+|\d+|\binf\b")  # inf: a step never reached
@@ -53,6 +54,34 @@ def test_study_smoke(name, tmp_path):
     assert runs() == before
 
 
+def test_a_scale_the_study_lacks_fails_in_one_line(tmp_path):
+    """`long` exists only where a study defines it: elsewhere one ConfigError, nothing
+    written."""
+    from reasonlab.errors import ConfigError
+
+    lacking = next(n for n, c in STUDIES.items() if "long" not in c.scales)
+    with pytest.raises(ConfigError, match="has no 'long' scale; use one of smoke, cpu, paper"):
+        run_study(lacking, "long", out=tmp_path / "x", workers=1, quiet=True)
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_long_scale_reuses_runs_across_lego_studies():
+    """The fitted-model LEGO studies have a long scale, and its shared arms are one run each:
+    lego-extrapolation's BERT runs are lego-staircase's fixed-root runs and lego-probes' BERT
+    runs, its ALBERT runs lego-stochastic-depth's baseline."""
+    ids = {name: {(s.arm, s.seed): config_id(s.config)
+                  for s in STUDIES[name]().runs("long", STUDIES[name].default_seeds["long"])}
+           for name in ("lego-extrapolation", "lego-staircase", "lego-probes",
+                        "lego-stochastic-depth", "lego-mixed-lengths", "lego-shortcut")}
+    ext = ids["lego-extrapolation"]
+    assert STUDIES["lego-extrapolation"].default_seeds["long"] == 2 and len(ext) == 4
+    for seed in (0, 1):
+        assert ext[("BERT", seed)] == ids["lego-staircase"][("fixed (paper)", seed)]
+        assert ext[("BERT", seed)] == ids["lego-probes"][("BERT", seed)]
+        assert ext[("ALBERT", seed)] in ids["lego-stochastic-depth"].values()
+    assert ("identity-attention term", 2) in ids["lego-staircase"]  # the levers, 3 seeds
+
+
 def test_studies_share_runs_by_default(tmp_path, monkeypatch):
     """Without --out, reports go to reasonlab-out/<study>/<scale> and every study uses one
     runs folder, so lego-probes finds lego-extrapolation's finished runs and trains nothing."""
@@ -93,7 +122,8 @@ def test_every_scale_builds_its_own_growing_grid(name):
         return
     seen = 0
     ids: set[str] = set()
-    for scale in ("smoke", "cpu", "paper"):
+    assert set(cls.scales) >= {"smoke", "cpu", "paper"}
+    for scale in (s for s in SCALES if s in cls.scales):  # smallest first
         n = cls.default_seeds[scale]
         specs = cls().runs(scale, n)
         assert specs and all(s.config.seed == s.seed for s in specs)

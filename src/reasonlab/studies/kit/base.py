@@ -37,12 +37,17 @@ class Study(ABC):
     claims: ClassVar[tuple[Claim, ...]]
     cpu_minutes: ClassVar[float | None]
     """Wall-clock time of the `cpu` scale on a 2-core machine, as measured; None until measured."""
+    minutes: ClassVar[dict[Scale, float]] = {}
+    """Measured wall-clock minutes on a 2-core machine of the scales other than cpu (e.g.
+    {"long": 95}); a scale absent here is not measured."""
+    scales: ClassVar[tuple[Scale, ...]] = ("smoke", "cpu", "paper")
+    """The scales this study defines (`long` only where its issue needs it)."""
     cpu_after: ClassVar[str | None] = None
     """A study whose finished runs `cpu_minutes` assumes (shared runs folder), if any."""
     trains: ClassVar[bool] = True
     """False for a study that trains nothing (it computes at initialization, say): it defines
     no `runs`, and its `analyse` gets an empty Results carrying the scale."""
-    default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "paper": 3}
+    default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "long": 3, "paper": 3}
     """Seeds per scale. A subclass lists only the scales where it differs (merged with its
     parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""
 
@@ -69,6 +74,11 @@ class Study(ABC):
         """Why the study cannot run on this machine (an absent asset and how to install it),
         or None. Tests skip a study with this reason."""
         return None
+
+    @classmethod
+    def measured(cls, scale: Scale) -> float | None:
+        """Measured wall-clock minutes of `scale` on 2 cores; None if not measured."""
+        return cls.cpu_minutes if scale == "cpu" else cls.minutes.get(scale)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         """The runs to train at this scale (`grid(...)`). A study with trains = False does not
@@ -119,6 +129,9 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     study = STUDIES[name]()
     if why := study.missing():
         raise AssetError(f"study {name} {why}")
+    if scale not in study.scales:
+        raise ConfigError(f"study {name} has no {scale!r} scale; use one of "
+                          + ", ".join(study.scales))
     seeds = seeds or study.default_seeds[scale]
     specs = study.runs(scale, seeds) if study.trains else []
     if study.trains and not specs:

@@ -20,8 +20,11 @@ from reasonlab.config import deep_merge
 from reasonlab.errors import ConfigError
 from reasonlab.train.config import TrainConfig
 
-Scale = Literal["smoke", "cpu", "paper"]
-SCALES: tuple[Scale, ...] = ("smoke", "cpu", "paper")
+Scale = Literal["smoke", "cpu", "long", "paper"]
+SCALES: tuple[Scale, ...] = ("smoke", "cpu", "long", "paper")
+"""smoke: seconds, for the tests; cpu: the default, about 15 minutes on 2 cores; long: at most
+about 2 hours on 2 cores, for the studies whose verdicts need a model the cpu budget cannot fit
+(a study lists it in `Study.scales` only where it defines it); paper: the authors' sizes."""
 Status = Literal["reproduced", "not reproduced", "inconclusive"]
 
 

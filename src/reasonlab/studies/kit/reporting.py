@@ -112,15 +112,15 @@ class Report:
         return self
 
     def first_pass(self, passes: Mapping[str, list[list[float]]], threshold: float,
-                   heading: str, steps: int | None = None, name: str = "first_pass.png"
-                   ) -> Report:
+                   heading: str, steps: int | None = None, name: str = "first_pass.png",
+                   log: bool = False) -> Report:
         """The first evaluated step at which each chain position reaches `threshold`, per run
         (inf: never): a table and, when the run length `steps` is given, the figure."""
         rows = [[f"{a} seed {i}"] + ["never" if x == float("inf") else f"{x:.0f}" for x in p]
                 for a, ps in passes.items() for i, p in enumerate(ps)]
         self.table(heading, ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
         if steps is not None:
-            plot_first_pass(dict(passes), steps, self.out / name, threshold)
+            plot_first_pass(dict(passes), steps, self.out / name, threshold, log)
             self.figure(name, f"Step at which each chain position first reaches {threshold} "
                         "test accuracy (top row: never)")
         return self

@@ -10,6 +10,8 @@ on sentences whose clauses were permuted (analysis/attention.py).
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from reasonlab.report import table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.studies.lego.common import CKPT, PRETRAINED, RANDOM
+from reasonlab.studies.lego.verdicts import first_pass_steps, step_text
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.loop import build_model
@@ -150,13 +153,19 @@ def mimicked_heads(spec: RunSpec) -> str:
             f"{float(c['positional head']):.2f} on variables.")
 
 
+def chain_ops(task: Any, batch: Any) -> np.ndarray:
+    """The group element (index into task.op_names) of the op of chain variable #k's clause,
+    per sentence [n, chain] (the op sits two tokens after the variable: `var = op arg ,`)."""
+    elem = {int(t): g for g, t in enumerate(task._op_ids)}  # op token id -> element index
+    return np.vectorize(elem.__getitem__)(batch.tokens.gather(1, batch.label_pos + 2).numpy())
+
+
 def one_hop_rule(task: Any, batch: Any) -> np.ndarray:
     """The ONE-HOP shortcut's answer per chain position [n, chain]: value(#k) = g_k . value(#0)
     for k >= 1, one's own op applied to the root's value, skipping the ops in between. It
     needs no variable lookup (the root clause is the one whose argument is a point) and is
     right on #0 and #1 only."""
-    elem = {int(t): g for g, t in enumerate(task._op_ids)}  # op token id -> element index
-    ops = np.vectorize(elem.__getitem__)(batch.tokens.gather(1, batch.label_pos + 2).numpy())
+    ops = chain_ops(task, batch)
     rule = task.action.act[ops, batch.labels[:, :1].numpy()]
     rule[:, 0] = batch.labels[:, 0].numpy()  # the root clause itself is computed correctly
     return rule
@@ -191,6 +200,118 @@ def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report
                    "applied to the root's value, skipping the ops in between (right on #0 and "
                    f"#1 only). {finding}\n\n" + table([label] + [f"#{k}" for k in range(n)],
                                                        rows))
+
+
+SPLIT_BY = (1, 2)
+"""Chain variables whose ops split the test accuracy in `op_split` (the clause reading the
+root's variable, #1, and the next one, #2): where op1 is the identity the one-hop rule is the
+truth at #2, so the split tells a one-hop shortcut, a shortcut through #1's clause and a real
+lookup apart (our finding)."""
+
+
+def op_split(model: Any, task: Any, positions: tuple[int, ...], by: tuple[int, ...] = SPLIT_BY,
+             n: int = 4000, seed: int = 12345) -> tuple[list[str], list[list[float]]]:
+    """Test accuracy of a trained model at chain `positions`, split by the ops of chain
+    variables `by`: (column names "op1 = +, op2 = -", ..., accuracy [position][column]) on n
+    fresh sentences; NaN where a combination never occurs."""
+    b = task.sample(np.random.default_rng(seed), n)
+    dev = next(model.parameters()).device  # the sentences go where the model is
+    with torch.no_grad():
+        pred = model(b.tokens.to(dev), b.label_pos.to(dev),
+                     None if b.pad_mask is None else b.pad_mask.to(dev)).argmax(-1).cpu()
+    right = (pred == b.labels).numpy()
+    ops = chain_ops(task, b)[:, list(by)]  # [n, len(by)]
+    combos = list(itertools.product(range(len(task.op_names)), repeat=len(by)))
+    names = [", ".join(f"op{k} = {task.op_names[g]}" for k, g in zip(by, c, strict=True))
+             for c in combos]
+    acc = [[float(right[(ops == c).all(1), k].mean()) if (ops == c).all(1).any()
+            else float("nan") for c in combos] for k in positions]
+    return names, acc
+
+
+def op_split_section(rep: Report, results: Results, positions: tuple[int, ...] = (1, 2, 3)
+                     ) -> Report:
+    """What a partially learned position computes: every run's accuracy at `positions` split
+    by the ops of #1 and #2 (op_split), beside the position's overall accuracy."""
+    rows, names = [], []
+    for s, r in results:
+        config, model = load_run_model(Path(r["dir"]))
+        names, acc = op_split(model, build_task(config.task), positions)
+        final = r["final"]["acc_by_depth"]
+        rows += [[f"{s.arm} seed {s.seed}", f"#{k}", f"{final[k]:.2f}"]
+                 + [f"{x:.3f}" for x in row] for k, row in zip(positions, acc, strict=True)]
+    return rep.table(
+        "What a partially learned position computes", ["run", "position", "all"] + names, rows,
+        before="Test accuracy at each chain position split by the ops of chain variables #1 and "
+        "#2 (op_k: the op of #k's clause; 4,000 fresh sentences, the final checkpoint). The "
+        "truth at #2 is op2 op1 value(#0), at #3 op3 op2 op1 value(#0). Where op1 is the "
+        "identity the one-hop rule (op_k value(#0)) is right at #2: 1.0 there and chance "
+        "elsewhere says the model computes the one-hop shortcut; answers flipped by op1 at #3 "
+        "as well as at #2 say it takes the op of the clause reading the root's variable (a "
+        "second shortcut through the root), not a lookup of #k's parent; uniformly high "
+        "accuracy is a lookup.")
+
+
+def wall_per_1000(run_dir: Path) -> float:
+    """Wall-clock seconds per 1,000 optimiser steps of a finished run (run.json's wall_s, summed
+    over resumptions, evaluations included); NaN when not recorded."""
+    rec = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    steps = rec.get("step") or 0
+    return 1000 * rec["wall_s"] / steps if rec.get("wall_s") and steps else float("nan")
+
+
+def lever_section(rep: Report, results: Results, arms: list[str], threshold: float) -> Report:
+    """The lever table: per arm, the first step at which #2 and #3 pass `threshold` in each
+    seed, the fraction of seeds that got there within the run, and the wall time per 1,000
+    steps (mean over seeds, on whatever machine trained them)."""
+    by_arm: dict[str, list[tuple[list[float], float]]] = {}
+    steps: dict[str, int] = {}
+    for s, r in results:
+        if s.arm in arms:
+            first = first_pass_steps(r["curve"], threshold)
+            by_arm.setdefault(s.arm, []).append((first, wall_per_1000(Path(r["dir"]))))
+            steps[s.arm] = s.config.steps
+    rows = []
+    for arm, runs in by_arm.items():
+        cells = [arm, str(len(runs)), str(steps[arm])]
+        for k in (2, 3):
+            firsts = [f[k] for f, _ in runs]
+            cells += [", ".join(step_text(x) for x in firsts),
+                      f"{np.isfinite(firsts).mean():.2f}"]
+        cells.append(f"{np.nanmean([w for _, w in runs]):.0f}")
+        rows.append(cells)
+    return rep.table(
+        "Levers: when #2 and #3 are learned", ["arm", "seeds", "steps", "#2 first pass (per seed)",
+                                               "seeds that got #2", "#3 first pass (per seed)",
+                                               "seeds that got #3", "wall s per 1,000 steps"],
+        rows, after=f"First evaluated step at which the position reaches {threshold} test "
+        "accuracy (never: not within the run's steps). Wall time: this store's "
+        "runs as they were trained (run.json), evaluations included; a loaded machine makes it "
+        "longer than on a quiet one.")
+
+
+def no_context_loss(task: Any, n: int = 4000, seed: int = 12345) -> float:
+    """Validation loss (nats) of the best masked-LM predictor that ignores the context: it sees
+    only the token shown at the slot. At a [MASK] it predicts the training words' frequencies
+    p (add-one smoothed); at a shown word w it knows the slot holds w unchanged (BERT's
+    `unchanged` fraction u) or a uniformly drawn random word (fraction r, over V words):
+    q(y | w) = (u p(w) [y = w] + r p(y) / V) / (u p(w) + r / V). Averaged over the slots of n
+    fresh validation windows: the unigram plateau a model sits on before it uses context."""
+    ids = task.words.word_ids
+    p = np.bincount(task.streams["train"], minlength=len(task.vocab)).astype(float)
+    p[ids] += 1  # add-one over the predictable words; the others are never labels
+    p[np.setdiff1d(np.arange(len(p)), ids)] = 0
+    p /= p.sum()
+    c = task.config
+    u, r, V = 1 - c.mask_token_prob - c.random_token_prob, c.random_token_prob, len(ids)
+    b = task.sample(np.random.default_rng(seed), n, "test")
+    y = b.labels[b.loss_mask].numpy()
+    shown = b.tokens.gather(1, b.label_pos.clamp(min=0))[b.loss_mask].numpy()
+    q = p[y]  # at a [MASK]
+    w = b.meta["replaced"][b.loss_mask].numpy() != 0  # a word is shown
+    s, t = shown[w], y[w]
+    q[w] = (u * p[s] * (t == s) + r * p[t] / V) / (u * p[s] + r / V)
+    return float(-np.log(q).mean())
 
 
 PROBE_SEED = 12345  # probe sentences: fresh, drawn independently of every run's data

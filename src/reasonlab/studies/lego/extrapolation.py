@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.analysis import one_hop_section
-from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, bert_albert, recipe
+from reasonlab.studies.lego.analysis import one_hop_section, op_split_section
+from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import classical_verdict, extrapolation_gain
 
 ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions): with learned "
@@ -30,6 +30,7 @@ class LegoExtrapolation(Study):
               "Zhang et al. 2022, §3 Fig. 3"),
     )
     cpu_minutes = 12.3  # measured: 735 s on the 2-core machine (RESULTS_VERSION 3, README)
+    scales = WITH_LONG
     default_seeds = SEEDS
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
@@ -42,7 +43,7 @@ class LegoExtrapolation(Study):
         rep.positions(finals, trained=N_TRAIN_VARS, std=True, heading="Final test accuracy per "
                       "chain position (mean and std over seeds)", caption="Final accuracy per "
                       "chain position (band: ±1 std over seeds; grey: supervised positions)")
-        one_hop_section(rep.curves(results.curves()), results)
+        op_split_section(one_hop_section(rep.curves(results.curves()), results), results)
         rep.verdicts = [classical_verdict(self.claim("classical"), finals),
                         extrapolation_gain(self.claim("extrapolation"), finals, "ALBERT", "BERT",
                                            N_TRAIN_VARS)]  # #6-#8

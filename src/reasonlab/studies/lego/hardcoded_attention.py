@@ -10,7 +10,9 @@ heads), Hardcode (the association / [CLS] / [SEP] maps + a depthwise temporal co
 kernel 21, no learned query or key), Hybrid (the same + half of BERT's heads as softmax heads;
 the number is our reading). Task: masked LM on the WordNet glosses (tasks/mlm.py), validation
 loss on held-out glosses. Every verdict is taken twice, on the curves against optimiser steps
-and against training FLOPs (`Transformer.flops_per_token` x tokens seen), and needs both.
+and against training FLOPs (`Transformer.flops_per_token` x tokens seen), and needs both. The
+two end-of-training claims are about trained models: they are judged only once BERT has left
+the unigram plateau (lego_verdicts.left_plateau), inconclusive before.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ import numpy as np
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.kit.core import Verdict
 from reasonlab.studies.kit.sizes import flops_per_step
-from reasonlab.studies.kit.verdicts import (all_of, at_most, gain_status, standard_error,
-                                            threshold_verdict, verdict)
+from reasonlab.studies.kit.verdicts import (all_of, at_most, gain_status, requires,
+                                        standard_error, threshold_verdict, verdict)
+from reasonlab.studies.lego.analysis import no_context_loss
+from reasonlab.studies.lego.verdicts import PLATEAU_MARGIN, left_plateau
+from reasonlab.tasks.base import build_task
 from reasonlab.tasks.words import CLS_ID, SEP_ID
 
 BERT, HARDCODE, HYBRID = "BERT", "Hardcode", "Hybrid"
@@ -38,7 +43,6 @@ MIN_LOSS = 0.05
 above BERT at the end)."""
 TOL = 0.02
 """'At least as low': Hybrid's loss at most this much above BERT's (paper: 0.02 below)."""
-
 # cpu: 3 arms x 2 seeds on 2 cores in 15 minutes: windows of 32 tokens, 3 layers of width 64.
 # Post-LN as BERT; a word vocabulary of 2000 (the glosses' most frequent words; 22% of the
 # words read [UNK] and are never predicted).
@@ -118,12 +122,22 @@ class LegoHardcodedAttention(Study):
         plot_loss_curves(curves, fps, out / "val_loss.png")
         rep.figure("val_loss.png", "Validation masked-LM loss against optimiser steps (left) "
                    "and training FLOPs (right); thin lines: seeds")
+        plateau = no_context_loss(build_task(first.task))
+        rep.add("The unigram plateau", "Validation loss of the best predictor that ignores the "
+                "context (training-word frequencies at a [MASK]; at any other slot the shown "
+                f"word, weighed by how often the masking leaves it unchanged): {plateau:.3f}. "
+                "BERT's final validation loss per seed: "
+                + ", ".join(f"{c[-1][1]:.3f}" for c in curves[BERT])
+                + f". The end-of-training claims are judged once BERT is {PLATEAU_MARGIN} nats "
+                "below it in every seed.")
+        trained = left_plateau(curves[BERT], plateau)
+        claim = self.claim
         rep.verdicts = [
-            faster_early(self.claim("hardcode-early"), curves, fps, HARDCODE, BERT, early),
-            worse_at_end(self.claim("hardcode-late"), curves, fps, HARDCODE, BERT),
-            at_least_as_low(self.claim("hybrid-final"), curves, fps, HYBRID, BERT),
-            cheaper(self.claim("hybrid-flops"), {"this scale": (fps[HYBRID], fps[BERT]),
-                                     "BERT-base": (paper[HYBRID], paper[BERT])}),
+            faster_early(claim("hardcode-early"), curves, fps, HARDCODE, BERT, early),
+            requires(worse_at_end(claim("hardcode-late"), curves, fps, HARDCODE, BERT), *trained),
+            requires(at_least_as_low(claim("hybrid-final"), curves, fps, HYBRID, BERT), *trained),
+            cheaper(claim("hybrid-flops"), {"this scale": (fps[HYBRID], fps[BERT]),
+                                            "BERT-base": (paper[HYBRID], paper[BERT])}),
         ]
         return rep
 

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.common import N_CLAUSES, N_TRAIN_VARS, SEEDS, accuracy_report, recipe
+from reasonlab.studies.lego.common import (
+    N_CLAUSES, N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain, span_means
 from reasonlab.studies.kit.verdicts import gain_verdict
 from reasonlab.tasks.base import build_task
@@ -55,6 +56,7 @@ class LegoMixedLengths(Study):
                     f"clauses: the last variable never supervised) improves BERT's "
                     "extrapolation (#6-#8)", "Zhang et al. 2022, §1 and §4"),)
     cpu_minutes = 8.8  # measured: 527 s after lego-extrapolation (4 new runs)
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
     default_seeds = SEEDS  # lego-extrapolation's, so its BERT runs are this study's FIXED arm
 

@@ -21,7 +21,7 @@ from reasonlab.analysis.probes import plot_probe_maps, split_diagonal
 from reasonlab.report import table
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.lego.analysis import probe_run
-from reasonlab.studies.lego.common import N_TRAIN_VARS, bert_albert, recipe
+from reasonlab.studies.lego.common import N_TRAIN_VARS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import needs_fit
 from reasonlab.studies.kit.verdicts import gain_verdict
 
@@ -33,6 +33,7 @@ class LegoProbes(Study):
                     "for-loop than BERT's (higher diagonal score on the supervised depths)",
                     "Zhang et al. 2022, §4.1 Q2, Fig. 4"),)
     cpu_minutes = 4.8  # measured: 287 s; its 4 runs reused; trains seed 2
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
                                         grid, merge)
-from reasonlab.studies.lego.common import MIMIC_RECIPE, N_CLAUSES, PASS, albert, mimic, recipe
+from reasonlab.studies.lego.common import (
+    MIMIC_RECIPE, N_CLAUSES, PASS, WITH_LONG, albert, mimic, recipe)
 from reasonlab.studies.lego.verdicts import (first_pass_steps, last_first_verdict, needs_fit,
                                              span_means)
 from reasonlab.studies.kit.verdicts import all_of, gain_verdict
@@ -49,9 +50,10 @@ class LegoShortcut(Study):
               "Zhang et al. 2022, §4.3 and Appendix A"),
     )
     cpu_minutes = 8.9  # measured: 535 s after lego-extrapolation (4 new runs)
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
     # cpu: one seed, so the 4 runs not shared with lego-extrapolation fit 2 cores in 15 minutes
-    default_seeds = {"cpu": 1}
+    default_seeds = {"cpu": 1, "long": 1}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         # (a) reads curves: its arms evaluate every EVAL_EVERY steps; the others keep the

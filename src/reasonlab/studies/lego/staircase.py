@@ -11,19 +11,24 @@ which gradient descent sits on long plateaus (Abbe et al. 2021, 2023; Barak et a
 Same recipe (`lego-extrapolation`'s BERT-like arm), 2 seeds per mode; the `fixed` arm IS
 lego-extrapolation's BERT arm (same config, same run), so after that study only the `given`
 and `random` runs train. Verdict from the step at which each chain position first passes
-PASS on the test set.
+PASS on the test set. At `long` scale (3 seeds) the study also measures the levers that might
+shorten the plateaus past #1 (lego_common.LEVERS, arms on the fixed root): the report's lever
+table and its split of each position's accuracy by the ops along the chain, which tells a
+shortcut from a lookup (README, "Past the second step").
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.analysis import one_hop_section
-from reasonlab.studies.lego.common import PASS, accuracy_report, recipe
+from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
+                                        grid, merge)
+from reasonlab.studies.lego.analysis import lever_section, one_hop_section, op_split_section
+from reasonlab.studies.lego.common import LEVERS, PASS, WITH_LONG, accuracy_report, recipe
 from reasonlab.studies.lego.verdicts import first_pass_steps, staircase_verdict
 
-MODES = {"fixed (paper)": "fixed", "given (authors' code)": "given",
+FIXED = "fixed (paper)"
+MODES = {FIXED: "fixed", "given (authors' code)": "given",
          "random (both drawn)": "random"}
 
 
@@ -35,21 +40,28 @@ class LegoStaircase(Study):
                     "tokens) training stays on the plateau far longer",
                     "Zhang et al. 2022 §2 (root fixed); our finding"),)
     cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
-    default_seeds = {"cpu": 2, "paper": 2}
+    default_seeds = {"cpu": 2, "long": 3, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return grid(recipe(scale), {arm: {"task": {"root": root}} for arm, root in MODES.items()},
-                    seeds=seeds)
+        arms = {arm: {"task": {"root": root}} for arm, root in MODES.items()}
+        if scale == "long":  # the levers, on the paper's fixed root (lego_common.LEVERS)
+            arms |= {lever: merge(arms[FIXED], o) for lever, o in LEVERS.items()}
+        return grid(recipe(scale), arms, seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         n_train = results.first.config.task.n_train_vars  # type: ignore[attr-defined]
         passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
         steps = results.first.config.steps
         rep, _ = accuracy_report(self.title, results, out, n_train)
-        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps)
+        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps,
+                       log=True)
         one_hop_section(rep, results)
-        rep.verdicts = [staircase_verdict(self.claim("staircase"), passes, steps)]
+        op_split_section(rep, results)
+        lever_section(rep, results, [FIXED, *LEVERS], PASS)
+        modes = {a: p for a, p in passes.items() if a in MODES}  # the levers are no root mode
+        rep.verdicts = [staircase_verdict(self.claim("staircase"), modes, steps)]
         return rep
 
 

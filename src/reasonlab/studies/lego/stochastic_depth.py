@@ -12,7 +12,8 @@ from pathlib import Path
 
 from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
                                         grid, merge)
-from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, accuracy_report, albert, recipe
+from reasonlab.studies.lego.common import (
+    N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, albert, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain
 
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
@@ -24,6 +25,7 @@ class LegoStochasticDepth(Study):
     claims = (Claim("stochastic-depth", "Stochastic depth improves ALBERT's extrapolation to "
                     "#6 and beyond (#6-#8)", "Zhang et al. 2022, §4.1 Q3, Fig. 5"),)
     cpu_minutes = 3.0  # measured: 178 s; its 2 ALBERT runs reused
+    scales = WITH_LONG
     cpu_after = "lego-extrapolation"
     default_seeds = SEEDS  # lego-extrapolation's, so its ALBERT runs are this study's baseline
 

@@ -201,3 +201,23 @@ def staircase_verdict(claim: Claim, passes: dict[str, list[list[float]]], steps:
     else:
         status = "inconclusive"
     return Verdict(claim, status, ev)  # type: ignore[arg-type]
+
+
+PLATEAU_MARGIN = 0.5
+"""BERT has left the unigram plateau when its final validation loss is at least this many nats
+below the loss of the best predictor that ignores the context (lego_analysis.no_context_loss;
+0.5 nats: 1.65x lower perplexity) in every seed.
+Fixed before any run. Both end-of-training claims are about trained models (the paper's BERT
+ends at 1.49); before BERT leaves the plateau they compare models that predict word
+frequencies, so they are inconclusive (our reading of §5, Fig. 9)."""
+
+
+def left_plateau(bert: list[list[tuple[float, float]]], plateau: float) -> tuple[bool, str]:
+    """(has BERT left the unigram plateau, why not): every seed's final validation loss (the
+    last (step, loss) point of each curve) at least PLATEAU_MARGIN below `plateau`."""
+    finals = [c[-1][1] for c in bert]
+    return (all(f <= plateau - PLATEAU_MARGIN for f in finals),
+            f"BERT has not left the unigram plateau (final validation loss "
+            + ", ".join(f"{f:.3f}" for f in finals) + f" vs {plateau:.3f} without context; "
+            f"needs <= {plateau - PLATEAU_MARGIN:.3f} in every seed), so the end-of-training "
+            "comparison is between models that still predict word frequencies")

@@ -51,8 +51,12 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
         default_seeds = {"paper": 5}
 
     assert Toy.name == "toy" and isinstance(reg, Registry)
-    assert Toy.default_seeds == {"smoke": 1, "cpu": 2, "paper": 3}
-    assert Child.default_seeds == {"smoke": 1, "cpu": 2, "paper": 5}
+    assert Toy.default_seeds == {"smoke": 1, "cpu": 2, "long": 3, "paper": 3}
+    assert Child.default_seeds == {"smoke": 1, "cpu": 2, "long": 3, "paper": 5}
+    # measured time per scale: cpu_minutes for cpu, `minutes` for the others, None if absent
+    Child.minutes = {"long": 95.0}
+    assert (Child.measured("cpu"), Child.measured("long"), Child.measured("paper")) == (
+        None, 95.0, None)
     with pytest.raises(NotImplementedError):  # trains = True with no runs() is a bug
         Toy().runs("smoke", 1)
 

@@ -8,6 +8,8 @@ from reasonlab.studies.kit.core import Claim
 from reasonlab.studies.lego.programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
 from reasonlab.studies.lego.hardcoded_attention import (at_least_as_low, cheaper, early_step,
                                                         faster_early, loss_at, worse_at_end)
+from reasonlab.studies.lego.verdicts import PLATEAU_MARGIN, left_plateau
+from reasonlab.studies.kit.verdicts import requires
 
 C = Claim("k", "claim", "source")
 STEPS = [50, 100, 150, 200]
@@ -99,3 +101,43 @@ def test_matched_d_mlp_equalises_parameters():
     for d, k in ((16, 3), (64, 3), (256, 3), (64, 5)):
         extra = (matched_d_mlp(d, 100, k) - 100) * (2 * d + 1)
         assert abs(extra - 3 * d * (k + 1)) <= d + 1
+
+
+def test_end_of_training_claims_wait_for_bert_to_leave_the_plateau():
+    """left_plateau: every BERT seed's final loss PLATEAU_MARGIN below the no-context loss."""
+    plateau = 5.0
+    on = arms(bert=[5.4, 5.2, 5.1, 5.0])["bert"]  # still predicts word frequencies
+    ok, why = left_plateau(on, plateau)
+    assert not ok and "5.003" in why and f"<= {plateau - PLATEAU_MARGIN:.3f}" in why
+    off = arms(bert=[5.4, 4.8, 4.3, 4.0])["bert"]  # 1 nat below: uses the context
+    assert left_plateau(off, plateau)[0]
+    one_seed_behind = [off[0], curve([5.4, 5.2, 5.0, 4.7])]  # 0.3 below: not yet
+    assert not left_plateau(one_seed_behind, plateau)[0]
+    edge = arms(bert=[5.4, 5.0, 4.6, plateau - PLATEAU_MARGIN + 0.0025])["bert"]
+    assert left_plateau([edge[0]], plateau)[0]  # exactly the margin counts
+    # the gate turns a verdict on untrained models inconclusive, keeping its numbers
+    v = worse_at_end(C, {"hard": on, "bert": on}, {"hard": 1.0, "bert": 1.0}, "hard", "bert")
+    gated = requires(v, *left_plateau(on, plateau))
+    assert gated.status == "inconclusive" and v.evidence in gated.evidence
+
+
+def test_no_context_loss_against_naive_counts():
+    """With every slot masked the no-context predictor is the unigram model: compare with a
+    naive count over the same validation slots; with BERT's masking (shown words that are often
+    the truth) it does better."""
+    from reasonlab.studies.lego.analysis import no_context_loss
+    from reasonlab.studies.lego.hardcoded_attention import SCALES
+    from reasonlab.tasks.base import build_task
+
+    cfg = dict(SCALES["smoke"]["task"])
+    masked = build_task({**cfg, "mask_token_prob": 1.0, "random_token_prob": 0.0})
+    counts: dict[int, int] = {}
+    for t in masked.streams["train"].tolist():
+        counts[t] = counts.get(t, 0) + 1
+    words = set(masked.words.word_ids.tolist())
+    total = sum(n for t, n in counts.items() if t in words) + len(words)
+    b = masked.sample(np.random.default_rng(12345), 300, "test")
+    naive = [-np.log((counts.get(y, 0) + 1) / total)
+             for y in b.labels[b.loss_mask].tolist()]
+    assert abs(no_context_loss(masked, n=300) - np.mean(naive)) < 1e-9
+    assert no_context_loss(build_task(cfg), n=300) < np.mean(naive) - 0.1

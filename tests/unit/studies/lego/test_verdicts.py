@@ -169,3 +169,67 @@ def test_classical_verdict_needs_every_seed_of_every_arm():
     assert v.status == "reproduced" and "BERT #0-#5 mean 0.980 (worst seed 0.960)" in v.evidence
     v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
     assert v.status == "not reproduced" and "worst seed 0.940" in v.evidence
+
+
+def test_op_split_tells_the_one_hop_shortcut_from_a_lookup():
+    """A model answering by the one-hop rule (own op applied to #0's value) is right at #2
+    exactly where op1 = + (the identity), and at #3 exactly where op1 op2 = + (hand algebra:
+    truth op3 op2 op1 v0 vs op3 v0 in Z2); a model answering the truth is right everywhere."""
+    import torch
+
+    from reasonlab.studies.lego.analysis import one_hop_rule, op_split
+    from reasonlab.tasks import build_task
+
+    t = build_task({"name": "lego", "group": "z2", "n_clauses": 6})
+    b = t.sample(np.random.default_rng(12345), 400)  # the sentences op_split draws
+
+    class Answers(torch.nn.Module):  # a "model" that answers from a table
+        def __init__(self, answers):
+            super().__init__()
+            self.answers, self.dummy = torch.as_tensor(answers), torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, tokens, label_pos, pad_mask):
+            assert torch.equal(tokens, b.tokens)
+            return torch.nn.functional.one_hot(self.answers, t.n_classes).float()
+
+    model_of = Answers
+
+    names, acc = op_split(model_of(one_hop_rule(t, b)), t, (1, 2, 3), n=400)
+    assert names == ["op1 = +, op2 = +", "op1 = +, op2 = -", "op1 = -, op2 = +",
+                     "op1 = -, op2 = -"]
+    assert acc == [[1.0] * 4, [1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+    assert op_split(model_of(b.labels), t, (2, 4), n=400)[1] == [[1.0] * 4] * 2
+
+
+def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
+    """Per arm: #2 / #3 first passes per seed, the fraction of seeds that passed within the
+    run, and wall seconds per 1,000 steps from run.json (summed over resumptions)."""
+    import json
+
+    from reasonlab.studies.kit.core import Results, RunSpec, grid
+    from reasonlab.studies.lego.analysis import lever_section
+    from reasonlab.studies.lego.common import recipe
+    from reasonlab.studies.kit.reporting import Report
+
+    def curve(passes):  # accuracy 1.0 from each position's pass step on, 0.5 before
+        return [{"step": s, "acc_by_depth": [1.0 if s >= p else 0.5 for p in passes]}
+                for s in (100, 200, 300)]
+
+    specs = grid(recipe("smoke"), {"base": {}, "lever": {"optim": {"lr": 1e-3}},
+                                   "other": {"optim": {"lr": 5e-4}}}, seeds=2)
+    passes = {("base", 0): [100, 100, 200, 300], ("base", 1): [100, 200, 9e9, 9e9],
+              ("lever", 0): [100, 100, 100, 200], ("lever", 1): [100, 100, 300, 9e9],
+              ("other", 0): [100] * 4, ("other", 1): [100] * 4}
+    pairs = []
+    for i, s in enumerate(specs):
+        d = tmp_path / str(i)
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps({"wall_s": 30.0 + i, "step": 20}))
+        pairs.append((s, {"curve": curve(passes[s.arm, s.seed]), "dir": str(d)}))
+    rep = lever_section(Report("t", tmp_path), Results(pairs, "smoke", 2), ["base", "lever"],
+                        0.9)
+    text = rep.sections[-1]
+    steps = specs[0].config.steps
+    assert f"| base | 2 | {steps} | 200, never | 0.50 | 300, never | 0.50 | 1525 |" in text
+    assert f"| lever | 2 | {steps} | 100, 300 | 1.00 | 200, never | 0.50 | 1625 |" in text
+    assert "| other |" not in text
