@@ -3,7 +3,7 @@
 `reasonlab studies --scale paper` prints, per study, the runs it trains (its pretraining runs
 included), their FLOPs and the time they would take on one H100 in bf16 and on this kind of
 CPU. FLOPs come from the configs, not from running anything: the model is built on PyTorch's
-meta device (studies/sizes.py) and
+meta device (studies/kit/sizes.py) and
 
     training FLOPs = steps x batch x seq_len x flops_per_token            (6 N + attention)
                    + evaluations x n_test x seq_len x flops_per_token / 3 (forward only)

@@ -16,7 +16,7 @@ from cycler import cycler  # noqa: E402
 # ----------------------------------------------------------------------------- figure style
 # One style for every figure of the project (studies, sweeps, `reasonlab attention`), set here
 # on import: rcParams are global, and every module that draws imports this one (the studies
-# through studies/reporting.py, sweeps and analysis/attention.py directly).
+# through studies/kit/reporting.py, sweeps and analysis/attention.py directly).
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
              "#000000")
 """Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008): distinct under

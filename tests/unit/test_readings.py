@@ -1,4 +1,4 @@
-"""The anchor studies' two readings of the paper's gamma at the cpu width (anchors_common
+"""The anchor studies' two readings of the paper's gamma at the cpu width (anchors.common
 .READINGS; docs/papers.md §3): both are run, and each claim is judged on its own reading's runs
 only, so the two readings can disagree in one report."""
 

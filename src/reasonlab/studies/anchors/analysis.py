@@ -59,7 +59,7 @@ def reading_label(g: float, read: dict[str, tuple[float, ...]], sep: str = " ") 
 
 
 def phase_section(cells, gammas, depths, read: dict[str, tuple[float, ...]]) -> str:
-    """The phase table; `read`: reading -> its gammas (anchors_common.READINGS)."""
+    """The phase table; `read`: reading -> its gammas (anchors.common.READINGS)."""
     header = ["depth", "gamma (reading)", "verdicts (seeds)", "inferential", "symmetric",
               "neither", "seen acc"]
     rows = [[str(L), reading_label(g, read), type_counts(cells[g, L])] +
@@ -73,7 +73,7 @@ def phase_section(cells, gammas, depths, read: dict[str, tuple[float, ...]]) -> 
 
 
 def readings_note() -> str:
-    """What the two gamma readings are (anchors_common.READINGS), for the reports."""
+    """What the two gamma readings are (anchors.common.READINGS), for the reports."""
     return ("Readings of the paper's gamma (its grid is at d_model 400): " + "; ".join(
         f"{r}: {text}" for r, text in READING_TEXT.items()) + " (d_in^(0.5 - gamma) is what "
         "the phase depends on; docs/papers.md §3).")

@@ -1,5 +1,5 @@
 """The anchor studies' recipe (Zhang et al. 2024, arXiv 2405.05409): the paper's model and
-training per scale, and the phase grid; reading trained models is in anchors_analysis.py.
+training per scale, and the phase grid; reading trained models is in studies/anchors/analysis.py.
 
 The model (paper §3, docs/papers.md §3 Anchor functions): a causal decoder with one head,
 d_head set apart from d_model, learned positions, read out at the last token, every parameter

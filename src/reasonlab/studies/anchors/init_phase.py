@@ -3,7 +3,7 @@ arXiv 2405.05409, §3, the phase diagram figure).
 
 Every cell (gamma, depth) trains several seeds on the anchor task; each run's held-out pair
 (4,3) is classified as inferential / symmetric / neither / unfit (analysis/solutions.py).
-Below d_model 400 the paper's gammas are run under both readings (anchors_common.READINGS:
+Below d_model 400 the paper's gammas are run under both readings (anchors.common.READINGS:
 mapped to the same scale relative to 1/sqrt(d_in), and used directly), in one grid, and each
 claim is judged on each reading's columns.
 """

@@ -3,7 +3,7 @@ arXiv 2405.05409, §3: larger learning rate and weight decay favour inferential 
 
 A 2 x 2 grid (small/large lr) x (small/large weight decay) at one gamma of the paper and depth;
 the held-out pair (4,3) is classified per run as in the phase study. Below d_model 400 the
-gamma is run under both readings (anchors_common.READINGS) and each claim judged on each.
+gamma is run under both readings (anchors.common.READINGS) and each claim judged on each.
 """
 
 from __future__ import annotations

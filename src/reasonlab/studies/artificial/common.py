@@ -11,7 +11,7 @@ and ListOps (tasks/listops.py, brackets kept, expressions short enough for the e
 positions).
 
 Encoders: BERT-like (separate layers) for both studies; `artificial-pretraining-lego` adds an
-ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego_common.albert`), with its own
+ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego.common.albert`), with its own
 pretraining run per corpus -- a tied encoder cannot load an untied one's layers.
 
 Thresholds are fixed before any run.

@@ -1,7 +1,7 @@
 """FPT: which parameters must train? (Lu et al. 2021, "Freezing more parameters", "Successive
 finetuning" and "Freezing fewer parameters" tables; docs/papers.md §4).
 
-The pretrained SmolLM2 backbone (fpt_common) under seven freeze policies (model/freeze.py):
+The pretrained SmolLM2 backbone (fpt.common) under seven freeze policies (model/freeze.py):
 output only, + input, + positions, + norms (= FPT), FPT + attention, FPT + mlp, full. The FPT
 policy's runs are fpt-universal's FPT arm (same configs: trained once in a shared runs folder).
 

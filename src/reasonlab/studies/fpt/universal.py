@@ -2,7 +2,7 @@
 (Lu, Grover, Abbeel, Mordatch 2021, "Performance on Multimodal Sequence Benchmarks" and
 "Importance of architecture" tables; docs/papers.md §4).
 
-Arms, each through the same training loop (fpt_common):
+Arms, each through the same training loop (fpt.common):
   FPT            pretrained SmolLM2 backbone, input / output / positions / norms trained
   Full           the same architecture from random init, everything trained
   Frozen random  the same architecture from random init, trained as FPT

@@ -1,5 +1,5 @@
 """The LEGO family's recipes (Zhang et al. 2022; docs/papers.md §1 LEGO); its verdict rules
-are in lego_verdicts.py, its analyses of trained models in lego_analysis.py.
+are in studies/lego/verdicts.py, its analyses of trained models in studies/lego/analysis.py.
 
 Two recipes, per scale: `recipe` (a BERT-sized encoder trained from scratch, the one
 `lego-extrapolation` chose by measurement; every small-model LEGO study follows it) and

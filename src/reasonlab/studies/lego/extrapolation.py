@@ -1,7 +1,7 @@
 """LEGO length extrapolation: BERT-like vs ALBERT-like (Zhang et al. 2022, §3, Fig. 3).
 
 Both models are trained on Task 1 (Z2 acting on {+1, -1}), n = 12 clauses, with the loss on the
-first 6 chain variables only, and tested on all 12 chain positions (recipe: lego_common).
+first 6 chain variables only, and tested on all 12 chain positions (recipe: lego.common).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the number is our reading). Task: masked LM on the WordNet glosses (tasks/mlm.py
 loss on held-out glosses. Every verdict is taken twice, on the curves against optimiser steps
 and against training FLOPs (`Transformer.flops_per_token` x tokens seen), and needs both. The
 two end-of-training claims are about trained models: they are judged only once BERT has left
-the unigram plateau (lego_verdicts.left_plateau), inconclusive before.
+the unigram plateau (lego.verdicts.left_plateau), inconclusive before.
 """
 
 from __future__ import annotations

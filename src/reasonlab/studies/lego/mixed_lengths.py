@@ -2,7 +2,7 @@
 
 "BERT-like models without special data preparation do not extrapolate to longer sequences,
 while other models like ALBERT, or BERT with carefully selected data (such as diverse sequence
-lengths ...) do extrapolate." All arms are BERT-like with the LEGO recipe (lego_common) and
+lengths ...) do extrapolate." All arms are BERT-like with the LEGO recipe (lego.common) and
 supervise the first 6 chain variables (#0-#5); all are tested on 12-clause sentences.
 
 - fixed length 12: every training sentence has 12 clauses.

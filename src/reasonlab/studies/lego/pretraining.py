@@ -9,7 +9,7 @@ A fourth claim looks at the pretrained model before any fine-tuning: its best as
 manipulation heads against a random-init model of the same shape on the same sentences, and
 against positional controls (lego_heads.py).
 
-Scales (lego_common.MINILM_SCALES): MiniLM is ~11M non-embedding parameters, ~4 s per batch-32
+Scales (lego.common.MINILM_SCALES): MiniLM is ~11M non-embedding parameters, ~4 s per batch-32
 step on one core at 62 tokens, so the `cpu` scale shortens the chain (n = 8, first 4
 supervised, extrapolation measured on #4-#6) and runs one seed; `paper` is the paper's n = 12
 with 6 supervised.

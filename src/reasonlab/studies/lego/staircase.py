@@ -12,7 +12,7 @@ Same recipe (`lego-extrapolation`'s BERT-like arm), 2 seeds per mode; the `fixed
 lego-extrapolation's BERT arm (same config, same run), so after that study only the `given`
 and `random` runs train. Verdict from the step at which each chain position first passes
 PASS on the test set. At `long` scale (3 seeds) the study also measures the levers that might
-shorten the plateaus past #1 (lego_common.LEVERS, arms on the fixed root): the report's lever
+shorten the plateaus past #1 (lego.common.LEVERS, arms on the fixed root): the report's lever
 table and its split of each position's accuracy by the ops along the chain, which tells a
 shortcut from a lookup (README, "Past the second step").
 """
@@ -46,7 +46,7 @@ class LegoStaircase(Study):
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = {arm: {"task": {"root": root}} for arm, root in MODES.items()}
-        if scale == "long":  # the levers, on the paper's fixed root (lego_common.LEVERS)
+        if scale == "long":  # the levers, on the paper's fixed root (lego.common.LEVERS)
             arms |= {lever: merge(arms[FIXED], o) for lever, o in LEVERS.items()}
         return grid(recipe(scale), arms, seeds=seeds)
 

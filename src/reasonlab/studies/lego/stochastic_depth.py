@@ -2,7 +2,7 @@
 
 "We uniformly sample depth between 6 and 12 per batch during training while fixing it at 12
 during test." Both arms are ALBERT-like (one block applied n_layers times) with the LEGO recipe
-(lego_common); the stochastic arm draws its depth per batch in [n_layers // 2, n_layers] (the
+(lego.common); the stochastic arm draws its depth per batch in [n_layers // 2, n_layers] (the
 paper's 6..12 for 12 layers) and evaluates at full depth.
 """
 

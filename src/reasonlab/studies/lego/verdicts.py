@@ -205,7 +205,7 @@ def staircase_verdict(claim: Claim, passes: dict[str, list[list[float]]], steps:
 
 PLATEAU_MARGIN = 0.5
 """BERT has left the unigram plateau when its final validation loss is at least this many nats
-below the loss of the best predictor that ignores the context (lego_analysis.no_context_loss;
+below the loss of the best predictor that ignores the context (lego.analysis.no_context_loss;
 0.5 nats: 1.65x lower perplexity) in every seed.
 Fixed before any run. Both end-of-training claims are about trained models (the paper's BERT
 ends at 1.49); before BERT leaves the plateau they compare models that predict word

@@ -9,7 +9,7 @@ the b term (output += b_h Attn_h X, an attention-modulated skip connection) copi
 attended symbol's embedding to the read-out and removes the fall. The training alphabet is
 kept small (fewer symbols than the largest width) so the effect can show at CPU widths.
 
-The claims' arms are the authors' model and recipe (symbols_common): PyTorch's default
+The claims' arms are the authors' model and recipe (symbols.common): PyTorch's default
 initialization (embeddings N(0, 1)) and the read-out tied over ALL tokens in training and
 evaluation (`answer_classes="all_tokens"`). Reported besides:
 
@@ -43,7 +43,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "+ b term": {"model": {"attention": {"name": "identity", "terms": "b"}}, "task": ALL_TOKENS},
     "transformer, BERT init, masked read-out": {"model": BERT_INIT},
 }
-"""The claims read the first two arms (recipe and widths: symbols_common.COPY)."""
+"""The claims read the first two arms (recipe and widths: symbols.common.COPY)."""
 
 
 def width(spec: RunSpec) -> int:
