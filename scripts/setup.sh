@@ -40,6 +40,13 @@ apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
 }
 # English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian wordnet-base glosses.
 [ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
+# Chiang & Lee's natural pretraining corpora (tasks/natural.py): English and German fortune
+# cookies, the TypeScript compiler's JavaScript, EMBOSS's test protein sequences.
+[ -e /usr/share/games/fortunes/fortunes ] || apt_install fortunes "corpus english-fortunes will ask for it"
+[ -d /usr/share/games/fortunes/de ] || apt_install fortunes-de "corpus german will ask for it"
+[ -e /usr/share/nodejs/typescript/lib/typescript.js ] || \
+  apt_install node-typescript "corpus javascript will ask for it"
+[ -d /usr/share/EMBOSS/test ] || apt_install emboss-test "corpus amino will ask for it"
 # Fashion-MNIST IDX files for the FPT image tasks (docs/papers.md §4): Debian dataset-fashion-mnist.
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || \
   apt_install dataset-fashion-mnist "the fashion_mnist task will ask for it"

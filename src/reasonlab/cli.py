@@ -195,6 +195,7 @@ def print_corpus(args: argparse.Namespace) -> None:
     the overrides after the name are masked-LM task keys (words, seq_len, corpus_tokens, ...)."""
     import numpy as np
 
+    from reasonlab.tasks import natural
     from reasonlab.tasks.base import build_task
     from reasonlab.tasks.mlm import CORPORA
 
@@ -204,8 +205,11 @@ def print_corpus(args: argparse.Namespace) -> None:
     name, *rest = args.overrides
     task = build_task({"name": "mlm", "seq_len": 34, **parse_overrides(rest), "corpus": name})
     ids = task.windows(np.random.default_rng(args.seed), args.n, task.seq_len - 2)
+    # a foreign corpus (german, javascript, amino) in its own tokens, not the English words
+    # that share its ids
+    own = natural.own_tokens(name, task.words) if name in natural.FOREIGN else None
     for row in ids:
-        words = task.vocab.decode(row)
+        words = [own[i] for i in row] if own else task.vocab.decode(row)
         print(" ".join(words) if args.format == "text" else json.dumps({"tokens": words}))
 
 

@@ -193,3 +193,62 @@ def test_cli_data_corpus_prints_windows_of_any_corpus(capsys):
     assert "name the corpus" in capsys.readouterr().err
     assert main(["data", "corpus", "flat-7"]) == 2
     assert "unknown corpus 'flat-7'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the seed's stack rows
+# Seed (frozen-pretrained-transformers.txt, second half, "Comparison datasets - stack-based
+# grammar"): "For each step, with probability 0.4 a random (English distribution) token is
+# added to the sequence and on top of a stack. Otherwise (0.6) the stack is popped giving the
+# next token." Rows "Artificial (Uni.)", "Artificial (5000 / 500 / 50)" ("Importance of token
+# number mismatch") and "Artificial (50-s)" ("Token number mismatch with substitution").
+
+
+def test_nesting_uniform_pushes_uniform_tokens():
+    task, s = corpus("nesting-uniform", corpus_tokens=100_000)
+    raw = s[s != SEP_ID]
+    assert len(nest_residue(raw)) < 80
+    pushed = Counter(pushes(raw))
+    counts = np.asarray([pushed[i] for i in task.words.word_ids])
+    # uniform: every word pushed about equally often (the Zipf corpus's top word is ~50x)
+    assert counts.max() < 2.5 * counts.mean() and counts.min() > 0
+    _, z = corpus("nesting", corpus_tokens=100_000)
+    zc = Counter(pushes(z[z != SEP_ID]))
+    assert max(zc.values()) > 10 * np.mean(list(zc.values()))
+
+
+def pushes(stream: np.ndarray) -> list[int]:
+    """The tokens the checker's stack reads as pushes."""
+    st: list[int] = []
+    out = []
+    for t in stream.tolist():
+        if st and st[-1] == t:
+            st.pop()
+        else:
+            st.append(t)
+            out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("k", [50, 500, 5000])
+def test_nesting_k_uses_k_types_and_leaves_the_other_rows_untrained(k):
+    task, s = corpus(f"nesting-{k}")
+    raw = s[s != SEP_ID]
+    used = set(np.unique(raw).tolist())
+    top = set(task.words.word_ids[: min(k, WORDS)].tolist())
+    assert used <= top  # never another word: those embedding rows get no gradient
+    assert len(used) >= min(k, WORDS) * (0.9 if k <= 50 else 0.5)
+    assert len(nest_residue(raw)) < 60 + k // 10  # adjacent equal pushes cancel falsely
+
+
+def test_nesting_50s_nests_over_groups_with_every_id_used():
+    from reasonlab.tasks.artificial import substitution_groups
+
+    task, s = corpus("nesting-50s")
+    raw = s[s != SEP_ID]
+    group_of = {int(i): g for g, ids in enumerate(substitution_groups(task.words)) for i in ids}
+    # the independent reading: rank mod 50 is the structural type
+    assert all(group_of[int(i)] == (int(i) - 5) % 50 for i in task.words.word_ids)
+    types = np.asarray([group_of[int(t)] for t in raw])
+    assert len(nest_residue(types)) < 60  # the group sequence is the stack process
+    assert len(nest_residue(raw)) > len(raw) // 4  # the ids themselves do not nest
+    assert len(np.unique(raw)) > 0.9 * WORDS  # every embedding row is trained

@@ -5,7 +5,8 @@ from reasonlab.tasks import corpora, templates  # noqa: F401  (register "corpus_
 from reasonlab.tasks import mlm, programs  # noqa: F401  (register "mlm", "programs")
 # FPT tasks (docs/papers.md §4, §5.4)
 from reasonlab.tasks import bits, images, listops  # noqa: F401
-from reasonlab.tasks import artificial, glosses  # noqa: F401  (CORPORA entries, "gloss_class")
+from reasonlab.tasks import artificial, glosses, natural  # noqa: F401  (CORPORA, "gloss_class")
+from reasonlab.tasks import gloss_pairs  # noqa: F401  (register "gloss_pair")
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab, build_task
 
 __all__ = ["TASKS", "Batch", "Task", "TaskConfig", "Vocab", "build_task"]

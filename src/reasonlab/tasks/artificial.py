@@ -25,6 +25,25 @@ so `task.corpus=<name>` of the masked-LM task pretrains on it. The definitions, 
                 [SEP]s) cut into consecutive windows of n tokens, each permuted at random.
     english     the glosses themselves (tasks/mlm.py).
 
+The seed's rows (frozen-pretrained-transformers.txt, second half, slides "Comparison datasets -
+stack-based grammar", "Importance of distribution for structured data", "Importance of token
+number mismatch", "Token number mismatch with substitution"): "For each step, with probability
+0.4 a random (English distribution) token is added to the sequence and on top of a stack.
+Otherwise (0.6) the stack is popped giving the next token." `nesting` above is "Artificial
+(Zipf)"; the variants differ only in what a push draws:
+
+    nesting-uniform  "Artificial (Uni.)": pushes uniform over the kept words.
+    nesting-k        "Artificial (k)", k in NEST_TYPES: pushes drawn from the k most frequent
+                     words only (English frequencies renormalised over them; k capped at the
+                     vocabulary), while the model keeps the whole vocabulary, so every other
+                     embedding row is never trained -- the seed's "token number mismatch".
+    nesting-50s      "Artificial (50-s)", OUR reading: the seed names the row ("Token number
+                     mismatch with substitution") and gives no definition. 50 structural types
+                     (the 50 most frequent words' frequencies) run the stack process; the kept
+                     words are dealt into 50 groups by frequency rank (rank mod 50), and every
+                     occurrence of type t, push or pop, is written as a uniform random id of
+                     group t -- the nesting is over groups, and every embedding row is trained.
+
 Sampled tokens (unigram, bigram's restarts, flat-k's and nesting's opened tokens) follow the
 English unigram frequencies of the kept words ([UNK] and the specials are never drawn): our
 reading of "sampled token", the choice under which only the structure differs from `unigram`.
@@ -53,6 +72,10 @@ FLAT_K = (32, 128)
 """Registered flat-k windows: flat-128 is the paper's; flat-32 fits the cpu scale's windows."""
 SHUFFLE_N = (4, 64)
 """Registered shuffle-n windows: the paper's Shuffle-4 and Shuffle-64."""
+NEST_TYPES = (5000, 500, 50)
+"""The seed's Artificial (5000 / 500 / 50): token types a push may draw."""
+SUBSTITUTED_TYPES = 50
+"""Structural types of nesting-50s (the seed's Artificial (50-s))."""
 
 
 def unigram_probs(words: WordVocab) -> np.ndarray:
@@ -190,6 +213,57 @@ def nesting(rng: np.random.Generator, n: int, words: WordVocab) -> np.ndarray:
     return slice_stream(rng, stream)
 
 
+@CORPORA.register("nesting-uniform")
+@_per_split
+def nesting_uniform(rng: np.random.Generator, n: int, words: WordVocab) -> np.ndarray:
+    """The stack process with pushes uniform over the kept words (the seed's Artificial (Uni.)),
+    sliced into pieces of 80-124 tokens."""
+    ids = words.word_ids
+    stream, _ = nesting_stream(rng, n, np.full(len(ids), 1 / len(ids)), ids)
+    return slice_stream(rng, stream)
+
+
+def top_k_probs(words: WordVocab, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, probabilities) of the min(k, vocabulary) most frequent kept words, their English
+    unigram frequencies renormalised."""
+    ids = words.word_ids[:k]  # word ids follow frequency rank (tasks/words.py)
+    p = words.unigram[ids].astype(float)
+    return ids, p / p.sum()
+
+
+def _nesting_k(k: int) -> Callable[[np.random.Generator, int, WordVocab], np.ndarray]:
+    def nesting_k(rng: np.random.Generator, n: int, words: WordVocab) -> np.ndarray:
+        ids, p = top_k_probs(words, k)
+        stream, _ = nesting_stream(rng, n, p, ids)
+        return slice_stream(rng, stream)
+
+    nesting_k.__doc__ = (f"The stack process over the {k} most frequent words only (the seed's "
+                         f"Artificial ({k})): the other embedding rows are never trained.")
+    return nesting_k
+
+
+def substitution_groups(words: WordVocab, types: int = SUBSTITUTED_TYPES) -> list[np.ndarray]:
+    """The kept words dealt into `types` groups by frequency rank: group t = ranks t, t + types,
+    t + 2 types, ... (so each group mixes frequent and rare words)."""
+    return [words.word_ids[t::types] for t in range(types)]
+
+
+@CORPORA.register(f"nesting-{SUBSTITUTED_TYPES}s")
+@_per_split
+def nesting_substituted(rng: np.random.Generator, n: int, words: WordVocab) -> np.ndarray:
+    """The stack process over 50 structural types, each occurrence written as a random id of its
+    type's group (our reading of the seed's Artificial (50-s)), sliced into 80-124 tokens."""
+    groups = substitution_groups(words)
+    _, p = top_k_probs(words, len(groups))
+    stream, _ = nesting_stream(rng, n, p, np.arange(len(groups)))  # structural types 0..49
+    sizes = np.asarray([len(g) for g in groups])
+    table = np.full((len(groups), sizes.max()), -1, dtype=np.int64)
+    for t, g in enumerate(groups):
+        table[t, : len(g)] = g
+    pick = (rng.random(len(stream)) * sizes[stream]).astype(np.int64)  # uniform within group
+    return slice_stream(rng, table[stream, pick])
+
+
 def _flat(k: int) -> Callable[[np.random.Generator, int, WordVocab], np.ndarray]:
     def flat(rng: np.random.Generator, n: int, words: WordVocab) -> np.ndarray:
         return flat_stream(rng, n, k, unigram_probs(words), words.word_ids)
@@ -222,3 +296,5 @@ for _k in FLAT_K:
     CORPORA.register(f"flat-{_k}")(_per_split(_flat(_k)))
 for _n in SHUFFLE_N:
     CORPORA.register(f"shuffle-{_n}")(_shuffle(_n))
+for _k in NEST_TYPES:
+    CORPORA.register(f"nesting-{_k}")(_per_split(_nesting_k(_k)))
