@@ -1,5 +1,6 @@
-"""The artificial-pretraining studies' figures and tables: gains per corpus, head scores of the
-pretrained encoders on LEGO sentences before fine-tuning (Chiang & Lee; LEGO §4.2)."""
+"""artificial-pretraining-lego's figures and tables: head scores of the pretrained encoders on
+LEGO sentences before fine-tuning (Chiang & Lee's corpora; LEGO §4.2). The seed table's are in
+seed_analysis.py."""
 
 from __future__ import annotations
 
@@ -9,74 +10,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.analysis.attention import attention_patterns, top_heads
-from reasonlab.report import fmt_seeds, grouped_bars
-from reasonlab.studies.artificial.common import (BERT, ENGLISH_TASKS, FINETUNE, LISTOPS,
-                                                 PAPER_GAIN, PRETRAIN, SCRATCH, corpora,
-                                                 english_mean, tasks)
+from reasonlab.report import grouped_bars
+from reasonlab.studies.artificial.common import BERT
 from reasonlab.studies.artificial.verdicts import Scores
-from reasonlab.studies.kit.base import Report, Results, RunSpec
+from reasonlab.studies.kit.base import Report, RunSpec
 from reasonlab.studies.lego.analysis import lego_head_scores
 from reasonlab.tasks.base import build_task
-from reasonlab.tasks.listops import majority_accuracy
 from reasonlab.train.loop import build_model
-
-
-def gain_tables(rep: Report, results: Results, acc: dict[str, dict[str, np.ndarray]]
-                ) -> dict[str, dict[str, float]]:
-    """The paper's layout: gain over scratch per corpus per task (corpora by the paper's
-    gain), the paper's GLUE-average gain beside; then each corpus's pretraining loss. Returns
-    corpus -> task -> gain for the figure."""
-    scale = results.scale
-    names = [c for c in sorted(corpora(scale), key=lambda c: -PAPER_GAIN.get(c, -99))]
-    gains = {c: {t: float(acc[t][c].mean() - acc[t][SCRATCH].mean()) for t in acc}
-             for c in names}
-    scratch = float(english_mean(acc, SCRATCH).mean())
-    rows = [[SCRATCH + " (accuracy)"] + [fmt_seeds(acc[t][SCRATCH]) for t in acc]
-            + [f"{scratch:.3f}", "61.6 (GLUE avg)"]]
-    for c in names:
-        rows.append([c] + [f"{100 * gains[c][t]:+.1f}" for t in acc]
-                    + [f"{100 * (float(english_mean(acc, c).mean()) - scratch):+.1f}",
-                       f"{PAPER_GAIN[c]:+.1f}" if c in PAPER_GAIN else "-"])
-    first = results.where(phase=FINETUNE).first
-    majority = {t: build_task(tasks(scale)[t]).majority() for t in ENGLISH_TASKS}
-    if LISTOPS in acc:  # the fine-tuning task's most frequent value among 2000 fresh
-        # expressions, scored on 1000 more (not the runs' own draws: same distribution)
-        listops = results.where(phase=FINETUNE, task=LISTOPS).first
-        train, test = build_task(listops.config.task).splits(
-            np.random.default_rng(0), 2000, 1000)
-        majority[LISTOPS] = majority_accuracy(train, test)
-    rep.table("Gain over scratch per corpus per task (accuracy points, mean over seeds)",
-              ["corpus"] + list(acc) + ["English tasks (mean)",
-                                        "paper: GLUE average gain"], rows,
-              after="First row: scratch's accuracy (mean ± std over seeds). Majority-class "
-              "accuracy: " + ", ".join(f"{t} {v:.3f}" for t, v in majority.items())
-              + f"; LEGO chance 0.5. {first.config.steps} fine-tuning steps per run. The "
-              "paper's column is its GLUE average gain over a from-scratch 61.6 "
-              "(docs/papers.md §4); Kannada (+14.7) has no counterpart here.")
-    pre = [[s.factors["corpus"], f"{r['final']['loss']:.3f}", f"{r['final']['acc']:.3f}"]
-           for s, r in results.where(phase=PRETRAIN)]
-    rep.table("Pretraining: validation masked-LM loss", ["corpus", "val loss",
-                                                           "val masked accuracy"], pre,
-              after="Held-out stream of each corpus; the corpora differ in entropy, so "
-              "losses compare runs of one corpus, not corpora.")
-    return gains
-
-
-def plot_gains(gains: dict[str, dict[str, float]], path: Path) -> None:
-    """Gain over scratch per corpus: ours per task (left), the paper's GLUE average (right)."""
-    names = list(gains)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 1]})
-    grouped_bars(ax, {c: {t: 100 * g for t, g in by.items()} for c, by in gains.items()})
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set(ylabel="accuracy gain over scratch (points)", title="ours (mean over seeds)")
-    paper = [c for c in names if c in PAPER_GAIN]
-    bx.bar(range(len(paper)), [PAPER_GAIN[c] for c in paper], color="grey")
-    bx.axhline(0, color="k", lw=0.8)
-    bx.set_xticks(range(len(paper)), paper, rotation=30, fontsize=8)
-    bx.set(ylabel="GLUE average gain (points)", title="Chiang & Lee")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def heads_before_finetuning(spec: RunSpec, run_dir: Path, n: int = 64

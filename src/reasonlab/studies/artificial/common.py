@@ -1,14 +1,13 @@
-"""Artificial pretraining (Chiang & Lee; docs/papers.md §4): recipes, the runs the two studies
-share, and the gain table.
+"""The follow-up's corpora (Chiang & Lee's later paper, arXiv 2109.03537; docs/papers.md §4):
+recipes and runs of `artificial-pretraining-lego`. (`artificial-pretraining` follows the seed's
+table: studies/artificial/seed.py.)
 
 Every corpus gets ONE masked-LM pretraining run per scale (seed 0; the paper pretrains once per
 corpus), named in the downstream runs' `pretrain` (TrainConfig.pretrain): the run store trains it
-once, before any run that names it, and `artificial-pretraining` and `artificial-pretraining-lego`
-share the LEGO runs as well (same configs, same ids). The downstream arm `scratch` has the same
-architecture and random init. Downstream tasks: WordNet supersense and part of speech
-(tasks/glosses.py; GLUE does not reach us offline) and the project's reasoning tasks, LEGO Task 1
-and ListOps (tasks/listops.py, brackets kept, expressions short enough for the encoder's
-positions).
+once, before any run that names it. The downstream arm `scratch` has the same architecture and
+random init. Downstream tasks: LEGO Task 1 (the study's), and, for a user's own grids, WordNet
+supersense and part of speech (tasks/glosses.py) and ListOps (tasks/listops.py, brackets kept,
+expressions short enough for the encoder's positions).
 
 Encoders: BERT-like (separate layers) for both studies; `artificial-pretraining-lego` adds an
 ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego.common.albert`), with its own
@@ -30,24 +29,12 @@ from reasonlab.studies.lego.common import albert, lego_task
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
-ENGLISH_TASKS = ("supersense", "pos")
-"""The English downstream tasks: the paper's claims are about transfer to language (GLUE)."""
 LEGO = "lego"
 LISTOPS = "listops"
-"""LEGO and ListOps: the reasoning downstream tasks, reported beside the English ones, not in
-the verdicts."""
+"""LEGO and ListOps: the reasoning downstream tasks."""
 BERT, ALBERT = "BERT", "ALBERT"
 STATISTICS = ("uniform", "unigram", "bigram")
 """Corpora that carry token statistics only."""
-MIN_TRANSFER = 0.01
-"""A difference in downstream accuracy (mean over English tasks and seeds) that counts: one
-point, when also > 2 SE (the paper's gaps are ~10 GLUE points)."""
-
-PAPER_GAIN = {"english": 20.5, "flat-128": 14.5, "shuffle-64": 12.4, "nesting": 12.0,
-              "shuffle-4": 4.7, "bigram": 2.2, "uniform": -0.2}
-"""Chiang & Lee's GLUE average over the from-scratch baseline (61.6), in points (docs/papers.md
-§4); Kannada (+14.7) has no counterpart here, and unigram and flat-32 none in the paper."""
-
 _MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm="pre")
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
@@ -59,9 +46,9 @@ SCALES: dict[Scale, dict[str, Any]] = {
                       ckpt_every=4, threads=1),
         seq_len=16, lego=dict(n_clauses=3, n_train_vars=3),
         listops=dict(min_length=4, max_length=16)),
-    # ~30 minutes on 2 cores: 8 pretraining runs of 800 steps and 72 fine-tuning runs of 400
-    # (4 tasks x 9 inits x 2 seeds) of a 4-layer d_model 64 encoder; flat-32 stands in for the
-    # paper's flat-128, whose pairs mostly straddle these 32-token windows.
+    # 8 pretraining runs of 800 steps and 400-step fine-tuning runs of a 4-layer d_model 64
+    # encoder; flat-32 stands in for the paper's flat-128, whose pairs mostly straddle these
+    # 32-token windows.
     "cpu": dict(
         corpora=("uniform", "unigram", "bigram", "flat-32", "nesting", "shuffle-4",
                  "shuffle-64", "english"), words=2000,
@@ -153,16 +140,6 @@ def downstream(results: Results, key: str = "acc", kind: str = BERT
     return {t: {i: np.asarray([float(r["final"][key]) for _, r in runs_])
                 for i, runs_ in by_task.by("init").items()}
             for t, by_task in results.where(phase=FINETUNE, kind=kind).by("task").items()}
-
-
-def english_mean(acc: dict[str, dict[str, np.ndarray]], init: str) -> np.ndarray:
-    """Per seed, the accuracy of `init` averaged over the English tasks."""
-    return np.mean([acc[t][init] for t in ENGLISH_TASKS if t in acc], axis=0)
-
-
-def group_mean(acc: dict[str, dict[str, np.ndarray]], inits: Iterable[str]) -> np.ndarray:
-    """Per seed, the English-task accuracy averaged over a group of corpora."""
-    return np.mean([english_mean(acc, i) for i in inits], axis=0)
 
 
 def structured(scale: Scale) -> tuple[str, ...]:

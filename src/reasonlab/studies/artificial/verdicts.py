@@ -1,5 +1,5 @@
-"""The artificial-pretraining studies' verdict rules (Chiang & Lee; docs/papers.md §4, with LEGO
-§4.2 for the heads), unit-tested on hand-made numbers in
+"""artificial-pretraining-lego's verdict rules (Chiang & Lee's corpora, docs/papers.md §4, with
+LEGO §4.2 for the heads; the seed table's rules are in seed_verdicts.py), unit-tested on hand-made numbers in
 tests/unit/studies/artificial/test_verdicts.py. Thresholds are constants fixed before any run.
 """
 
@@ -11,46 +11,12 @@ import numpy as np
 import torch
 
 from reasonlab.analysis.attention import top_heads
-from reasonlab.studies.artificial.common import (MIN_TRANSFER, SCRATCH, STATISTICS,
-                                                 english_mean, group_mean)
+from reasonlab.studies.artificial.common import STATISTICS
 from reasonlab.studies.kit.base import Claim, Verdict
-from reasonlab.studies.kit.verdicts import (MIN_ACCURACY_GAIN, gain_verdict, no_gain_verdict,
-                                            requires, verdict)
+from reasonlab.studies.kit.verdicts import MIN_ACCURACY_GAIN, gain_verdict, verdict
 from reasonlab.studies.lego.verdicts import HEAD_MARGIN
 
 Scores = dict[str, torch.Tensor]
-
-
-# -- artificial-pretraining: transfer to the English tasks -----------------------------------
-def english_helps(v: Verdict, acc: dict[str, dict[str, np.ndarray]]) -> Verdict:
-    """A comparison of transfer tests nothing when pretraining on English itself does not beat
-    scratch by MIN_TRANSFER (the pretraining is too short to carry anything)."""
-    gain = float(english_mean(acc, "english").mean() - english_mean(acc, SCRATCH).mean())
-    return requires(v, gain > MIN_TRANSFER, f"English pretraining itself gains {gain:+.3f} over "
-                    f"scratch (needs > {MIN_TRANSFER}): nothing transfers at this scale")
-
-
-def structure_verdict(claim: Claim, acc: dict[str, dict[str, np.ndarray]],
-                      struct: tuple[str, ...]) -> Verdict:
-    """Structured corpora vs token statistics, English-task accuracy per seed."""
-    stats = [c for c in STATISTICS if c in next(iter(acc.values()))]
-    return english_helps(gain_verdict(
-        claim, group_mean(acc, struct), group_mean(acc, stats),
-        ("+".join(struct), "+".join(stats)), "English-task accuracy", MIN_TRANSFER), acc)
-
-
-def uniform_verdict(claim: Claim, acc: dict[str, dict[str, np.ndarray]]) -> Verdict:
-    return no_gain_verdict(claim, english_mean(acc, "uniform"), english_mean(acc, SCRATCH),
-                           ("uniform", SCRATCH), "English-task accuracy", MIN_TRANSFER)
-
-
-def english_best_verdict(claim: Claim, acc: dict[str, dict[str, np.ndarray]]) -> Verdict:
-    """English against the best artificial corpus (by mean English-task accuracy)."""
-    artificial = [c for c in next(iter(acc.values())) if c not in (SCRATCH, "english")]
-    best = max(artificial, key=lambda c: float(english_mean(acc, c).mean()))
-    return english_helps(gain_verdict(claim, english_mean(acc, "english"),
-                                      english_mean(acc, best), ("english", best),
-                                      "English-task accuracy", MIN_TRANSFER), acc)
 
 
 # -- artificial-pretraining-lego: LEGO's heads and learning speed ----------------------------

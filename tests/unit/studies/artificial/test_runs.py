@@ -63,10 +63,32 @@ def test_albert_encoder_has_its_own_tied_pretraining_runs(scale):
     assert not {config_id(s.config) for s in bert} & {config_id(s.config) for s in albert}
 
 
-def test_lego_study_shares_artificial_pretrainings_bert_runs():
-    """The BERT-like LEGO runs (and pretraining runs) of artificial-pretraining-lego are
-    artificial-pretraining's own: same configs, so the run store trains them once."""
-    mine = {config_id(s.config) for s in STUDIES["artificial-pretraining-lego"]().runs("cpu", 2)
-            if s.factors["kind"] == BERT}
-    theirs = {config_id(s.config) for s in STUDIES["artificial-pretraining"]().runs("cpu", 2)}
-    assert len(mine) == 8 + 9 * 2 and mine <= theirs
+def test_seed_study_has_the_seeds_rows_and_every_task_per_row():
+    """artificial-pretraining: one pretraining run per corpus of the seed's rows (and the
+    follow-up's extra rows), fine-tuned on the four tasks per init and seed; each pretrained arm
+    starts from its own corpus's run, and the pair tasks fit the pretrained positions."""
+    from reasonlab.studies.artificial import seed
+
+    specs = STUDIES["artificial-pretraining"]().runs("cpu", 3)
+    pre = [s for s in specs if s.factors["phase"] == PRETRAIN]
+    assert [s.factors["corpus"] for s in pre] == seed.corpora("cpu")
+    assert len(pre) == 12 + 2 and len(seed.inits("cpu")) == 15
+    ft = [s for s in specs if s.factors["phase"] == FINETUNE]
+    assert len(ft) == 4 * 15 * 3
+    for s in ft:
+        if s.factors["init"] == SCRATCH:
+            assert s.config.pretrain is None
+        else:
+            assert s.config.pretrain.task.corpus == s.factors["init"]
+            assert s.config.model.max_seq_len <= s.config.pretrain.model.max_seq_len
+    assert {s.config.task.name for s in ft} == {"gloss_pair", "gloss_class"}
+    assert {s.config.model.vocab_size for s in specs} == {8005}
+
+
+def test_lego_study_no_longer_waits_on_the_seed_study():
+    """The seed study shares no run with artificial-pretraining-lego (different corpora and
+    encoder), so the LEGO study claims none of its time."""
+    mine = {config_id(s.config) for s in STUDIES["artificial-pretraining-lego"]().runs("cpu", 2)}
+    theirs = {config_id(s.config) for s in STUDIES["artificial-pretraining"]().runs("cpu", 3)}
+    assert not mine & theirs
+    assert STUDIES["artificial-pretraining-lego"].cpu_after is None

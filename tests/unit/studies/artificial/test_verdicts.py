@@ -1,28 +1,17 @@
-"""Verdict rules of artificial-pretraining and artificial-pretraining-lego on hand-made numbers."""
+"""Verdict rules of artificial-pretraining-lego on hand-made numbers (the seed table's:
+test_seed_verdicts.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from reasonlab.studies.artificial.verdicts import (association_verdict, english_best_verdict,
-                                                   speed_verdict, structure_verdict,
-                                                   uniform_verdict)
+from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.core import Claim
 from reasonlab.studies.kit.verdicts import no_gain_verdict
 
 C = Claim("k", "claim", "source")
 STRUCT = ("flat-32", "nesting")
-
-
-def acc(**english_acc):
-    """task -> init -> two seeds 0.004 apart, the same accuracy on both English tasks."""
-    return {t: {i: np.asarray([a - 0.002, a + 0.002]) for i, a in english_acc.items()}
-            for t in ("supersense", "pos")}
-
-
-BASE = dict(scratch=0.50, uniform=0.50, unigram=0.51, bigram=0.51, nesting=0.58,
-            **{"flat-32": 0.60}, english=0.65)
 
 
 def test_no_gain_verdict():
@@ -31,26 +20,6 @@ def test_no_gain_verdict():
     assert no_gain_verdict(C, a + 0.05, b, ("a", "b"), "acc", 0.01).status == "not reproduced"
     wide = np.asarray([0.45, 0.57])  # gain +0.008 but 2 SE ~0.09: cannot tell
     assert no_gain_verdict(C, wide, b, ("a", "b"), "acc", 0.01).status == "inconclusive"
-
-
-def test_structure_verdict():
-    assert structure_verdict(C, acc(**BASE), STRUCT).status == "reproduced"
-    flat = acc(**{**BASE, "nesting": 0.51, "flat-32": 0.50})
-    assert structure_verdict(C, flat, STRUCT).status == "not reproduced"
-    no_english = acc(**{**BASE, "english": 0.505})  # pretraining carries nothing here
-    v = structure_verdict(C, no_english, STRUCT)
-    assert v.status == "inconclusive" and "English pretraining itself" in v.evidence
-
-
-def test_uniform_verdict():
-    assert uniform_verdict(C, acc(**BASE)).status == "reproduced"
-    assert uniform_verdict(C, acc(**{**BASE, "uniform": 0.56})).status == "not reproduced"
-
-
-def test_english_best_verdict():
-    v = english_best_verdict(C, acc(**BASE))
-    assert v.status == "reproduced" and "flat-32" in v.evidence  # against the best corpus
-    assert english_best_verdict(C, acc(**{**BASE, "nesting": 0.66})).status == "not reproduced"
 
 
 def controls(best, permuted, positional=0.1):

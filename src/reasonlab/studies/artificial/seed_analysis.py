@@ -1,0 +1,128 @@
+"""`artificial-pretraining`'s scores, table and figure in the seed's layout (Chiang & Lee, arXiv
+2012.11995; the seed's "Results" table: row groups 1-5, eight GLUE columns and their Avg).
+
+Scores: accuracy for the classification tasks; for `similarity`, as STS-B is scored, the
+Spearman correlation between the predicted grade (the expectation of the classifier's softmax
+over the five grades) and the gold path similarity, on `eval_pairs` fresh pairs of held-out
+synsets (the run's final model, loaded from its checkpoint).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from reasonlab.report import fmt_seeds
+from reasonlab.runs import load_run_model
+from reasonlab.studies.artificial.seed import (FINETUNE, FOLLOWUP_GAIN, GROUPS, PRETRAIN, ROWS,
+                                               SCALES, SCRATCH, SEED_COLUMNS, SEED_TABLE,
+                                               TASK_LIKE, TASKS, seed_avg, tasks)
+from reasonlab.studies.artificial.seed_verdicts import Scores, avg
+from reasonlab.studies.kit.base import Report, Results
+from reasonlab.tasks.base import build_task
+
+
+@torch.no_grad()
+def similarity_spearman(run_dir: Path, n: int) -> float:
+    """Spearman correlation of the predicted grade (softmax expectation) with the gold path
+    similarity 1 / (1 + distance), on n pairs of held-out synsets (rng 0: the same pairs for
+    every run of a task config)."""
+    config, model = load_run_model(run_dir)
+    task = build_task(config.task)
+    batch = task.sample(np.random.default_rng(0), n, "test")
+    device = next(model.parameters()).device
+    b = batch.to(device)
+    logits = model(b.tokens, b.label_pos, b.pad_mask)[:, 0].float()  # [n, grades]
+    grades = torch.arange(logits.shape[-1], device=device, dtype=torch.float32)
+    pred = (logits.softmax(-1) * grades).sum(-1).cpu().numpy()
+    gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
+    return float(spearmanr(pred, gold).statistic)
+
+
+def scores(results: Results) -> Scores:
+    """task -> init -> per-seed score (seed order)."""
+    out: Scores = {}
+    n = SCALES[results.scale]["eval_pairs"]
+    for t, by_task in results.where(phase=FINETUNE).by("task").items():
+        out[t] = {}
+        for i, runs_ in by_task.by("init").items():
+            runs_ = sorted(runs_, key=lambda sr: sr[0].seed)
+            out[t][i] = np.asarray([
+                similarity_spearman(Path(r["dir"]), n) if t == "similarity"
+                else float(r["final"]["acc"]) for _, r in runs_])
+    return {t: out[t] for t in TASKS if t in out}
+
+
+def seed_table(rep: Report, results: Results, s: Scores) -> None:
+    """Ours per task and averaged beside the seed's eight columns and Avg, row by row in the
+    seed's order and groups; the follow-up's corpora as labelled extra rows."""
+    ours = list(s)
+    header = (["", "seed row", "ours"] + [f"{t} ({TASK_LIKE[t]})" for t in ours]
+              + ["Avg (ours)"] + [f"seed {c}" for c in SEED_COLUMNS] + ["seed Avg"])
+    rows = []
+    for g, (row, init) in zip(GROUPS, ROWS.items()):
+        if init not in s[ours[0]]:
+            continue
+        rows.append([str(g), row, init] + [fmt_seeds(s[t][init]) for t in ours]
+                    + [f"{avg(s, init).mean():.3f}"]
+                    + [f"{v:.2f}" for v in SEED_TABLE[row]] + [f"{seed_avg(row):.3f}"])
+    scratch = float(avg(s, SCRATCH).mean())
+    for init, (name, gain) in FOLLOWUP_GAIN.items():
+        if init in s[ours[0]]:
+            rows.append(["extra", f"follow-up: {name}", init]
+                        + [fmt_seeds(s[t][init]) for t in ours]
+                        + [f"{avg(s, init).mean():.3f} ({100 * (avg(s, init).mean() - scratch):+.1f} pts)"]
+                        + ["-"] * len(SEED_COLUMNS)
+                        + [f"follow-up GLUE avg gain {gain:+.1f} pts"])
+    base = baselines(results)
+    rep.table("The seed's table: ours beside Chiang & Lee's", header, rows,
+              after="Ours: mean ± std over seeds (similarity: Spearman correlation with the "
+              "gold path similarity, as STS-B; the others: accuracy). Seed: the 'Results' "
+              "table of the seed (frozen-pretrained-transformers.txt, second half), its Avg "
+              "recomputed as the mean of its eight columns. Extra rows: corpora of the "
+              "authors' follow-up (arXiv 2109.03537), its GLUE-average gain over its own "
+              "from-scratch 61.6 as the reference. Chance / majority class on our test "
+              "splits: " + ", ".join(f"{t} {v}" for t, v in base.items()) + ".")
+
+
+def baselines(results: Results) -> dict[str, str]:
+    """Chance and majority-class scores per task (the seed's No Pre-train row is the learned
+    baseline)."""
+    out = {"similarity": "0 (Spearman of a constant or random prediction)",
+           "definition": "0.5 (balanced)"}
+    for t, cfg in tasks(results.scale).items():
+        if cfg["name"] == "gloss_class":
+            out[t] = f"{build_task(cfg).majority():.3f}"
+    return out
+
+
+def pretraining_table(rep: Report, results: Results) -> None:
+    rows = [[s.factors["corpus"], f"{r['final']['loss']:.3f}", f"{r['final']['acc']:.3f}"]
+            for s, r in results.where(phase=PRETRAIN)]
+    rep.table("Pretraining: held-out masked-LM loss", ["corpus", "val loss",
+                                                       "val masked accuracy"], rows,
+              after="Each corpus's held-out stream; the corpora differ in entropy, so losses "
+              "compare runs of one corpus, not corpora.")
+
+
+def plot_seed_table(s: Scores, path: Path) -> None:
+    """Average gain over scratch per seed row: ours (left bars) and the seed's (right bars)."""
+    rows = [(r, i) for r, i in ROWS.items() if i in s[next(iter(s))] and i != SCRATCH]
+    ours = [100 * (avg(s, i).mean() - avg(s, SCRATCH).mean()) for _, i in rows]
+    seed = [100 * (seed_avg(r) - seed_avg("No Pre-train")) for r, _ in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.75 * len(rows)), 4.2))
+    ax.bar(x - 0.2, ours, 0.4, label="ours (4 tasks, mean over seeds)")
+    ax.bar(x + 0.2, seed, 0.4, color="grey", label="Chiang & Lee (8 GLUE tasks)")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(x, [f"{r}\n{i}" for r, i in rows], rotation=45, ha="right", fontsize=7)
+    ax.set(ylabel="average gain over no pretraining (points)",
+           title="Pretraining without human language: gain over scratch per seed row")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
