@@ -44,7 +44,7 @@ from reasonlab.errors import ConfigError, ParseError
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
 from reasonlab.tasks.corpora import WORDNET_DIR
 from reasonlab.tasks.mlm import word_vocab
-from reasonlab.tasks.wordnet_graph import Synset, ancestors, path_distance, synsets
+from reasonlab.tasks.wordnet_graph import Synset, path_distance, synsets
 from reasonlab.tasks.words import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 GRADES = ((7, 99), (5, 6), (3, 4), (2, 2), (1, 1))
@@ -290,4 +290,3 @@ def _example_index(folder: str, words: int, seq_len: int) -> dict[str, set[str]]
     return out
 
 
-__all__ = ["GRADES", "GlossPairConfig", "GlossPairTask", "ancestors", "grade", "naive_distance"]

@@ -90,8 +90,7 @@ def seed_avg(row: str) -> float:
 _MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm="pre")
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
-        rows=("No Pre-train", "Pre-train En", "Rand. Baseline", "Artificial (Zipf)",
-              "Artificial (50-s)"), extra=(), words=300,
+        rows=tuple(ROWS), extra=(), words=300,  # every rule runs
         pretrain=dict(model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32), n_train=128,
                       n_test=32, batch_size=16, steps=4, eval_every=2, ckpt_every=4,
                       threads=1, task=dict(seq_len=24, corpus_tokens=5000)),

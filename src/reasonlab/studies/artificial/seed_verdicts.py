@@ -62,12 +62,17 @@ def equal_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str, 
 
 
 def moved(v: Verdict, scores: Scores, inits: Iterable[str], what: str) -> Verdict:
-    """An equality verdict counts only when the inits' pretraining moved the score at all."""
-    gains = {i: transfers(scores, i) for i in inits}
-    ok = any(abs(g) > MIN_GAIN for g in gains.values())
+    """An equality verdict counts only when the inits' pretraining moved the score at all:
+    one of them differs from scratch by more than MIN_GAIN and 2 SE (seed noise is no
+    transfer)."""
+    base = avg(scores, SCRATCH)
+    gains = {i: (float(avg(scores, i).mean() - base.mean()), standard_error(avg(scores, i), base))
+             for i in inits}
+    ok = any(abs(g) > MIN_GAIN and abs(g) > 2 * se for g, se in gains.values())
     return requires(v, ok, f"{what} moves the average by "
-                    + ", ".join(f"{i} {g:+.3f}" for i, g in gains.items())
-                    + f" over scratch (needs one beyond {MIN_GAIN}): nothing to compare")
+                    + ", ".join(f"{i} {g:+.3f} (SE {se:.3f})" for i, (g, se) in gains.items())
+                    + f" over scratch (needs one beyond {MIN_GAIN} and 2 SE): nothing to "
+                    "compare")
 
 
 def better(claim: Claim, scores: Scores, a: Iterable[str], b: Iterable[str]) -> Verdict:

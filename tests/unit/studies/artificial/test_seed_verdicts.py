@@ -72,3 +72,13 @@ def test_a_claim_whose_rows_were_not_run_is_inconclusive():
     v = sv.judge(Claim("vocabulary-size", "", ""), few)
     assert v.status == "inconclusive" and "nesting-5000" in v.evidence
     assert set(sv.NEEDS) == set(sv.RULES)
+
+
+def test_seed_noise_is_not_a_transfer_that_makes_equality_testable():
+    """Random tokens 1.5 points above scratch, within the seeds' spread: the distribution claim
+    has nothing to compare, so it is inconclusive, not reproduced."""
+    noisy = {t: {"scratch": np.asarray([0.50, 0.55, 0.60]),
+                 "uniform": np.asarray([0.515, 0.565, 0.615]),
+                 "unigram": np.asarray([0.515, 0.565, 0.615])} for t in TASKS}
+    v = sv.distribution_random(C, noisy)
+    assert v.status == "inconclusive" and "nothing to compare" in v.evidence
