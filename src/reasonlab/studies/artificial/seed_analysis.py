@@ -30,7 +30,7 @@ from reasonlab.tasks.base import build_task
 def similarity_spearman(run_dir: Path, n: int) -> float:
     """Spearman correlation of the predicted grade (softmax expectation) with the gold path
     similarity 1 / (1 + distance), on n pairs of held-out synsets (rng 0: the same pairs for
-    every run of a task config)."""
+    every run of a task config); 0 for a constant prediction."""
     config, model = load_run_model(run_dir)
     task = build_task(config.task)
     batch = task.sample(np.random.default_rng(0), n, "test")
@@ -40,7 +40,8 @@ def similarity_spearman(run_dir: Path, n: int) -> float:
     grades = torch.arange(logits.shape[-1], device=device, dtype=torch.float32)
     pred = (logits.softmax(-1) * grades).sum(-1).cpu().numpy()
     gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
-    return float(spearmanr(pred, gold).statistic)
+    rho = float(spearmanr(pred, gold).statistic)
+    return rho if np.isfinite(rho) else 0.0  # a constant prediction: no correlation (scipy: NaN)
 
 
 def scores(results: Results) -> Scores:
