@@ -67,6 +67,17 @@ AMINO_LETTERS = frozenset("ACDEFGHIKLMNOPQRSTUVWYBZXJ")
 """The 20 standard residues, selenocysteine U, pyrrolysine O and the ambiguity codes B Z X J."""
 
 
+PACKAGES = {"english-fortunes": (FORTUNES_EN + "/fortunes", "fortunes"),
+            "german": (FORTUNES_DE, "fortunes-de"), "javascript": (TYPESCRIPT_JS, "node-typescript"),
+            "amino": (EMBOSS_TEST, "emboss-test")}
+"""Corpus -> (the file it reads, the Debian package that ships it)."""
+
+
+def missing_packages() -> list[str]:
+    """The Debian packages of these corpora that are not installed."""
+    return [pkg for path, pkg in PACKAGES.values() if not Path(path).exists()]
+
+
 def _need(path: str, package: str, corpus: str) -> Path:
     if not Path(path).exists():
         raise AssetError(f"corpus '{corpus}': {path} not found; install the Debian package "

@@ -70,6 +70,15 @@ class ArtificialPretraining(Study):
     cpu_minutes = None  # set from the measured run (README)
     default_seeds = {"cpu": 3}
 
+    @classmethod
+    def missing(cls) -> str | None:
+        from reasonlab.tasks.natural import missing_packages
+
+        absent = missing_packages()
+        return None if not absent else (f"needs the Debian packages {', '.join(absent)} "
+                                        f"(`apt-get install {' '.join(absent)}`, which "
+                                        "scripts/setup.sh does)")
+
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return runs(scale, seeds)
 
