@@ -4,7 +4,7 @@ datasets" and "Comparison datasets"), from text that Debian ships (scripts/setup
 the packages; absent, the corpus ends in one line saying how to get it):
 
     english-fortunes  "English wikipedia masked language model" (Pre-train En) stands in as
-                      English running text from Debian `fortunes` (fortune cookies, ~400k
+                      English running text from Debian `fortunes` (fortune cookies, ~560k
                       words): NOT WordNet, less the fortunes that quote a WordNet sentence, so
                       no downstream gloss, definition or example is pretrained on
                       (tests/unit/test_natural_corpora.py proves it against every downstream
@@ -12,7 +12,7 @@ the packages; absent, the corpus ends in one line saying how to get it):
                       seed's English model shares its tokenizer with the downstream tasks.
     german            "esoteric human language: Kannada ... Vocab size is 30k. Sentence structure
                       is SOV": no Kannada text ships in Debian; German fortune cookies
-                      (`fortunes-de`, ~460k words, the same genre as english-fortunes, verb-final
+                      (`fortunes-de`, ~560k words, the same genre as english-fortunes, verb-final
                       in subordinate clauses) stand in.
     javascript        "tokenized JavaScript without comments: 10M tokens total, vocab size is
                       30k": the TypeScript compiler's JavaScript (`node-typescript`,
@@ -20,10 +20,10 @@ the packages; absent, the corpus ends in one line saying how to get it):
     shuffle-64-fortunes  english-fortunes shuffled within windows of 64 (the follow-up's
                       Shuffle-64, kept as an extra row over the disjoint English).
     amino             "proteins: 14,670,860 sequences, split into 3,150 families": a TOY --
-                      the protein sequences of EMBOSS's test data (`emboss-test`), about 190k
-                      residues over ~25 letters. With 25 token types it confounds structure with
-                      vocabulary size (the other embedding rows are never trained, as in
-                      nesting-50).
+                      the protein sequences of EMBOSS's test data (`emboss-test`): 1024 distinct
+                      sequences, ~200k residues over 23 letters. With 23 token types it
+                      confounds structure with vocabulary size (the other embedding rows are
+                      never trained, as in nesting-50).
 
 A foreign corpus (german, javascript, amino) gets its own vocabulary, as the seed trains a
 tokenizer per corpus: its token types by decreasing count (ties alphabetical), the r-th
@@ -54,7 +54,8 @@ FORTUNES_DE = "/usr/share/games/fortunes/de"
 TYPESCRIPT_JS = "/usr/share/nodejs/typescript/lib/typescript.js"
 EMBOSS_TEST = "/usr/share/EMBOSS/test"
 JS_MAX_CHARS = 3_000_000
-"""Characters of typescript.js read (~500k tokens): enough for the cpu scale, seconds to tokenise."""
+"""Characters of typescript.js read (~260k tokens): as long as the other natural corpora, a
+second to tokenise."""
 JS_LINES_PER_DOC = 40
 ASCII_ART = ("art", "ascii-art", "asciiart")
 """Fortune files of pictures, not running text."""
