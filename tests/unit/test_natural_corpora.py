@@ -137,8 +137,9 @@ def sentences():
 
 
 def test_the_leak_checker_finds_the_glosses_in_the_gloss_corpus(sentences):
-    """The checker's power: the follow-up's `english` corpus IS the glosses."""
-    assert contained(streams("english")["train"], sentences) > 0.5 * len(sentences)
+    """The checker's power: the follow-up's `english` corpus IS the glosses (its first 200k
+    tokens hold a tenth of them)."""
+    assert contained(streams("english")["train"][:200_000], sentences) > 0.05 * len(sentences)
 
 
 @pytest.mark.parametrize("name", ["english-fortunes", "shuffle-64-fortunes", "german",
