@@ -3,7 +3,7 @@ recipes and runs of `artificial-pretraining-lego`. (`artificial-pretraining` fol
 table: studies/artificial/seed.py.)
 
 Every corpus gets ONE masked-LM pretraining run per scale (seed 0; the paper pretrains once per
-corpus), named in the downstream runs' `pretrain` (TrainConfig.pretrain): the run store trains it
+corpus), named in the downstream runs' `init_from` (TrainConfig.init_from): the run store trains it
 once, before any run that names it. The downstream arm `scratch` has the same architecture and
 random init. Downstream tasks: LEGO Task 1 (the study's), and, for a user's own grids, WordNet
 supersense and part of speech (tasks/glosses.py) and ListOps (tasks/listops.py, brackets kept,
@@ -35,7 +35,7 @@ LISTOPS = "listops"
 BERT, ALBERT = "BERT", "ALBERT"
 STATISTICS = ("uniform", "unigram", "bigram")
 """Corpora that carry token statistics only."""
-_MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm="pre")
+_MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm_position="pre")
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
         corpora=("uniform", "nesting", "english"), words=200,
@@ -125,7 +125,7 @@ def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
     inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
-        c: {"pretrain": p} for c, p in pre.items()}
+        c: {"init_from": p} for c, p in pre.items()}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
         for i, over in inits.items():
@@ -149,11 +149,11 @@ def structured(scale: Scale) -> tuple[str, ...]:
 
 def recipes(rep: Report, results: Results) -> Report:
     """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
-    arm (a pretrained arm differs only by its `pretrain`, the run of its corpus)."""
+    arm (a pretrained arm differs only by its `init_from`, the run of its corpus)."""
     pre, scratch = results.where(phase=PRETRAIN), results.where(phase=FINETUNE, init=SCRATCH)
     for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
                         (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
-                         "same with `pretrain` = its corpus's pretraining run, whose "
+                         "same with `init_from` = its corpus's pretraining run, whose "
                          "architecture it takes.")):
         if runs_:
             rep.recipe(runs_, note=note)

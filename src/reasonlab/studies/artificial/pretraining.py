@@ -88,8 +88,8 @@ class ArtificialPretraining(Study):
         for part, note in ((results.where(phase=PRETRAIN), "Pretraining runs (one per corpus, "
                             "seed 0)."),
                            (results.where(phase=FINETUNE, init=SCRATCH), "Fine-tuning runs, "
-                            "no-pretraining arm; a pretrained arm is the same with `pretrain` "
-                            "= its corpus's pretraining run.")):
+                            "no-pretraining arm; a pretrained arm is the same with "
+                            "`init_from` = its corpus's pretraining run.")):
             if part:
                 rep.recipe(part, note=note)
         seed_table(rep, results, s)

@@ -87,7 +87,7 @@ def seed_avg(row: str) -> float:
     return sum(SEED_TABLE[row]) / len(SEED_TABLE[row])
 
 
-_MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm="pre")
+_MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm_position="pre")
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
         rows=tuple(ROWS), extra=(), words=300,  # every rule runs
@@ -164,7 +164,7 @@ def runs(scale: Scale, seeds: int) -> list[RunSpec]:
              for c, p in pre.items()]
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
-    arms = {SCRATCH: {"model": model}} | {c: {"pretrain": p} for c, p in pre.items()}
+    arms = {SCRATCH: {"model": model}} | {c: {"init_from": p} for c, p in pre.items()}
     for t, task in tasks(scale).items():
         base = merge({"model": {}}, s["finetune"], {"task": task})
         for i in inits(scale):
