@@ -33,10 +33,11 @@ Otherwise (0.6) the stack is popped giving the next token." `nesting` above is "
 (Zipf)"; the variants differ only in what a push draws:
 
     nesting-uniform  "Artificial (Uni.)": pushes uniform over the kept words.
-    nesting-k        "Artificial (k)", k in NEST_TYPES: pushes drawn from the k most frequent
-                     words only (English frequencies renormalised over them; k capped at the
-                     vocabulary), while the model keeps the whole vocabulary, so every other
-                     embedding row is never trained -- the seed's "token number mismatch".
+    nesting-k        "Artificial (k)", k in NEST_TYPES: pushes drawn from k words only while
+                     the model keeps the whole vocabulary, so every other embedding row is
+                     never trained -- the seed's "token number mismatch". Which k the seed does
+                     not say; ours: the k most frequent words, their English frequencies
+                     renormalised (k capped at the vocabulary).
     nesting-50s      "Artificial (50-s)", OUR reading: the seed names the row ("Token number
                      mismatch with substitution") and gives no definition. 50 structural types
                      (the 50 most frequent words' frequencies) run the stack process; the kept
