@@ -142,10 +142,11 @@ def test_the_leak_checker_finds_the_glosses_in_the_gloss_corpus(sentences):
     assert contained(streams("english")["train"][:200_000], sentences) > 0.05 * len(sentences)
 
 
-@pytest.mark.parametrize("name", ["english-fortunes", "shuffle-64-fortunes", "german",
-                                  "javascript", "amino", "uniform", "unigram", "nesting",
-                                  "nesting-uniform", "nesting-500", "nesting-50s", "flat-32"])
+@pytest.mark.parametrize("name", ["english-fortunes", "german", "javascript", "amino",
+                                  "uniform", "nesting", "nesting-50s", "flat-32"])
 def test_no_downstream_sentence_is_in_a_seed_pretraining_corpus(name, sentences):
+    """Every natural corpus, and one of each generator family (a generated stream holds an
+    English sentence only by chance; shuffle-64-fortunes permutes english-fortunes)."""
     try:
         s = streams(name)
     except Exception as e:  # an absent package: AssetError, reported as a skip
