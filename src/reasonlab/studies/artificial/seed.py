@@ -104,7 +104,8 @@ SCALES: dict[Scale, dict[str, Any]] = {
     # 14 pretraining runs of 600 steps of 64 x 32 tokens (1.7x the follow-up study's compute
     # per corpus); 4 tasks x 15 inits x 3 seeds of 80 fine-tuning steps over 2560 examples
     # (one epoch of batch 32: the seed's largest gains are on GLUE's small sets, STS-B 5.7k,
-    # MRPC 3.7k, RTE 2.5k examples).
+    # MRPC 3.7k, RTE 2.5k examples). Measured on a subset (README): 80 fine-tuning steps
+    # learn neither pair task from any init, so this scale's verdicts read inconclusive.
     "cpu": dict(
         rows=tuple(ROWS), extra=tuple(FOLLOWUP_GAIN), words=8000,
         pretrain=dict(model=_MODEL, n_train=38_400, n_test=500, batch_size=64, steps=600,
