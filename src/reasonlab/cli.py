@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reasonlab.config import MAX_DEPTH, deep_merge, depth, read_config_file
+from reasonlab.config import deep_merge, parse_overrides, read_config_file
 from reasonlab.console import check_seeds, check_workers
 from reasonlab.errors import ConfigError, ReasonlabError
 
@@ -23,32 +23,6 @@ MAX_DATA_N = 1_000_000
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
-
-
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """`a.b=3 c=text` -> {"a": {"b": 3}, "c": "text"}; values are JSON when they parse as JSON."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, eq, raw = item.partition("=")
-        if not eq or not key or "" in key.split("."):
-            raise ConfigError(f"override {item!r} is not key=value; write e.g. steps=500")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        except RecursionError:
-            value = None
-        if depth(value) > MAX_DEPTH:
-            raise ConfigError(f"override {key} nests more than {MAX_DEPTH} levels deep; give "
-                              "a plain value")
-        node = out
-        *parents, leaf = key.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r} conflicts with another override of {p!r}")
-        node[leaf] = value
-    return out
 
 
 def cmd_studies(args: argparse.Namespace) -> None:

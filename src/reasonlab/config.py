@@ -100,3 +100,43 @@ def read_config_file(path: Path) -> dict[str, Any]:
                           f"(e.g. {{\"task\": {{\"name\": \"lego\"}}, ...}}), not "
                           f"{type(data).__name__}")
     return data
+
+
+# -- KEY=VALUE overrides of the command line (`reasonlab run STUDY steps=100`) ------------
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """`a.b=3 c=text` -> {"a": {"b": 3}, "c": "text"}; values are JSON when they parse as JSON."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        if not eq or not key or "" in key.split("."):
+            raise ConfigError(f"override {item!r} is not key=value; write e.g. steps=500")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        except RecursionError:
+            value = None
+        if depth(value) > MAX_DEPTH:
+            raise ConfigError(f"override {key} nests more than {MAX_DEPTH} levels deep; give "
+                              "a plain value")
+        node = out
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r} conflicts with another override of {p!r}")
+        node[leaf] = value
+    return out
+
+
+def override_lines(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """{"model": {"d_model": 8}, "steps": 2} -> ["model.d_model=8", "steps=2"]: the
+    inverse of parse_overrides (a report says the overrides it was trained with)."""
+    out: list[str] = []
+    for k, v in overrides.items():
+        if isinstance(v, Mapping):
+            out += override_lines(v, f"{prefix}{k}.")
+        else:
+            out.append(f"{prefix}{k}={json.dumps(v)}")
+    return out

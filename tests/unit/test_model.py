@@ -136,8 +136,8 @@ def close(a, b, atol=1e-10):
 EXPECTED_PER_LAYER = [  # make()'s post-LN block: TransformerLens's BERT hooks
     "hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
     "attn.hook_pattern", "attn.hook_pattern_dropped", "attn.hook_z", "hook_attn_out",
-    "hook_resid_mid", "hook_normalized_resid_mid", "hook_mlp_out", "hook_resid_post",
-    "hook_normalized_resid_post",
+    "hook_resid_mid", "hook_normalized_resid_mid", "mlp.hook_pre", "mlp.hook_post",
+    "hook_mlp_out", "hook_resid_post", "hook_normalized_resid_post",
 ]
 
 
@@ -187,7 +187,8 @@ def test_hooks_are_identity_by_default():
     dict(), dict(positions="rotary", norm_position="pre"), dict(norm_position="post_no_embed_ln"),
     dict(d_embed=8, tie_layers=True), dict(attention="identity", norm_position="pre", causal=True),
     dict(n_layers=4, depth_range=(1, 4)),
-], ids=["bert", "rotary", "no-embed-ln", "albert", "identity", "stochastic-depth"])
+    dict(mlp="swiglu", norm_layer="rmsnorm", norm_position="pre", mlp_bias=False),
+], ids=["bert", "rotary", "no-embed-ln", "albert", "identity", "stochastic-depth", "swiglu"])
 def test_every_hook_point_fires(kw):
     """A hook point that exists is called by the forward pass (at full depth): a model never
     creates one that cannot fire, whatever its variant."""
@@ -618,3 +619,34 @@ def test_post_ln_resid_hooks_hold_raw_sums_as_transformerlens():
     pre = make(norm_position="pre")
     assert block_output_hook(pre.config) == "hook_resid_post"
     assert not any("normalized" in n for n in pre.hook_points())
+
+
+@pytest.mark.parametrize("norm_position", ["post", "pre"])
+def test_mlp_hooks_hold_the_pre_and_post_activations_as_transformerlens(norm_position):
+    """blocks.{l}.mlp.hook_pre [batch, seq, d_mlp] = x W_in + b_in of the block's MLP input
+    (post-LN: hook_normalized_resid_mid; pre-LN: ln2 of hook_resid_mid), hook_post = act(pre),
+    and hook_mlp_out = hook_post W_out + b_out, written out from the weights."""
+    model = make(norm_position=norm_position, act="gelu")
+    _, cache = run_with_cache(model, tokens_())
+    for l in range(3):
+        b, L = f"blocks.{l}.", model.layers[l]
+        x = (cache[b + "hook_normalized_resid_mid"] if norm_position == "post"
+             else L.ln2(cache[b + "hook_resid_mid"]))
+        pre = x @ L.mlp.W_in + L.mlp.b_in
+        assert cache[b + "mlp.hook_pre"].shape == (3, SEQ, 24)
+        close(cache[b + "mlp.hook_pre"], pre, atol=1e-12)
+        close(cache[b + "mlp.hook_post"], F.gelu(pre), atol=1e-12)
+        close(cache[b + "hook_mlp_out"], F.gelu(pre) @ L.mlp.W_out + L.mlp.b_out, atol=1e-12)
+
+
+def test_patching_mlp_hook_post_changes_the_block_output():
+    """A hook on mlp.hook_post that zeroes the activations leaves only b_out as the MLP's
+    output: the hook's return value is what W_out reads."""
+    model = make()
+    L = model.layers[1]
+    zero = model.blocks[1].mlp.hook_post.add_hook(lambda t, hook: torch.zeros_like(t))
+    try:
+        _, cache = run_with_cache(model, tokens_(), names_filter="blocks.1.hook_mlp_out")
+    finally:
+        zero.remove()
+    close(cache["blocks.1.hook_mlp_out"], L.mlp.b_out.expand(3, SEQ, -1), atol=0)

@@ -56,7 +56,14 @@ def test_swiglu_is_gated_silu():
     x = torch.randn(2, 3, 16)
     gate, up = x @ mlp.fc_gate.weight.T, x @ mlp.fc_in.weight.T
     want = (gate * torch.sigmoid(gate) * up) @ mlp.fc_out.weight.T
-    assert torch.allclose(mlp(x), want, atol=1e-5)
+    hooks = mlp.make_hooks(cfg)
+    seen = {}
+    for name in ("hook_pre", "hook_pre_linear", "hook_post"):  # TransformerLens's gated names
+        getattr(hooks, name).add_hook(lambda t, hook, name=name: seen.setdefault(name, t))
+    assert torch.allclose(mlp(x, hooks), want, atol=1e-5)
+    assert torch.allclose(seen["hook_pre"], gate, atol=1e-6)  # [batch, seq, d_mlp]
+    assert torch.allclose(seen["hook_pre_linear"], up, atol=1e-6)
+    assert torch.allclose(seen["hook_post"], gate * torch.sigmoid(gate) * up, atol=1e-6)
 
 
 @pytest.mark.parametrize("pattern_path", [False, True])

@@ -3,9 +3,8 @@ BERT's: RMSNorm (a NORMS entry) and the SwiGLU feed-forward block (an MLPS entry
 
 The other Llama pieces are ModelConfig fields: grouped-query attention (`n_kv_heads`, in
 SoftmaxAttention), rotary positions (`positions="rotary"`), causal masking (`causal`), pre-norm
-with a final norm (`norm_position="pre"`), bias-free linears (`attn_bias`, `mlp_bias`) and the LM
-head
-tied to the embeddings (`tie_head`). model/gguf.py lists SmolLM2's values.
+with a final norm (`norm_position="pre"`), bias-free linears (`attn_bias`, `mlp_bias`) and the
+LM head tied to the embeddings (`tie_head`). model/gguf.py lists SmolLM2's values.
 """
 
 from __future__ import annotations
@@ -15,7 +14,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from reasonlab.model.config import ModelConfig
-from reasonlab.model.transformer import MLP
+from reasonlab.model.hooks import HookPoint
+from reasonlab.model.transformer import MLP, MLPHooks
 from reasonlab.model.variants import MLPS, NORMS, VariantConfig
 
 
@@ -31,6 +31,15 @@ class RMSNorm(nn.RMSNorm):
         super().__init__(d, eps=config.ln_eps, elementwise_affine=affine)
 
 
+class GatedMLPHooks(MLPHooks):
+    """A gated block's hook points, TransformerLens's names for them: hook_pre is the gate's
+    pre-activation, hook_pre_linear the up projection it multiplies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook_pre_linear = HookPoint()  # [batch, seq, d_mlp]
+
+
 @MLPS.register("swiglu")
 class SwiGLU(MLP):
     """W_out (silu(W_gate x) * W_in x): Llama's gated feed-forward block (Shazeer 2020, "GLU
@@ -43,9 +52,16 @@ class SwiGLU(MLP):
         super().__init__(config)
         self.fc_gate = nn.Linear(config.d_model, config.d_mlp, bias=config.mlp_bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
-        hidden = F.silu(self.fc_gate(x)) * self.fc_in(x)  # [batch, seq, d_mlp]
-        return self.dropout(self.fc_out(hidden))
+    def forward(self, x: torch.Tensor,  # type: ignore[override]
+                hooks: GatedMLPHooks) -> torch.Tensor:
+        """x [batch, seq, d_model] -> [batch, seq, d_model]."""
+        gate = hooks.hook_pre(self.fc_gate(x))  # [batch, seq, d_mlp]
+        linear = hooks.hook_pre_linear(self.fc_in(x))  # [batch, seq, d_mlp]
+        return self.dropout(self.fc_out(hooks.hook_post(F.silu(gate) * linear)))
+
+    @staticmethod
+    def make_hooks(config: ModelConfig) -> GatedMLPHooks:
+        return GatedMLPHooks()
 
     @property
     def W_gate(self) -> torch.Tensor:  # [d_model, d_mlp]

@@ -29,6 +29,11 @@ Hook points, in forward order (shapes for tokens [batch, seq]):
     blocks.{l}.hook_attn_out        [batch, seq, d_model]
     blocks.{l}.hook_resid_mid       [batch, seq, d_model]   resid_pre + attn_out (a raw sum)
     blocks.{l}.hook_normalized_resid_mid   [batch, seq, d_model]   ln1 of it (post-LN only)
+    blocks.{l}.mlp.hook_pre         [batch, seq, d_mlp]     W_in x + b_in, before the activation
+                                                            (gated blocks: the gate's, W_gate x)
+    blocks.{l}.mlp.hook_pre_linear  [batch, seq, d_mlp]     W_in x (gated blocks only)
+    blocks.{l}.mlp.hook_post        [batch, seq, d_mlp]     what W_out reads: act(pre), gated
+                                                            act(pre) * pre_linear
     blocks.{l}.hook_mlp_out         [batch, seq, d_model]
     blocks.{l}.hook_resid_post      [batch, seq, d_model]   + mlp_out (a raw sum)
     blocks.{l}.hook_normalized_resid_post  [batch, seq, d_model]   ln2 of it (post-LN only)
@@ -89,6 +94,15 @@ class LayerNorm(nn.LayerNorm):
         super().__init__(d, eps=config.ln_eps, elementwise_affine=affine)
 
 
+class MLPHooks(nn.Module):
+    """The hook points of one application of a feed-forward block (TransformerLens's names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook_pre = HookPoint()  # [batch, seq, d_mlp], before the activation
+        self.hook_post = HookPoint()  # [batch, seq, d_mlp], after it: what W_out reads
+
+
 @MLPS.register("standard")
 class MLP(nn.Module):
     """Feed-forward block: W_out act(W_in x), then dropout (BERT's intermediate + output)."""
@@ -102,8 +116,15 @@ class MLP(nn.Module):
         self.fc_out = nn.Linear(config.d_mlp, config.d_model, bias=config.mlp_bias)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [batch, seq, d_model]
-        return self.dropout(self.fc_out(self.act(self.fc_in(x))))
+    def forward(self, x: torch.Tensor, hooks: MLPHooks) -> torch.Tensor:
+        """x [batch, seq, d_model] -> [batch, seq, d_model]."""
+        pre = hooks.hook_pre(self.fc_in(x))  # [batch, seq, d_mlp]
+        return self.dropout(self.fc_out(hooks.hook_post(self.act(pre))))
+
+    @staticmethod
+    def make_hooks(config: ModelConfig) -> MLPHooks:
+        """The hook points of one application of this block (a variant may have others)."""
+        return MLPHooks()
 
     # Weights in the maths' convention (x @ W), as views.
     @property
@@ -136,6 +157,7 @@ class BlockHooks(nn.Module):
         self.hook_resid_mid = HookPoint()
         if config.norm_position != "pre":  # post-LN: the normalised states (TransformerLens's BERT)
             self.hook_normalized_resid_mid = HookPoint()
+        self.mlp = MLPS[config.mlp.name].make_hooks(config)  # the block's hook points
         self.hook_mlp_out = HookPoint()
         self.hook_resid_post = HookPoint()
         if config.norm_position != "pre":
@@ -176,14 +198,14 @@ class Layer(nn.Module):
                                                    tokens, pad_mask, **extra))
             attn_out = hooks.hook_attn_out(attn_out)
             resid_mid = hooks.hook_resid_mid(_rows(resid_pre, rows) + attn_out)
-            mlp_out = hooks.hook_mlp_out(self.mlp(self.ln2(resid_mid)))
+            mlp_out = hooks.hook_mlp_out(self.mlp(self.ln2(resid_mid), hooks.mlp))
             return hooks.hook_resid_post(resid_mid + mlp_out)
         # post-LN (BERT): x = LN(x + attn(x)); x = LN(x + mlp(x))
         attn_out = hooks.hook_attn_out(self.attn_dropout(self.attn(resid_pre, mask, hooks.attn,
                                                                    tokens, pad_mask, **extra)))
         resid_mid = hooks.hook_resid_mid(_rows(resid_pre, rows) + attn_out)
         normalized_mid = hooks.hook_normalized_resid_mid(self.ln1(resid_mid))
-        mlp_out = hooks.hook_mlp_out(self.mlp(normalized_mid))
+        mlp_out = hooks.hook_mlp_out(self.mlp(normalized_mid, hooks.mlp))
         resid_post = hooks.hook_resid_post(normalized_mid + mlp_out)
         return hooks.hook_normalized_resid_post(self.ln2(resid_post))
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from reasonlab.config import override_lines
 from reasonlab.errors import AssetError, ConfigError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry
@@ -177,17 +178,6 @@ def overrides_tag(overrides: Mapping[str, Any]) -> str:
     """A short stable name for a set of overrides (the report folder of a trial run)."""
     blob = json.dumps(overrides, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:8]
-
-
-def override_lines(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """{"model": {"d_model": 8}, "steps": 2} -> ["model.d_model=8", "steps=2"]."""
-    out: list[str] = []
-    for k, v in overrides.items():
-        if isinstance(v, Mapping):
-            out += override_lines(v, f"{prefix}{k}.")
-        else:
-            out.append(f"{prefix}{k}={json.dumps(v)}")
-    return out
 
 
 def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, root: Path,
