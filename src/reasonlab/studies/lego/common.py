@@ -88,6 +88,17 @@ LEVERS: dict[str, dict[str, Any]] = {
     # defining clause by its name (the wall at #2) needs.
     "identity-attention term": {"model": {"attention": {"name": "identity", "terms": "a",
                                                         "zero_diag": True}}},
+    # Weight decay 10x the recipe's: decoupled decay pulls the weights the one-hop shortcut
+    # grew back towards zero, which may free the plateau sooner (grokking-style; our reading).
+    "weight decay 0.1": {"optim": {"weight_decay": 0.1}},
+    # Depth: an iterative solution resolving one chain step per layer needs more layers than
+    # #5's six hops leave room for at 6 (the paper uses 12).
+    "8 layers": {"model": {"n_layers": 8}},
+    # Batch size: twice the gradient's signal-to-noise at each step (2x the cost per step).
+    "batch 128": {"batch_size": 128},
+    # Width: the paper's BERT is 768 wide; wider models often leave plateaus in fewer steps
+    # (about 3x the cost per step; head size 32).
+    "d_model 128": {"model": {"d_model": 128, "d_mlp": 512}},
 }
 """Levers that might shorten the staircase's plateaus: overrides of the fixed-root arm of
 lego-staircase at `long` scale, each measured by the first step at which #2 and #3 pass PASS
