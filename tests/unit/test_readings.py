@@ -60,24 +60,3 @@ def test_lr_weight_decay_study_runs_the_same_grid_under_both_readings():
                                              "wd.direct"]
     # at the paper's width the readings coincide: one set of runs, no duplicate
     assert len(study.runs("paper", 1)) == 4
-
-
-def test_the_long_scale_is_the_cpu_grid_trained_longer_and_shares_its_runs():
-    """anchors' `long`: the cpu recipe and grid (both readings), only the steps (and the
-    evaluation interval) raised, so each cell's long run differs from its cpu run in length
-    alone; anchors-mechanism's long runs are anchors-init-phase's depth-2 cells."""
-    from reasonlab.runs import config_id
-
-    phase = STUDIES["anchors-init-phase"]()
-    for name in ("anchors-init-phase", "anchors-lr-weight-decay"):
-        study = STUDIES[name]()
-        cpu, long = study.runs("cpu", 3), study.runs("long", 3)
-        assert [(s.arm, s.seed) for s in cpu] == [(s.arm, s.seed) for s in long]
-        for a, b in zip(cpu, long, strict=True):
-            assert b.config.steps == 2 * a.config.steps
-            assert b.config.model_copy(update={"steps": a.config.steps, "eval_every":
-                                               a.config.eval_every}) == a.config
-    assert phase_gammas("long") == phase_gammas("cpu")
-    long_ids = {config_id(s.config) for s in phase.runs("long", 3)}
-    mech = STUDIES["anchors-mechanism"]().runs("long", 3)
-    assert mech and {config_id(s.config) for s in mech} <= long_ids

@@ -83,13 +83,6 @@ SCALES: dict[Scale, dict[str, Any]] = {
 }
 
 
-SCALES["long"] = merge(SCALES["cpu"], dict(steps=4800, eval_every=600))
-"""The cpu recipe trained twice as long, its cosine over the 4800 steps (README, "A long scale
-for the anchor studies"): at 2400 steps the smallest initialization is seed-dependent and
-mostly unfit and the largest never fits, which leaves the phase claims to fitting rather than
-to solution types; measured: the first 4800-step runs fit where the 2400-step ones did not."""
-
-
 def direct_gamma(gamma: float, d_in: int, d_ref: int = PAPER_WIDTH) -> float:
     """The paper's gamma used as it is at width `d_in` (same std exponent, another scale)."""
     return gamma
@@ -127,7 +120,6 @@ PHASE: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
     # The ends of the paper's grid (read at d_model 64 both ways, READINGS); the inner points
     # are left out for the budget; no claim reads them.
     "cpu": ((min(PAPER_GAMMAS), max(PAPER_GAMMAS)), (2, 3)),
-    "long": ((min(PAPER_GAMMAS), max(PAPER_GAMMAS)), (2, 3)),
     "paper": (PAPER_GAMMAS, (2, 3, 4, 5, 6)),
 }
 """(the paper's gammas, depths) per scale."""
@@ -143,14 +135,10 @@ GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
 """(gammas, depths) per scale under the mapped reading, the one the studies that look at one
 gamma (mechanism, embedding norm) use: at cpu scale 0.21 and 0.93 (`equivalent_gamma`)."""
 
-WITH_LONG: tuple[Scale, ...] = ("smoke", "cpu", "long", "paper")
-"""The scales of the anchor studies whose verdicts need fitted small- and large-init runs
-(anchors-init-phase, anchors-lr-weight-decay)."""
-
 CLAIM_MAJORITY = 0.5
 """A claim about a set of runs holds when more than this fraction of them has the type."""
 
-DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "long": 2, "paper": 2}
+DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}
 """Depth of the studies that look at one depth (the mechanism and embedding-norm studies):
 at cpu scale the phase grid's depth 2, so their runs are cells of `anchors-init-phase`."""
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.anchors.analysis import phase_cells, phase_figures, phase_section
-from reasonlab.studies.anchors.common import (PHASE, WITH_LONG, by_reading, cell, phase_gammas,
-                                              recipe)
+from reasonlab.studies.anchors.common import PHASE, by_reading, cell, phase_gammas, recipe
 from reasonlab.studies.anchors.verdicts import phase_verdicts
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 
@@ -35,7 +34,6 @@ class AnchorsInitPhase(Study):
     # 24 runs x 2400 steps, over the 15-min budget: the mapped half measured 598 s on a quiet
     # machine; the direct half has the same sizes and steps, so about twice that (README)
     cpu_minutes = 20
-    scales = WITH_LONG
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         gammas = sorted(set(sum(phase_gammas(scale).values(), ())))

@@ -13,8 +13,7 @@ from typing import Any
 
 from reasonlab.studies.anchors.analysis import (cells_by, heldout_section, mean_heatmaps,
                                                 readings_note, run_solution, runs_at_gamma)
-from reasonlab.studies.anchors.common import (SCALES, WITH_LONG, by_reading, cell, read_gammas,
-                                              recipe)
+from reasonlab.studies.anchors.common import SCALES, by_reading, cell, read_gammas, recipe
 from reasonlab.studies.anchors.verdicts import effect_verdict
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 
@@ -22,7 +21,6 @@ SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.55, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
     # gamma 0.55 at d_model 64: 0.57 mapped (same scale relative to 1/sqrt(d_in)), 0.55 direct
     "cpu": dict(gamma=0.55, n_layers=2, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
-    "long": dict(gamma=0.55, n_layers=2, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
     "paper": dict(gamma=0.5, n_layers=3, lrs=(5e-5, 2.5e-4), wds=(0.01, 0.1)),
 }
 """The paper's gamma near the boundary (at d_model 400), depth, (small, large) lr and (small,
@@ -52,7 +50,6 @@ class AnchorsLrWeightDecay(Study):
     # 24 runs x 2400 steps, over the 15-min budget: the mapped half measured 498 s on a quiet
     # machine; the direct half has the same sizes and steps, so about twice that (README)
     cpu_minutes = 16.6
-    scales = WITH_LONG
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         s = SETTINGS[scale]

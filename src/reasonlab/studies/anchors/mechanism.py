@@ -21,7 +21,7 @@ from typing import Any
 
 from reasonlab.report import table
 from reasonlab.studies.anchors.analysis import mechanism_figures, mechanism_record
-from reasonlab.studies.anchors.common import DEPTH, GRID, WITH_LONG, cell, recipe
+from reasonlab.studies.anchors.common import DEPTH, GRID, cell, recipe
 from reasonlab.studies.anchors.verdicts import group_gap_verdict
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 
@@ -53,7 +53,6 @@ class AnchorsMechanism(Study):
     )
     cpu_minutes = 0.2  # measured: 7 s; every run is a depth-2 cell of anchors-init-phase
     cpu_after = "anchors-init-phase"
-    scales = WITH_LONG  # at long scale too its runs are anchors-init-phase's: nothing new trains
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(recipe(scale), arms(scale), seeds=seeds)
