@@ -55,25 +55,31 @@ def print_costs(scale: str) -> None:
 
     rows, every = [], []
     for name, cls in STUDIES.items():
+        if scale not in cls.scales:  # e.g. `long`: only the studies that define it
+            continue
         study = cls()
+        minutes = cls.measured(scale)
+        measured = "-" if minutes is None else f"{minutes:g} min"
         if not study.trains:
-            rows.append([name, "0", "-", "-", "-"])
+            rows.append([name, "0", "-", "-", "-", measured])
             continue
         configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
         every += configs
         cost = plan.study_cost(configs)
         rows.append([name, str(cost.runs), f"{cost.flops:.2e}", plan.fmt_hours(cost.gpu_hours),
-                     plan.fmt_hours(cost.cpu_hours)])
+                     plan.fmt_hours(cost.cpu_hours), measured])
     total = plan.study_cost(every)  # a run two studies share is trained once
     rows.append(["all studies (shared runs once)", str(total.runs),
                  f"{total.flops:.2e}", plan.fmt_hours(total.gpu_hours),
-                 plan.fmt_hours(total.cpu_hours)])
-    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "this CPU, 1 run at a time"],
-                rows))
+                 plan.fmt_hours(total.cpu_hours), "-"])
+    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "this CPU, 1 run at a time",
+                 "measured, 2 cores"], rows))
     print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
           f"{plan.GPU_UTILISATION:.0%} utilisation; CPU: {plan.CPU_FLOPS / 1e9:.0f} GFLOP/s "
           "measured (plan.py says how). Both are lower bounds for small models. Runs of one "
-          "study go one per GPU: divide by the GPUs you have.")
+          "study go one per GPU: divide by the GPUs you have. The last column is the study's "
+          "wall clock as measured on the 2-core reference machine (two runs side by side), "
+          "'-' where not measured.")
 
 
 def scale_cost(cls: Any, scale: str) -> str:
@@ -269,8 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("studies", help="list studies, their claims and CPU budget; with "
                        "--scale, what each costs (runs, FLOPs, estimated GPU and CPU hours)")
-    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default=None,
-                   help="print the cost of every study at this scale instead")
+    s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default=None,
+                   help="print the cost of every study at this scale instead (long: only the "
+                   "studies that define it)")
     s.set_defaults(fn=cmd_studies)
 
     s = sub.add_parser("claims", help="the claims ledger: per paper, every claim, its study "

@@ -82,6 +82,38 @@ def test_the_long_scale_reuses_runs_across_lego_studies():
     assert ("identity-attention term", 2) in ids["lego-staircase"]  # the levers, 3 seeds
 
 
+def test_each_lego_lever_changes_only_what_it_names():
+    """lego-staircase's long-scale levers are the fixed-root recipe with one change each; the
+    curriculum lever starts from a 4-clause run of 300 steps (all 4 positions supervised),
+    shared by its seeds, and is otherwise the recipe."""
+    from reasonlab.studies.lego.common import LEVERS
+
+    specs = {(s.arm, s.seed): s.config for s in STUDIES["lego-staircase"]().runs("long", 3)}
+    base = specs[("fixed (paper)", 0)].model_dump()
+
+    def diff(a: dict, b: dict, at: str = "") -> set[str]:
+        keys = set(a) | set(b)
+        out = set()
+        for k in keys:
+            x, y = a.get(k), b.get(k)
+            if isinstance(x, dict) and isinstance(y, dict):
+                out |= diff(x, y, f"{at}{k}.")
+            elif x != y:
+                out.add(f"{at}{k}")
+        return out
+
+    changed = {lever: diff(specs[(lever, 0)].model_dump(), base) for lever in LEVERS}
+    assert changed["weight decay 0.1"] == {"optim.weight_decay"}
+    assert changed["8 layers"] == {"model.n_layers"}
+    assert changed["batch 128"] == {"batch_size"}
+    assert changed["d_model 128"] == {"model.d_model", "model.d_mlp"}  # heads of 32
+    assert changed["cosine over 1500 steps"] == {"steps"}
+    assert changed["short-chain warm-up"] == {"init_from"}
+    warm = specs[("short-chain warm-up", 0)].init_from
+    assert (warm.task.n_clauses, warm.task.n_train_vars, warm.steps) == (4, 4, 300)
+    assert all(specs[("short-chain warm-up", s)].init_from == warm for s in (1, 2))
+
+
 def test_studies_share_runs_by_default(tmp_path, monkeypatch):
     """Without --out, reports go to reasonlab-out/<study>/<scale> and every study uses one
     runs folder, so lego-probes finds lego-extrapolation's finished runs and trains nothing."""

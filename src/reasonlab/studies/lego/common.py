@@ -79,21 +79,6 @@ SCALES: dict[Scale, dict[str, Any]] = {
 }
 
 
-LEVERS: dict[str, dict[str, Any]] = {
-    # The cosine horizon: in the long runs #2 left chance only while the cosine decayed (lr
-    # below ~1e-3, README), so a shorter horizon may get there in proportionally fewer steps.
-    "cosine over 1500 steps": {"steps": 1500},
-    # The abstract-symbols paper's identity term (Boix-Adsera et al. 2024, §4.3): attention
-    # logits += a_h X X^T, so a head can attend by token identity -- what finding a variable's
-    # defining clause by its name (the wall at #2) needs.
-    "identity-attention term": {"model": {"attention": {"name": "identity", "terms": "a",
-                                                        "zero_diag": True}}},
-}
-"""Levers that might shorten the staircase's plateaus: overrides of the fixed-root arm of
-lego-staircase at `long` scale, each measured by the first step at which #2 and #3 pass PASS
-and the fraction of seeds that get there (README, "Choosing the CPU scale")."""
-
-
 def lego_task(**kw: Any) -> dict[str, Any]:
     """Task 1 (Z2 acting on {+1, -1}), N_CLAUSES clauses, N_TRAIN_VARS supervised; kw overrides."""
     return {"name": "lego", "group": "z2", "n_clauses": N_CLAUSES, "n_train_vars": N_TRAIN_VARS,
@@ -103,6 +88,45 @@ def lego_task(**kw: Any) -> dict[str, Any]:
 def recipe(scale: Scale) -> dict[str, Any]:
     """The small-model LEGO recipe at this scale, task included."""
     return {**copy.deepcopy(SCALES[scale]), "task": lego_task()}
+
+
+WARMUP_CHAIN: dict[str, Any] = {
+    **copy.deepcopy(SCALES["long"]), "task": lego_task(n_clauses=4, n_train_vars=4),
+    "steps": 300, "eval_every": 100, "ckpt_every": 300}
+"""The curriculum lever's first stage: the long recipe on 4-clause chains, all 4 positions
+supervised, for 300 steps (10% of the long run), its own 100-step warm-up and cosine. The
+second stage starts from its weights with a fresh read-out and optimizer (init_from: what a
+run store can hand from one run to the next), a departure from a curriculum inside one run;
+its seed is the recipe's (0), so the lever's seeds share this one warm-up run."""
+
+LEVERS: dict[str, dict[str, Any]] = {
+    # The cosine horizon: in the long runs #2 left chance only while the cosine decayed (lr
+    # below ~1e-3, README), so a shorter horizon may get there in proportionally fewer steps.
+    "cosine over 1500 steps": {"steps": 1500},
+    # The abstract-symbols paper's identity term (Boix-Adsera et al. 2024, §4.3): attention
+    # logits += a_h X X^T, so a head can attend by token identity -- what finding a variable's
+    # defining clause by its name (the wall at #2) needs.
+    "identity-attention term": {"model": {"attention": {"name": "identity", "terms": "a",
+                                                        "zero_diag": True}}},
+    # Weight decay 10x the recipe's: decoupled decay pulls the weights the one-hop shortcut
+    # grew back towards zero, which may free the plateau sooner (grokking-style; our reading).
+    "weight decay 0.1": {"optim": {"weight_decay": 0.1}},
+    # Depth: an iterative solution resolving one chain step per layer needs more layers than
+    # #5's six hops leave room for at 6 (the paper uses 12).
+    "8 layers": {"model": {"n_layers": 8}},
+    # Batch size: twice the gradient's signal-to-noise at each step (2x the cost per step).
+    "batch 128": {"batch_size": 128},
+    # Width: the paper's BERT is 768 wide; wider models often leave plateaus in fewer steps
+    # (about 3x the cost per step; head size 32).
+    "d_model 128": {"model": {"d_model": 128, "d_mlp": 512}},
+    # A short-chain curriculum kept to the start: WARMUP_CHAIN's run first, its weights (all
+    # but the read-out) the start of the 3000-step run, so the one-hop steps are learned where
+    # every position is at most 3 hops from the root.
+    "short-chain warm-up": {"init_from": WARMUP_CHAIN},
+}
+"""Levers that might shorten the staircase's plateaus: overrides of the fixed-root arm of
+lego-staircase at `long` scale, each measured by the first step at which #2 and #3 pass PASS
+and the fraction of seeds that get there (README, "Choosing the CPU scale")."""
 
 
 def albert(scale: Scale) -> dict[str, Any]:
