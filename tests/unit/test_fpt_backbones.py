@@ -23,12 +23,12 @@ needs_smollm2 = pytest.mark.skipif(not SMOLLM2.available(),
                                    reason=f"weights absent; install: {SMOLLM2.install_hint}")
 
 
-def fpt_model(backbone: str, n_layers: int, task: dict | None = None, pretrained: bool = True,
+def fpt_model(backbone: str, n_layers: int, task: dict | None = None, init: str = "pretrained",
               train: str = "fpt"):
     from reasonlab.train.loop import build_model
 
     config = TrainConfig.build({"task": task or {"name": "bit_xor"}, "train": train,
-                                **FPT_BACKBONES[backbone].fields(n_layers, pretrained)})
+                                **FPT_BACKBONES[backbone].fields(n_layers, init)})
     return build_model(config).eval()
 
 
@@ -135,7 +135,65 @@ def test_backbone_fields_build_pretrained_and_random_runs():
     architecture with no checkpoint (the paper's "Random" row)."""
     for b in (MINILM_BACKBONE, SMOLLM2_BACKBONE):
         pre = TrainConfig.build({"task": {"name": "bit_xor"}, **b.fields(2)})
-        rand = TrainConfig.build({"task": {"name": "bit_xor"}, **b.fields(2, pretrained=False)})
+        rand = TrainConfig.build({"task": {"name": "bit_xor"}, **b.fields(2, "random")})
         assert pre.pretrained == b.checkpoint and rand.pretrained is None
         assert pre.model == rand.model and pre.model.n_layers == 2
         assert pre.model.positions == ("rotary" if b is SMOLLM2_BACKBONE else "learned")
+
+
+@needs_minilm
+def test_statistics_only_keeps_each_tensors_mean_and_std_and_nothing_else():
+    """Slides, "Weight initialization": Statistics Only draws each pretrained tensor anew from
+    a normal with its mean and std -- checked against the checkpoint's own tensors."""
+    pre = fpt_model("minilm", 2, init="pretrained")
+    stats = fpt_model("minilm", 2, init="statistics")
+    sd = MINILM.state_dict()
+    pairs = {"backbone.layers.1.mlp.fc_in.weight": sd["encoder.layer.1.intermediate.dense.weight"],
+             "backbone.layers.0.ln2.weight": sd["encoder.layer.0.output.LayerNorm.weight"],
+             "backbone.layers.0.ln1.bias": sd["encoder.layer.0.attention.output.LayerNorm.bias"]}
+    for name, ref in pairs.items():
+        got = stats.get_parameter(name)
+        assert torch.equal(pre.get_parameter(name), ref)
+        assert not torch.allclose(got, ref, atol=1e-3)
+        assert abs(got.mean() - ref.mean()) < 4 * ref.std() / ref.numel() ** 0.5 + 1e-6
+        assert abs(got.std() / ref.std() - 1) < 0.1
+    # the trained layers FPT adds are not the checkpoint's: the same fresh init either way
+    assert torch.equal(stats.readout.head.weight, pre.readout.head.weight)
+
+
+@pytest.mark.parametrize("arch", ["minilm", "smollm2"])
+def test_bit_pretrained_backbone_loads_into_fpt_on_another_task(tmp_path, arch):
+    """Slides, "Importance of language pre-training", Bit row: a backbone pretrained (fully
+    trained) on bit memory, then frozen under FPT on a task with other inputs (ListOps
+    tokens): the downstream backbone is the pretraining run's final backbone, read from its
+    checkpoint file; FPT's input layer, read-out and (rotary) added table are the task's own,
+    fresh."""
+    from safetensors.torch import load_file
+
+    from reasonlab.runs import execute, run_dir_for
+    from reasonlab.train.loop import build_model
+
+    small = {"d_model": 24, "n_heads": 2, **({"n_kv_heads": 1} if arch == "smollm2" else {}),
+             "d_mlp": 32}
+    run = dict(n_train=32, n_test=16, batch_size=4, steps=2, eval_every=2, ckpt_every=2,
+               threads=1)
+    bits = {"task": {"name": "bit_memory", "n_bits": 20, "patch": 5, "n_patterns": 7},
+            "model": {**FPT_BACKBONES[arch].fields(1, "random")["model"], **small},
+            "train": "full", **run}
+    cfg = TrainConfig.build({"task": {"name": "listops", "min_length": 8, "max_length": 16},
+                             "model": {"arch": "fpt"}, "pretrain": bits, "train": "fpt", **run})
+    assert cfg.model.d_input is None and cfg.model.d_model == 24  # task's input, run's width
+    execute(cfg.pretrain, tmp_path, quiet=True)
+    saved = {k.removeprefix("model."): v for k, v in load_file(str(
+        run_dir_for(cfg.pretrain, tmp_path) / "ckpt" / "state.safetensors")).items()}
+    model = build_model(cfg, root=tmp_path)
+    fresh = build_model(cfg.model_copy(update={"pretrain": None}))
+    sd = model.state_dict()
+    for k, v in sd.items():
+        if k.startswith("backbone.") and k != "backbone.W_E":
+            want = saved[k][: v.shape[0]] if k == "backbone.W_pos" else saved[k]
+            assert torch.equal(v, want), k
+        else:  # input, read-out, added positions, the unread token table: not the run's
+            assert torch.equal(v, fresh.state_dict()[k]), k
+    assert not torch.equal(sd["backbone.layers.0.mlp.fc_in.weight"],
+                           fresh.state_dict()["backbone.layers.0.mlp.fc_in.weight"])

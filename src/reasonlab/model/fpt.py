@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -203,6 +203,8 @@ class Backbone:
     name: str
     checkpoint: str
     """PRETRAINED entry whose layers FPT freezes."""
+    statistics: str
+    """PRETRAINED entry of its "Statistics Only" twin (model/pretrained.py StatisticsOnly)."""
     title: str
     """How reports name it."""
     positions: Group
@@ -218,25 +220,37 @@ class Backbone:
 
         return fixed_fields(self.checkpoint)
 
-    def fields(self, n_layers: int, pretrained: bool = True) -> dict[str, Any]:
-        """TrainConfig fields of an FPT run on this backbone's first n_layers layers: its
-        pretrained weights, or (pretrained=False) the same architecture at random init (the
-        paper's "Random" / frozen random transformer)."""
+    def fields(self, n_layers: int, init: Init = "pretrained") -> dict[str, Any]:
+        """TrainConfig fields of an FPT run on this backbone's first n_layers layers, its
+        weights as `init` says (INITS: the slides' "Weight initialization" rows)."""
         model = {"arch": "fpt", "n_layers": n_layers}
-        if pretrained:
-            return {"model": model, "pretrained": self.checkpoint}
-        return {"model": {**self.architecture, **model}}
+        checkpoint = {"pretrained": self.checkpoint, "statistics": self.statistics,
+                      "random": None}[init]
+        if checkpoint is None:
+            return {"model": {**self.architecture, **model}}
+        return {"model": model, "pretrained": checkpoint}
+
+
+Init = Literal["pretrained", "statistics", "random"]
+INITS: dict[Init, str] = {"pretrained": "Pretrained", "statistics": "Statistics Only",
+                          "random": "Default"}
+"""A backbone's weights (Lu et al. 2021, slides "Weight initialization"): the checkpoint's;
+its "Statistics Only" twin (model/pretrained.py StatisticsOnly: each tensor redrawn with its
+mean and std); the same architecture at the default random init (N(0, 0.02), Hugging Face's
+for GPT-2, BERT and Llama alike; the paper's "Random" / frozen random transformer)."""
 
 
 FPT_BACKBONES: Registry[Backbone] = Registry("FPT backbone")
 """The offline backbones (no GPT-2 weights reach our machines: docs/design.md §9)."""
 
 SMOLLM2_BACKBONE = FPT_BACKBONES.register("smollm2")(Backbone(
-    name="smollm2", checkpoint="smollm2-135m", title="SmolLM2-135M", positions="added_positions",
+    name="smollm2", checkpoint="smollm2-135m", statistics="smollm2-135m-statistics",
+    title="SmolLM2-135M", positions="added_positions",
     structure="Llama-style decoder: RMSNorm gains only (no bias, no centring); rotary "
               "positions, so FPT trains a NEW zero-initialised input table (added_positions)"))
 MINILM_BACKBONE = FPT_BACKBONES.register("minilm")(Backbone(
-    name="minilm", checkpoint="all-minilm-l6-v2", title="MiniLM-L6", positions="positions",
+    name="minilm", checkpoint="all-minilm-l6-v2", statistics="all-minilm-l6-v2-statistics",
+    title="MiniLM-L6", positions="positions",
     structure="BERT encoder (all-MiniLM-L6-v2): LayerNorm with gain and bias, as GPT-2's; "
               "its OWN 512 learned positions train from their pretrained values, as the "
               "authors train GPT-2's wpe"))
