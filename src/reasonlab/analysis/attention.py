@@ -155,12 +155,14 @@ def task_targets(x: ScoreInput) -> torch.Tensor:
 @torch.no_grad()
 def attention_patterns(model: nn.Module, tokens: torch.Tensor,
                        pad_mask: torch.Tensor | None = None,
-                       features: torch.Tensor | None = None) -> torch.Tensor:
+                       **inputs: torch.Tensor | None) -> torch.Tensor:
     """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points.
-    features [batch, seq, d_input]: a continuous task's inputs (FPT, model/fpt.py)."""
+    inputs: the batch's other model inputs, those not None passed on (a continuous task's
+    `features` [batch, seq, d_input], with `label_pos` / `label_sub` for FPT's read-out of
+    several outputs a token; model/fpt.py)."""
     was = model.training
     model.eval()
-    extra = {} if features is None else {"features": features}
+    extra = {k: v for k, v in inputs.items() if v is not None}
     _, cache = run_with_cache(model, tokens, pad_mask=pad_mask, **extra,
                               names_filter=lambda n: n.endswith("attn.hook_pattern"))
     model.train(was)
@@ -358,6 +360,15 @@ def plot_head_scores(scores: dict[str, torch.Tensor], path: Path, title: str = "
 # ---------------------------------------------------------------------- one-call report
 
 
+def model_inputs(batch: Any) -> dict[str, torch.Tensor | None]:
+    """What a continuous-input batch feeds besides tokens (`attention_patterns`' inputs);
+    nothing for a token batch (its model reads tokens alone)."""
+    if batch.features is None:
+        return {}
+    return {"features": batch.features, "label_pos": batch.label_pos,
+            "label_sub": batch.label_sub}
+
+
 def position_labels(batch: Any, example: int, vocab: Sequence[str]) -> list[str]:
     """Axis labels of one example: its tokens; for continuous inputs (every position holds
     the same placeholder token) the position and, for one value a position (bit XOR), it."""
@@ -391,8 +402,7 @@ def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, exa
     out.mkdir(parents=True, exist_ok=True)
     batch = task.sample(np.random.default_rng(seed), n)  # type: ignore[attr-defined]
     vocab = task.vocab.tokens  # type: ignore[attr-defined]
-    pattern = attention_patterns(model, batch.tokens, batch.pad_mask,
-                                 batch.features)  # [L, B, H, T, T]
+    pattern = attention_patterns(model, batch.tokens, batch.pad_mask, **model_inputs(batch))
     targets = getattr(task, "attention_targets", None)
     scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window,
                          variables=variables, continuous=batch.features is not None,

@@ -16,6 +16,9 @@ from typing import Any
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone
 from reasonlab.studies.kit.base import RunSpec, Scale, grid
 
+NO_GPT2 = ("No GPT-2 weights are available offline: every table is run on two backbones, "
+           "SmolLM2-135M (Llama-style decoder, 4-bit GGUF dequantized) and MiniLM-L6 (a BERT "
+           "encoder), one table each.")
 BACKBONES: tuple[str, ...] = ("smollm2", "minilm")
 """FPT_BACKBONES entries every FPT study runs, in report order."""
 CPU_LAYERS = 2
