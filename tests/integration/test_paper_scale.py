@@ -54,7 +54,9 @@ SHRINK: dict[str, dict] = {
     "artificial-pretraining": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
     "artificial-pretraining-lego": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
     "fpt-universal": merge(FEW, SHALLOW), "fpt-freeze-ablation": merge(FEW, SHALLOW),
-    "fpt-convergence": merge(FEW, SHALLOW),
+    "fpt-convergence": merge(FEW, SHALLOW), "fpt-init": merge(FEW, SHALLOW),
+    "fpt-modality": merge(FEW, SHALLOW), "fpt-fitting": merge(FEW, SHALLOW),
+    "fpt-attention": merge(FEW, SHALLOW), "fpt-scaling": FEW,  # n_layers is swept
     "symbols-mlp-vs-transformer": {}, "symbols-data-efficiency": {},  # n_train is swept
     "symbols-readout-vs-full": {}, "symbols-copy-embedding-dim": FEW,  # d_model is swept
     "symbols-language-model": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
