@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from reasonlab.analysis.attention import attention_patterns, head_scores, model_inputs
-from reasonlab.report import plt, save
 from reasonlab.runs import load_run_model
 from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
 from reasonlab.studies.fpt.common import metric, recipe, tasks
+from reasonlab.studies.fpt.first_layer import first_layer, mass, plot_maps, uniform
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm, by_backbone, title
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
@@ -40,24 +38,6 @@ LONGER: dict[Scale, dict[str, dict[str, Any]]] = {
 }
 N = 64
 """Test inputs the masses average over."""
-
-
-def first_layer(model: torch.nn.Module, batch: Any) -> torch.Tensor:
-    """Layer 0's attention, mean over heads: [batch, q_pos, k_pos]."""
-    return attention_patterns(model, batch.tokens, batch.pad_mask,
-                              **model_inputs(batch))[0].mean(1)
-
-
-def mass(pattern: torch.Tensor, targets: torch.Tensor, batch: Any) -> float:
-    """Mass on the needed keys, over the queries that need some (analysis.attention)."""
-    return float(head_scores(pattern[None, :, None], batch.tokens, batch.pad_mask,
-                             names=["task_targets"], targets=targets)["task_targets"])
-
-
-def uniform(T: int, causal: bool, B: int) -> torch.Tensor:
-    """Uniform attention over the keys a query may see: [B, T, T]."""
-    allowed = torch.tril(torch.ones(T, T)) if causal else torch.ones(T, T)
-    return (allowed / allowed.sum(-1, keepdim=True)).expand(B, T, T)
 
 
 @STUDIES.register("fpt-attention")
@@ -101,18 +81,3 @@ class FptAttention(SlideStudy):
                    "input after training (row = query, column = key), as the slides' figures")
         rep.verdicts = [both_backbones(claim, verdicts)]
         return rep
-
-
-def plot_maps(maps: dict[tuple[str, str], torch.Tensor], path: Path) -> None:
-    """One heatmap per (backbone, task): rows backbones, columns tasks."""
-    backbones = list(dict.fromkeys(b for b, _ in maps))
-    tasks_ = list(dict.fromkeys(t for _, t in maps))
-    fig, axes = plt.subplots(len(backbones), len(tasks_), squeeze=False,
-                             figsize=(3.6 * len(tasks_) + 0.6, 3.4 * len(backbones)))
-    for (b, t), grid_ in maps.items():
-        ax = axes[backbones.index(b)][tasks_.index(t)]
-        im = ax.imshow(grid_.numpy(), vmin=0)
-        ax.set(title=f"{b}: {t}", xlabel="key position", ylabel="query position")
-        fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.tight_layout()
-    save(fig, path)
