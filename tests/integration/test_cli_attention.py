@@ -75,7 +75,7 @@ def test_attention_of_an_fpt_run_on_continuous_inputs(tmp_path, capsys):
     the mass of each output token on bit j of either string (Lu et al.'s demo notebook) -- is
     the mass recomputed here by a naive loop over the same patterns."""
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"task": {"name": "bit_xor"}, "train": "fpt",
+    cfg.write_text(json.dumps({"task": {"name": "bit_xor"}, "trainable": "fpt",
                                "model": {"arch": "fpt", "d_model": 16, "n_layers": 2,
                                          "n_heads": 2, "d_mlp": 32}}))
     assert main(["train", str(cfg), "steps=4", "eval_every=2", "ckpt_every=2", "n_train=64",

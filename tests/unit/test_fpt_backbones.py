@@ -27,7 +27,7 @@ def fpt_model(backbone: str, n_layers: int, task: dict | None = None, init: str 
               train: str = "fpt"):
     from reasonlab.train.loop import build_model
 
-    config = TrainConfig.build({"task": task or {"name": "bit_xor"}, "train": train,
+    config = TrainConfig.build({"task": task or {"name": "bit_xor"}, "trainable": train,
                                 **FPT_BACKBONES[backbone].fields(n_layers, init)})
     return build_model(config).eval()
 
@@ -136,7 +136,7 @@ def test_backbone_fields_build_pretrained_and_random_runs():
     for b in (MINILM_BACKBONE, SMOLLM2_BACKBONE):
         pre = TrainConfig.build({"task": {"name": "bit_xor"}, **b.fields(2)})
         rand = TrainConfig.build({"task": {"name": "bit_xor"}, **b.fields(2, "random")})
-        assert pre.pretrained == b.checkpoint and rand.pretrained is None
+        assert pre.init_from == b.checkpoint and rand.init_from is None
         assert pre.model == rand.model and pre.model.n_layers == 2
         assert pre.model.positions == ("rotary" if b is SMOLLM2_BACKBONE else "learned")
 
@@ -179,15 +179,16 @@ def test_bit_pretrained_backbone_loads_into_fpt_on_another_task(tmp_path, arch):
                threads=1)
     bits = {"task": {"name": "bit_memory", "n_bits": 20, "patch": 5, "n_patterns": 7},
             "model": {**FPT_BACKBONES[arch].fields(1, "random")["model"], **small},
-            "train": "full", **run}
+            "trainable": "full", **run}
     cfg = TrainConfig.build({"task": {"name": "listops", "min_length": 8, "max_length": 16},
-                             "model": {"arch": "fpt"}, "pretrain": bits, "train": "fpt", **run})
+                             "model": {"arch": "fpt"}, "init_from": bits, "trainable": "fpt",
+                             **run})
     assert cfg.model.d_input is None and cfg.model.d_model == 24  # task's input, run's width
-    execute(cfg.pretrain, tmp_path, quiet=True)
+    execute(cfg.init_run, tmp_path, quiet=True)
     saved = {k.removeprefix("model."): v for k, v in load_file(str(
-        run_dir_for(cfg.pretrain, tmp_path) / "ckpt" / "state.safetensors")).items()}
+        run_dir_for(cfg.init_run, tmp_path) / "ckpt" / "state.safetensors")).items()}
     model = build_model(cfg, root=tmp_path)
-    fresh = build_model(cfg.model_copy(update={"pretrain": None}))
+    fresh = build_model(cfg.model_copy(update={"init_from": None}))
     sd = model.state_dict()
     for k, v in sd.items():
         if k.startswith("backbone.") and k != "backbone.W_E":

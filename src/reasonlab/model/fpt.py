@@ -228,7 +228,7 @@ class Backbone:
                       "random": None}[init]
         if checkpoint is None:
             return {"model": {**self.architecture, **model}}
-        return {"model": model, "pretrained": checkpoint}
+        return {"model": model, "init_from": checkpoint}
 
 
 Init = Literal["pretrained", "statistics", "random"]

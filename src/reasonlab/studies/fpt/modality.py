@@ -6,7 +6,7 @@ architecture, trained as FPT:
   FPT     the language-pretrained checkpoint
   Random  the default random init
   Bit     the architecture pretrained by us on bit memory (every parameter trained: a run of
-          the store, `pretrain`, trained once before the runs naming it), then frozen; its
+          the store, `init_from`, trained once before the runs naming it), then frozen; its
           input layer and read-out are dropped, the downstream task gets fresh ones
 No ViT weights reach our machines offline: the slide's ViT row is printed, not run. FPT and
 Random are fpt-init's Pretrained and Default runs (same configs, shared runs folder).
@@ -70,8 +70,8 @@ class FptModality(SlideStudy):
                        {"backbone": b, "phase": "pretrain"}) for b in BACKBONES]
         return pre + backbone_grid(recipe(scale), lambda b: {
             FPT: arm(b, scale), RANDOM: arm(b, scale, "random"),
-            BIT: {"model": {"arch": "fpt"}, "pretrain": bit_pretraining(b, scale),
-                  "train": "fpt"}}, points, seeds)
+            BIT: {"model": {"arch": "fpt"}, "init_from": bit_pretraining(b, scale),
+                  "trainable": "fpt"}}, points, seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2 + " No ViT weights are "

@@ -33,11 +33,12 @@ class SlideStudy(FPTStudy):
         return None
 
 
-def arm(backbone: Backbone, scale: Scale, init: Init = "pretrained", train: str = "fpt",
+def arm(backbone: Backbone, scale: Scale, init: Init = "pretrained", trainable: str = "fpt",
         n_layers: int | None = None) -> dict[str, Any]:
     """An FPT arm on `backbone`: its first n_layers layers (the scale's depth by default),
-    weights as `init` says, the groups of `train` trained (model/freeze.py)."""
-    return {**backbone.fields(n_layers or depth(backbone, scale), init), "train": train}
+    weights as `init` says, the groups of `trainable` trained (model/freeze.py)."""
+    return {**backbone.fields(n_layers or depth(backbone, scale), init),
+            "trainable": trainable}
 
 
 def by_backbone(results: Results) -> dict[str, Results]:
