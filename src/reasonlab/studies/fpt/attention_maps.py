@@ -47,7 +47,9 @@ class FptAttention(SlideStudy):
                     "output needs (bit XOR: bit j of either string; bit memory: the same patch "
                     "of every stored pattern)", "Lu et al. 2021, slides, GPT-2 - first layer "
                     "attention for bit XOR / bit memory (figures); the authors' demo notebook"),)
-    cpu_minutes = None
+    # measured: 1378 s, 4 runs (bit memory 1500 steps), on the 2-core machine shared with five
+    # other sessions (load average ~20; README): not a quiet-machine time
+    cpu_minutes = 23.0
     default_seeds = {"cpu": 1, "paper": 1}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
