@@ -46,7 +46,9 @@ class FptScaling(SlideStudy):
               "size", "Lu et al. 2021, slides, Scaling with size (CIFAR-10)",
               "FPT / Random: Small 68.2 / 61.7%, Medium 69.8 / 64.0%, Large 72.1 / 65.7%"),
     )
-    cpu_minutes = None
+    # measured: 345 s after fpt-init (8 new runs), on the 2-core machine shared with five other
+    # sessions (load average ~20; README): not a quiet-machine time
+    cpu_minutes = 5.8
     cpu_after = "fpt-init"  # its 2-layer Fashion-MNIST runs are this study's middle size
     default_seeds = {"cpu": 1, "paper": 3}
 
