@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from reasonlab.model.gguf import SMOLLM2_ARCH
 from reasonlab.model.pretrained import SMOLLM2
 from reasonlab.report import table
 from reasonlab.studies.kit.base import Results, Scale, Study
+from reasonlab.tasks.base import Batch
+from reasonlab.train.config import TrainConfig
 
 CPU_LAYERS = 2
 """SmolLM2 layers kept at cpu scale (the first ones)."""
@@ -168,9 +172,11 @@ def finals(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, dict[s
 
 
 def accuracy_table(values: dict[str, dict[str, list[float]]], arms: list[str],
-                   paper: dict[str, dict[str, str]] | None = None) -> str:
+                   paper: dict[str, dict[str, str]] | None = None,
+                   base: dict[str, dict[str, float]] | None = None) -> str:
     """Markdown: one row per arm (the paper's layout: models as rows, tasks as columns), mean
-    over seeds, with the paper's number for that cell in brackets where it has one."""
+    over seeds, with the paper's number for that cell in brackets where it has one; then the
+    baselines' rows (`task_baselines`) when given."""
     tasks_ = list(values)
     rows = []
     for a in arms:
@@ -181,7 +187,83 @@ def accuracy_table(values: dict[str, dict[str, list[float]]], arms: list[str],
             ref = (paper or {}).get(a, {}).get(t)
             cells.append(f"{cell} ({ref})" if ref else cell)
         rows.append([a, *cells])
+    for b in BASELINES if base else ():
+        ref = BASELINE_PAPER.get(b)
+        rows.append([f"*{b}*", *(f"{100 * base[t][b]:.1f}" + (f" ({ref})" if ref and t in
+                                                                 _IMAGES else "")
+                                 if t in base else "-" for t in tasks_)])
     return table(["model", *tasks_], rows)
+
+
+# -- baselines the slides cite ----------------------------------------------------------------
+LINEAR, MAJORITY, UNIFORM = ("linear classifier (raw input)", "majority class", "chance")
+BASELINES = (LINEAR, MAJORITY, UNIFORM)
+"""The rows every FPT table ends with: "Linear classifier on raw MNIST: 92% accuracy" (slides,
+Importance of language pre-training), the majority class and uniform guessing."""
+BASELINE_PAPER = {LINEAR: "MNIST 92"}
+_IMAGES = {"digits", "Fashion-MNIST"}
+
+
+def baselines(config: TrainConfig) -> dict[str, float]:
+    """The baselines on a run's own training and test sets (train/loop.make_data), each read
+    as the verdict metric (`metric`: masked query bits on bit memory):
+
+      linear classifier  scikit-learn's logistic regression on the RAW input, flattened: the
+                         features of a continuous task (bits, pixels), the one-hot tokens of a
+                         token task (ListOps); one classifier per output slot (bit XOR: 5, bit
+                         memory: every query bit). A slot whose training labels take one value
+                         predicts it.
+      majority class     per slot, the commonest training label.
+      chance             1 / number of classes (uniform guessing).
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    from reasonlab.tasks.base import build_task
+    from reasonlab.train.loop import make_data
+    from reasonlab.train.metrics import accuracy_by
+
+    task = build_task(config.task)
+    train, test = make_data(config, task)
+    x_tr, x_te = _raw(train, len(task.vocab)), _raw(test, len(task.vocab))
+    lin = np.zeros(test.labels.shape, dtype=bool)
+    maj = np.zeros(test.labels.shape, dtype=bool)
+    y_tr, y_te = train.labels.numpy(), test.labels.numpy()
+    ok_tr, ok_te = train.label_pos.numpy() >= 0, test.label_pos.numpy() >= 0
+    for p in range(y_te.shape[1]):  # slots with a training column, padded slots left out
+        seen = ok_tr[:, p] if p < y_tr.shape[1] else np.zeros(len(y_tr), bool)
+        labels = y_tr[seen, p]
+        classes, counts = np.unique(labels, return_counts=True)
+        common = classes[counts.argmax()] if len(classes) else 0
+        maj[:, p] = y_te[:, p] == common
+        if len(classes) > 1:
+            clf = LogisticRegression(max_iter=1000).fit(x_tr[seen], labels)
+            lin[:, p] = clf.predict(x_te) == y_te[:, p]
+        else:
+            lin[:, p] = maj[:, p]
+
+    def score(correct: np.ndarray) -> float:
+        c = torch.from_numpy(correct)
+        valid = torch.from_numpy(ok_te)
+        final = {"acc": c[valid].float().mean().item(),
+                 **{f"acc_by_{k}": accuracy_by(c, v, valid) for k, v in test.meta.items()}}
+        return metric(final)
+
+    return {LINEAR: score(lin), MAJORITY: score(maj), UNIFORM: 1.0 / task.n_classes}
+
+
+def _raw(batch: Batch, vocab: int) -> np.ndarray:
+    """[N, T * d_input] features, or [N, T * vocab] one-hot tokens: the input as the model gets
+    it, before any trained layer."""
+    if batch.features is not None:
+        return batch.features.flatten(1).numpy()
+    return F.one_hot(batch.tokens, vocab).flatten(1).float().numpy()
+
+
+def task_baselines(results: Results) -> dict[str, dict[str, float]]:
+    """task label -> baseline -> value, on the first run's data of each task (the grid's `task`
+    factor): every arm of a task and seed draws the same data from its seed, so seed 0's data
+    stand for the task."""
+    return {t: baselines(rs.first.config) for t, rs in results.by("task").items()}
 
 
 def params_line(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from reasonlab.studies.fpt.analysis import plot_policies
 from reasonlab.studies.fpt.common import (ABLATION_TASKS, NO_GPT2, POLICIES, FPTStudy,
                                           accuracy_table, by_task, finals, fpt_arm, params_line,
-                                          recipe, tasks)
+                                          recipe, task_baselines, tasks)
 from reasonlab.studies.fpt.paper import FREEZE_TABLE
 from reasonlab.studies.fpt.verdicts import ablation_verdicts
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
@@ -48,7 +48,7 @@ class FptFreezeAblation(FPTStudy):
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
         rep.add("Accuracy per policy (%)", "Mean over seeds; bit memory on MASKED bits. In "
                 "brackets the paper's number (GPT-2; MNIST for our digits).\n\n"
-                + accuracy_table(values, list(POLICIES), FREEZE_TABLE))
+                + accuracy_table(values, list(POLICIES), FREEZE_TABLE, task_baselines(results)))
         rep.add("Parameters trained per policy", params_line(runs))
         plot_policies(values, out / "policies.png")
         rep.figure("policies.png", "Final test accuracy per freeze policy, one line per task")

@@ -20,7 +20,8 @@ from pathlib import Path
 from reasonlab.studies.fpt.analysis import plot_accuracy
 from reasonlab.studies.fpt.common import (FPT, FULL, LSTM, NO_GPT2, RANDOM, FPTStudy,
                                           accuracy_table, by_task, finals, fpt_arm, lstm_arm,
-                                          params_line, random_arm, recipe, tasks)
+                                          params_line, random_arm, recipe, task_baselines,
+                                          tasks)
 from reasonlab.studies.fpt.paper import UNIVERSAL_TABLE
 from reasonlab.studies.fpt.verdicts import universal_verdicts
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
@@ -55,7 +56,7 @@ class FptUniversal(FPTStudy):
                 "memory: MASKED query bits only (all bits in the next table). In brackets: "
                 "the paper's number for that cell (GPT-2 backbone; MNIST where we have digits "
                 "and Fashion-MNIST, whose files the paper used are not available offline).\n\n"
-                + accuracy_table(values, arms, UNIVERSAL_TABLE))
+                + accuracy_table(values, arms, UNIVERSAL_TABLE, task_baselines(results)))
         if "bit memory" in runs:
             all_bits = {"bit memory (all bits)": {a: [r["final"]["acc"] for r in rs]
                                                   for a, rs in runs["bit memory"].items()}}
