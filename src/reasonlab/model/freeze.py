@@ -10,6 +10,7 @@ model/fpt.py). The groups:
     attention    Q, K, V, O projections
     mlp          the feed-forward blocks
     embeddings   the backbone's token table (and ALBERT's projection)
+    recurrent    an LSTM's input-to-hidden and hidden-to-hidden maps (model/lstm.py LNLSTM)
 
 A frozen parameter gets requires_grad False, so it has no gradient, costs no weight-gradient
 matmul in backward, and never reaches the optimizer (no Adam state).
@@ -26,9 +27,10 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 
-Group = Literal["input", "output", "positions", "norms", "attention", "mlp", "embeddings"]
+Group = Literal["input", "output", "positions", "norms", "attention", "mlp", "embeddings",
+                "recurrent"]
 GROUPS: tuple[Group, ...] = ("input", "output", "positions", "norms", "attention", "mlp",
-                             "embeddings")
+                             "embeddings", "recurrent")
 
 FPT: tuple[Group, ...] = ("input", "output", "positions", "norms")
 PRESETS: dict[str, tuple[Group, ...]] = {
@@ -36,6 +38,7 @@ PRESETS: dict[str, tuple[Group, ...]] = {
     "input_output": ("input", "output"),
     "output_positions": ("output", "positions"),
     "output_norms": ("output", "norms"),
+    "input_output_norms": ("input", "output", "norms"),  # successive finetuning, 2nd step
     "input_output_positions": ("input", "output", "positions"),
     "fpt": FPT,
     "fpt_mlp": (*FPT, "mlp"),  # the paper's "+ Feedforward"
