@@ -34,7 +34,7 @@ def test_every_family_has_a_paper_and_every_claim_one_entry():
             else:
                 assert family_of(STUDIES[e.study]) == p.key and e.status("cpu") == NOT_RUN
     untested = {p.key: sum(e.study is None for e in entries) for p, entries in book}
-    assert untested["fpt"] >= 8 and untested["artificial"] >= 6  # the slides' tables
+    assert untested["fpt"] >= 1 and untested["artificial"] >= 6  # tables no study tests yet
 
 
 def test_latest_verdict_per_study_and_scale(tmp_path):
