@@ -1,5 +1,6 @@
-"""The baselines every FPT table prints (slides: "Linear classifier on raw MNIST: 92%"),
-checked against independent computations on the run's own data."""
+"""fpt.common: the baselines every FPT table prints (slides: "Linear classifier on raw MNIST:
+92%"), checked against independent computations on the run's own data; the Full arm's
+learning rate chosen on the validation split."""
 
 from __future__ import annotations
 
@@ -37,3 +38,27 @@ def test_linear_classifier_reads_raw_pixels_and_cannot_do_xor():
 def test_bit_memory_baselines_read_masked_bits():
     b = baselines(config({"name": "bit_memory", "n_bits": 20, "patch": 10}, 200, 100))
     assert abs(b[MAJORITY] - 0.5) < 0.1  # masked bits are +-1 at random: no majority
+
+
+def test_full_arm_learning_rate_is_chosen_on_validation_never_on_test():
+    """Per task, the Full runs of the learning rate with the best VALIDATION metric are kept;
+    a learning rate with a better test accuracy but a worse validation one is dropped."""
+    from reasonlab.studies.fpt.common import FPT, FULL, by_task, choose_full
+    from reasonlab.studies.kit.base import Results, RunSpec
+
+    c = config({"name": "digits"})
+
+    def run(arm, task, val, test, lr=None):
+        factors = {"arm": arm, "task": task, **({"lr": lr} if lr else {})}
+        return (RunSpec(arm, 0, c, factors), {"final": {"acc": test, "val": {"acc": val}}})
+
+    results = Results([run(FPT, "digits", 0.8, 0.8),
+                       run(FULL, "digits", 0.6, 0.9, 1e-3), run(FULL, "digits", 0.7, 0.5, 1e-4),
+                       run(FULL, "ListOps", 0.3, 0.3, 1e-3), run(FULL, "ListOps", 0.2, 0.4,
+                                                                   1e-4)], "cpu", 1)
+    kept, chosen = choose_full(results)
+    assert chosen == {"digits": 1e-4, "ListOps": 1e-3}
+    runs = by_task(kept)
+    assert [r["final"]["acc"] for r in runs["digits"][FULL]] == [0.5]
+    assert [r["final"]["acc"] for r in runs["ListOps"][FULL]] == [0.3]
+    assert runs["digits"][FPT][0]["final"]["acc"] == 0.8
