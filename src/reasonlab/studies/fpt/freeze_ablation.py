@@ -36,7 +36,8 @@ POLICIES = {OUT: "output_only", OUT_IN: "input_output", OUT_POS: "output_positio
 ONE_GROUP_ARMS = dict(zip(ONE_GROUP, (OUT, OUT_IN, OUT_POS, OUT_LN), strict=True))
 SUCCESSIVE_ARMS = dict(zip(SUCCESSIVE, (OUT, OUT_LN, OUT_LN_IN, ALL), strict=True))
 """The slides' column -> our arm, per table."""
-BACKBONES = ("pretrained", "frozen random")
+INITS = ("pretrained", "frozen random")
+"""The backbone's weights, a factor of every run (`init`)."""
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit memory", "bit XOR"),
     "cpu": ("bit XOR", "ListOps (fpt2021)", "digits"),
@@ -79,20 +80,20 @@ class FptFreezeAblation(FPTStudy):
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {k: v for k, v in tasks(scale).items() if k in TASKS[scale]}
-        backbones = {"pretrained": fpt_arm, "frozen random": lambda s, p: random_arm(s, p)}
-        return [spec for b, arm in backbones.items()
+        inits = {"pretrained": fpt_arm, "frozen random": random_arm}
+        return [spec for b, arm in inits.items()
                 for spec in grid(recipe(scale), {a: arm(scale, p) for a, p in POLICIES.items()},
-                                 sweep=points, seeds=seeds, factors={"backbone": b},
+                                 sweep=points, seeds=seeds, factors={"init": b},
                                  sweep_factor="task")]
 
     def analyse(self, results: Results, out: Path) -> Report:
-        values = {b: finals(by_task(results.where(backbone=b))) for b in BACKBONES}
-        base = task_baselines(results.where(backbone="pretrained"))
+        values = {b: finals(by_task(results.where(init=b))) for b in INITS}
+        base = task_baselines(results.where(init="pretrained"))
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
         note = ("Test accuracy at the end of training (%), mean over seeds; bit memory on MASKED "
                 "bits. In brackets the slide's number (GPT-2; all bits on bit memory; MNIST "
                 "beside digits). Last columns: the baselines on the same data.")
-        for b, (more, succ) in zip(BACKBONES, ((FREEZE_MORE, SUCCESSIVE_TABLE),
+        for b, (more, succ) in zip(INITS, ((FREEZE_MORE, SUCCESSIVE_TABLE),
                                                (FREEZE_MORE_RANDOM, SUCCESSIVE_RANDOM)),
                                    strict=True):
             suffix = "" if b == "pretrained" else " - frozen random"
