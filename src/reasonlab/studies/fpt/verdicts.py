@@ -161,9 +161,10 @@ def no_help_verdict(claim: Claim, values: dict[str, dict[str, list[float]]], arm
 # -- fpt-convergence -------------------------------------------------------------------------
 LEVELS: dict[Scale, dict[str, float]] = {
     "smoke": {"bit memory": 0.55, "bit XOR": 0.55},
-    # 0.9 x FPT's final metric in the pilot (the cpu recipe's runs of 2026-11-23, README; bit
-    # memory: FPT's masked bits in 4000-step runs, 0.93)
-    "cpu": {"bit memory": 0.84, "bit XOR": 0.90, "ListOps (fpt2021)": 0.31, "digits": 0.73,
+    # 0.9 x FPT's plateau in pilot runs of the cpu recipe (2026-11-24, fpt README "Budgets"):
+    # bit memory (masked bits) 0.93, ListOps 0.33, digits 0.965; bit XOR and Fashion-MNIST
+    # from the pilot without dropout (2026-11-23: 1.00 and 0.63), the only ones there are
+    "cpu": {"bit memory": 0.84, "bit XOR": 0.90, "ListOps (fpt2021)": 0.30, "digits": 0.87,
             "Fashion-MNIST": 0.57},
     # 0.9 x the slides' FPT accuracy (bit memory: masked bits, whose all-bits 100% is 100%)
     "paper": {"bit memory": 0.90, "bit XOR": 0.90, "ListOps (lra)": 0.35,
