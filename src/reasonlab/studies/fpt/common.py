@@ -86,8 +86,9 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
         # 2026-11-24, fpt README "Budgets"): digits 0.37 at 250 steps, 0.86 at 500, 0.95 at
         # 1000, 0.96-0.97 from 1200; ListOps 0.27 at 250, 0.30-0.34 from 500 to 1500; bit
         # memory's masked bits 0.52 until 1600, 0.80 at 2400, 0.91 at 2800, 0.92-0.94 from 3000
-        # to 3800; bit XOR at chance (0.50) through 3000 steps (without dropout: 1.00 from step
-        # 1000, 2026-11-23), so it stays at 1000 steps and its claims read "not learned".
+        # to 3800; bit XOR at chance (0.50) through 3000 steps (the same config without
+        # dropout: 1.00 from step 900), so it stays at 1000 steps and its claims read "not
+        # learned" unless run with model.dropout=0.
         # Fashion-MNIST is not measured with dropout: 1000 steps, as digits.
         return {
             "bit memory": _t({"name": "bit_memory", "n_bits": 50, "patch": 10}, 3_000, 12_256,
