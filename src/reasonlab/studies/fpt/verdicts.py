@@ -102,6 +102,12 @@ def counted(values: dict[str, dict[str, list[float]]], reference: str) -> list[s
     return [t for t, arms in values.items() if learned(t, [np.mean(arms[reference])])]
 
 
+def _unlearned(values: dict[str, dict[str, list[float]]], reference: str) -> str:
+    return (f"{reference} learns no task ({LEARNED} above chance): "
+            + ", ".join(f"{t} {np.mean(a[reference]):.3f} (chance {CHANCE[t]})"
+                        for t, a in values.items()))
+
+
 def _per_seed(values: dict[str, dict[str, list[float]]], arm: str, tasks: list[str]
               ) -> np.ndarray:
     """[seeds]: the arm's metric averaged over `tasks`, seed by seed."""
@@ -115,8 +121,8 @@ def factor_verdict(claim: Claim, values: dict[str, dict[str, list[float]]], arm:
     nothing reads not reproduced."""
     tasks = counted(values, reference)
     if not tasks:
-        return Verdict(claim, "inconclusive", f"{reference} learns no task ({LEARNED} above "
-                       "chance), so no group's effect can show")
+        return Verdict(claim, "inconclusive", _unlearned(values, reference)
+                       + ", so no group's effect can show")
     per = ", ".join(f"{t} {np.mean(values[t][base]):.3f} -> {np.mean(values[t][arm]):.3f}"
                     for t in tasks)
     v = gain_verdict(claim, _per_seed(values, arm, tasks), _per_seed(values, base, tasks),
@@ -150,7 +156,7 @@ def no_help_verdict(claim: Claim, values: dict[str, dict[str, list[float]]], arm
     reproduced when `arm` is confidently better)."""
     tasks = counted(values, reference)
     if not tasks:
-        return Verdict(claim, "inconclusive", f"{reference} learns no task")
+        return Verdict(claim, "inconclusive", _unlearned(values, reference))
     per = ", ".join(f"{t} {np.mean(values[t][base]):.3f} -> {np.mean(values[t][arm]):.3f}"
                     for t in tasks)
     v = no_gain_verdict(claim, _per_seed(values, arm, tasks), _per_seed(values, base, tasks),
