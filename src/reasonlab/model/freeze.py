@@ -16,6 +16,7 @@ model/fpt.py). The groups:
     attention    Q, K, V, O projections
     mlp          the feed-forward blocks
     embeddings   the backbone's token table (and ALBERT's projection)
+    recurrent    an LSTM's input-to-hidden and hidden-to-hidden maps (model/lstm.py LNLSTM)
 
 A frozen parameter gets requires_grad False, so it has no gradient, costs no weight-gradient
 matmul in backward, and never reaches the optimizer (no Adam state).
@@ -35,9 +36,9 @@ from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 
 Group = Literal["input", "output", "positions", "added_positions", "norms", "attention", "mlp",
-                "embeddings"]
+                "embeddings", "recurrent"]
 GROUPS: tuple[Group, ...] = ("input", "output", "positions", "added_positions", "norms",
-                             "attention", "mlp", "embeddings")
+                             "attention", "mlp", "embeddings", "recurrent")
 
 POSITIONS: tuple[Group, ...] = ("positions", "added_positions")
 """The slides' "positions" column: the backbone's own table, or the one FPT adds where it has
@@ -48,6 +49,7 @@ PRESETS: dict[str, tuple[Group, ...]] = {
     "input_output": ("input", "output"),
     "output_positions": ("output", *POSITIONS),
     "output_norms": ("output", "norms"),
+    "input_output_norms": ("input", "output", "norms"),  # successive finetuning, 2nd step
     "input_output_positions": ("input", "output", *POSITIONS),
     "fpt": FPT,
     "fpt_mlp": (*FPT, "mlp"),  # the paper's "+ Feedforward"

@@ -65,6 +65,11 @@ class TrainConfig(StrictModel):
     """Training examples (generated once, de-duplicated)."""
     n_test: int = Field(2_000, gt=0)
     """Test examples, disjoint from the training set."""
+    # Left out of dumps (so of run ids) while 0: adding it kept existing run ids valid.
+    n_val: int = Field(0, ge=0, exclude_if=lambda v: v == 0)
+    """Validation examples: the last n_val of the n_train drawn are held out (never trained
+    on) and every evaluation logs `val`, their metrics, beside the test set's: a choice made
+    on them (a learning rate, say) never reads the test set. 0: no validation split."""
     batch_size: int = Field(64, gt=0)
     """Examples per optimiser step."""
     steps: int = Field(2_000, gt=0, le=100_000_000)  # le: a typo's extra zeros, not a run
@@ -182,6 +187,9 @@ class TrainConfig(StrictModel):
             raise ValueError(f"the task's sentences have {self.model.max_seq_len} tokens but the "
                              f"pretraining run learned {run.model.max_seq_len} "
                              "positions; shorten them or pretrain on longer sequences")
+        if self.n_val >= self.n_train:
+            raise ValueError(f"n_val={self.n_val} must be below n_train={self.n_train}: the "
+                             "validation examples are held out of the training draw")
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
