@@ -23,19 +23,19 @@ from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
 from reasonlab.studies.fpt.common import metric, recipe, tasks
 from reasonlab.studies.fpt.first_layer import first_layer, mass, plot_maps, uniform
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, by_backbone, title
+from reasonlab.studies.fpt.slides import SlideStudy, arm, baselines_text, by_backbone, title
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.kit.verdicts import all_of
 from reasonlab.tasks.base import build_task
 from reasonlab.train.init_stages import build_model
 
 TASKS = ("bit XOR", "bit memory")
-LONGER: dict[Scale, dict[str, dict[str, Any]]] = {
-    "smoke": {}, "paper": {},
-    # FPT's masked bits reach 0.90 at step 1250 in 4000-step runs of the cpu recipe (fpt
-    # README): 1500 steps, fresh examples throughout (batch 4)
-    "cpu": {"bit memory": {"steps": 1_500, "n_train": 6_000}},
-}
+CPU_XOR = {"bit XOR": {"model": {"dropout": 0.0}}}
+"""Our departure at cpu scale: bit XOR without the authors' dropout 0.1, with which SmolLM2's
+first 2 layers stay at chance for 3000 steps (fpt README, "Budgets"; 1.00 from step 900
+without it). The claim is about the maps of a model that solved the task; bit memory keeps the
+authors' recipe (3000 steps)."""
+OVERRIDES: dict[Scale, dict[str, dict[str, Any]]] = {"smoke": {}, "cpu": CPU_XOR, "paper": {}}
 N = 64
 """Test inputs the masses average over."""
 
@@ -47,13 +47,13 @@ class FptAttention(SlideStudy):
                     "output needs (bit XOR: bit j of either string; bit memory: the same patch "
                     "of every stored pattern)", "Lu et al. 2021, slides, GPT-2 - first layer "
                     "attention for bit XOR / bit memory (figures); the authors' demo notebook"),)
-    # measured: 1378 s, 4 runs (bit memory 1500 steps), on the 2-core machine shared with five
-    # other sessions (load average ~20; README): not a quiet-machine time
-    cpu_minutes = 23.0
+    # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
+    # measured at the earlier ones, on the loaded machine
+    cpu_minutes = None
     default_seeds = {"cpu": 1, "paper": 1}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        points = {t: merge(tasks(scale)[t], LONGER[scale].get(t, {})) for t in TASKS}
+        points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in TASKS}
         return backbone_grid(recipe(scale), lambda b: {"FPT": arm(b, scale)}, points, seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
@@ -77,7 +77,8 @@ class FptAttention(SlideStudy):
             verdicts[title(b)] = all_of(claim, per_task)
         rep.table("First-layer attention on the needed keys (mean over heads and test inputs)",
                   ["backbone", "task", "trained", "before training", "uniform", "accuracy"],
-                  rows, before=f"{N} test inputs; accuracy: bit memory on masked bits.")
+                  rows, before=f"{N} test inputs; accuracy: bit memory on masked bits.",
+                  after=baselines_text(results))
         plot_maps(maps, out / "first_layer.png")
         rep.figure("first_layer.png", "First-layer attention, mean over heads, of one test "
                    "input after training (row = query, column = key), as the slides' figures")

@@ -35,13 +35,14 @@ def depth(backbone: Backbone, scale: Scale) -> int:
 def backbone_grid(recipe: Mapping[str, Any],
                   arms: Callable[[Backbone], Mapping[str, Mapping[str, Any]]],
                   sweep: Mapping[Any, Mapping[str, Any]], seeds: int,
-                  sweep_factor: str = "task",
-                  backbones: tuple[str, ...] = BACKBONES) -> list[RunSpec]:
+                  sweep_factor: str = "task", backbones: tuple[str, ...] = BACKBONES,
+                  factors: Mapping[str, Any] | None = None) -> list[RunSpec]:
     """`grid(recipe, arms(backbone), sweep, seeds)` for each backbone, its specs recording the
-    factor {"backbone": name} besides the arm and the sweep point."""
+    factor {"backbone": name} (and `factors`) besides the arm and the sweep point."""
     return [spec for name in backbones
             for spec in grid(recipe, arms(FPT_BACKBONES[name]), sweep=sweep, seeds=seeds,
-                             factors={"backbone": name}, sweep_factor=sweep_factor)]
+                             factors={**(factors or {}), "backbone": name},
+                             sweep_factor=sweep_factor)]
 
 
 def backbone_line(name: str) -> str:

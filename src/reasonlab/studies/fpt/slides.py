@@ -16,7 +16,8 @@ import numpy as np
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone, Init
 from reasonlab.model.pretrained import PRETRAINED
 from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth
-from reasonlab.studies.fpt.common import FPTStudy, accuracy_table, by_task, finals
+from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals,
+                                          task_baselines)
 from reasonlab.studies.kit.base import Report, Results, Scale
 
 
@@ -54,15 +55,25 @@ def means(values: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, floa
 def backbone_tables(rep: Report, results: Results, arms: list[str],
                     paper: dict[str, dict[str, str]], heading: str, note: str
                     ) -> dict[str, dict[str, dict[str, float]]]:
-    """One accuracy table per backbone (the slide's rows `arms`, its numbers in brackets);
+    """One accuracy table per backbone (the slide's rows `arms`, its numbers in brackets, then
+    the baselines the slides cite: linear classifier on the raw input, majority class, chance);
     returns backbone -> task -> arm -> mean metric, what the verdicts read."""
     out = {}
+    base = task_baselines(results)  # the data do not depend on the backbone
     for name, runs in by_backbone(results).items():
         values = finals(by_task(runs))
         rep.add(f"{heading}: {FPT_BACKBONES[name].title} (%)",
-                f"{backbone_line(name)}\n\n{note}\n\n" + accuracy_table(values, arms, paper))
+                f"{backbone_line(name)}\n\n{note}\n\n" + accuracy_table(values, arms, paper,
+                                                                      base))
         out[name] = means(values)
     return out
+
+
+def baselines_text(results: Results) -> str:
+    """The baselines the slides cite, on each task's own data (fpt.common.baselines)."""
+    return "Baselines on the same data (test, %): " + "; ".join(
+        f"{t}: " + ", ".join(f"{b} {100 * v:.1f}" for b, v in base.items())
+        for t, base in task_baselines(results).items()) + "."
 
 
 def title(name: str) -> str:
