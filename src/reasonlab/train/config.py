@@ -10,7 +10,7 @@ from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig, legacy_names
-from reasonlab.model.freeze import TrainGroups, TrainPrefixes
+from reasonlab.model.freeze import POSITIONS, TrainGroups, TrainPrefixes
 from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
@@ -254,10 +254,22 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
                 if keys[old] == "groups":
                     from reasonlab.model.freeze import resolve_groups
 
-                    value = resolve_groups(value)
+                    # before the backbone's own table and FPT's added one were two groups,
+                    # "positions" named whichever the model had (model/freeze.py POSITIONS)
+                    value = resolve_groups([*value, *POSITIONS] if "positions" in value
+                                           else value)
                 value = {keys[old]: value}
             data[field] = value
     return data
+
+
+def _legacy_groups(groups: list[str]) -> list[str]:
+    """Groups as the id has always hashed them: both position groups (POSITIONS, what the old
+    "positions" meant) are the old "positions"; the backbone's own table alone, which the old
+    names could not say, hashes as "own_positions", so that it never shares an old id."""
+    if set(POSITIONS) <= set(groups):
+        return [g for g in groups if g != "added_positions"]
+    return ["own_positions" if g == "positions" else g for g in groups]
 
 
 def id_view(dump: dict[str, Any]) -> dict[str, Any]:
@@ -273,7 +285,8 @@ def id_view(dump: dict[str, Any]) -> dict[str, Any]:
     policy = out.pop("trainable", None)
     if policy is not None:
         (kind, value), = policy.items()
-        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = value
+        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = (
+            _legacy_groups(value) if kind == "groups" else value)
     if isinstance(out.get("model"), dict):
         out["model"] = legacy_names(out["model"])
     return out
