@@ -40,6 +40,7 @@ RUN = {"steps": 2, "batch_size": 8, "n_test": 32, "eval_every": 1, "ckpt_every":
 FEW = {"n_train": 64}
 NARROW = {"model": {"d_model": 32, "n_heads": 2, "d_mlp": 64}}
 SHALLOW = {"model": {"n_layers": 1}}  # a pretrained checkpoint keeps its first layers
+FPT_VAL = {"n_val": 16}
 
 SHRINK: dict[str, dict] = {
     "lego-extrapolation": merge(FEW, NARROW), "lego-staircase": merge(FEW, NARROW),
@@ -53,8 +54,14 @@ SHRINK: dict[str, dict] = {
     "anchors-embedding-norm": FEW,  # init scales are set against d_model: kept
     "artificial-pretraining": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
     "artificial-pretraining-lego": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
-    "fpt-universal": merge(FEW, SHALLOW), "fpt-freeze-ablation": merge(FEW, SHALLOW),
-    "fpt-convergence": merge(FEW, SHALLOW),
+    # the FPT runs hold a validation split out of n_train
+    "fpt-universal": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-freeze-ablation": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-freeze-fewer": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-convergence": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-init": merge(FEW, SHALLOW, FPT_VAL), "fpt-modality": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-fitting": merge(FEW, SHALLOW, FPT_VAL), "fpt-attention": merge(FEW, SHALLOW, FPT_VAL),
+    "fpt-scaling": merge(FEW, FPT_VAL),  # n_layers is swept
     "symbols-mlp-vs-transformer": {}, "symbols-data-efficiency": {},  # n_train is swept
     "symbols-readout-vs-full": {}, "symbols-copy-embedding-dim": FEW,  # d_model is swept
     "symbols-language-model": merge(FEW, NARROW, {"model": {"n_layers": 2}}),

@@ -72,7 +72,8 @@ def test_init_from_and_trainable_say_what_they_hold():
     assert run.init_run.model.norm_position == "post_no_embed_ln"
     ckpt = TrainConfig.build(CASES["checkpoint, groups"][1])
     assert ckpt.init_checkpoint == "all-minilm-l6-v2" and ckpt.init_run is None
-    assert ckpt.trainable.groups == ["input", "output", "positions", "norms"]  # the preset
+    assert ckpt.trainable.groups == ["input", "output", "positions", "added_positions",
+                                     "norms"]  # the preset (a model has one position group)
     with pytest.raises(ConfigError, match="unknown freeze preset"):
         TrainConfig.build({**CASES["checkpoint, groups"][1], "trainable": "head."})
 
@@ -101,3 +102,18 @@ def test_a_checkpoint_of_the_first_mlp_layout_loads():
     out = model(tokens, label_pos=torch.zeros(5, 1, dtype=torch.long))
     torch.testing.assert_close(out[:, 0], _old_mlp_forward(old, tokens, 3))
     model.load_state_dict(model.state_dict(), strict=True)  # today's layout is left alone
+
+
+def test_old_positions_group_means_both_position_groups_and_keeps_its_id():
+    """Before FPT's added table had a group of its own, "positions" named whichever table the
+    model had: an old list loads as both, and hashes as before; the backbone's own table alone
+    (new) never shares an old id."""
+    old = {"task": {"name": "bit_xor"}, "model": {"arch": "fpt", "n_layers": 1},
+           "pretrained": "smollm2-135m", "train": ["output", "positions"]}
+    a = TrainConfig.build(old)
+    assert a.trainable.groups == ["output", "positions", "added_positions"]
+    b = TrainConfig.build({**{k: v for k, v in old.items() if k not in ("pretrained", "train")},
+                           "init_from": "smollm2-135m", "trainable": "output_positions"})
+    own = TrainConfig.build({**{k: v for k, v in old.items() if k not in ("pretrained", "train")},
+                             "init_from": "smollm2-135m", "trainable": ["output", "positions"]})
+    assert config_id(a) == config_id(b) != config_id(own)

@@ -10,7 +10,7 @@ from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
 from reasonlab.model.config import ModelConfig, legacy_names
-from reasonlab.model.freeze import TrainGroups, TrainPrefixes
+from reasonlab.model.freeze import POSITIONS, TrainGroups, TrainPrefixes
 from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
@@ -65,6 +65,11 @@ class TrainConfig(StrictModel):
     """Training examples (generated once, de-duplicated)."""
     n_test: int = Field(2_000, gt=0)
     """Test examples, disjoint from the training set."""
+    # Left out of dumps (so of run ids) while 0: adding it kept existing run ids valid.
+    n_val: int = Field(0, ge=0, exclude_if=lambda v: v == 0)
+    """Validation examples: the last n_val of the n_train drawn are held out (never trained
+    on) and every evaluation logs `val`, their metrics, beside the test set's: a choice made
+    on them (a learning rate, say) never reads the test set. 0: no validation split."""
     batch_size: int = Field(64, gt=0)
     """Examples per optimiser step."""
     steps: int = Field(2_000, gt=0, le=100_000_000)  # le: a typo's extra zeros, not a run
@@ -182,6 +187,9 @@ class TrainConfig(StrictModel):
             raise ValueError(f"the task's sentences have {self.model.max_seq_len} tokens but the "
                              f"pretraining run learned {run.model.max_seq_len} "
                              "positions; shorten them or pretrain on longer sequences")
+        if self.n_val >= self.n_train:
+            raise ValueError(f"n_val={self.n_val} must be below n_train={self.n_train}: the "
+                             "validation examples are held out of the training draw")
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
@@ -191,9 +199,12 @@ class TrainConfig(StrictModel):
         return self
 
 
-PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "dropout", "depth_range")
+PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "d_input", "outputs_per_token",
+                 "dropout", "depth_range")
 """ModelConfig fields a run initialised from a pretraining run (TrainConfig.init_from) sets for
-itself: the task decides the first three, and dropout / stochastic depth are training choices."""
+itself: the task decides the first five (FPT's input layer and read-out are the task's own: a
+backbone pretrained on bit memory reads ListOps tokens downstream, Lu et al. 2021 "Importance
+of language pre-training", Bit row), and dropout / stochastic depth are training choices."""
 
 
 def _variant_key(value: Any) -> Any:
@@ -243,10 +254,22 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
                 if keys[old] == "groups":
                     from reasonlab.model.freeze import resolve_groups
 
-                    value = resolve_groups(value)
+                    # before the backbone's own table and FPT's added one were two groups,
+                    # "positions" named whichever the model had (model/freeze.py POSITIONS)
+                    value = resolve_groups([*value, *POSITIONS] if "positions" in value
+                                           else value)
                 value = {keys[old]: value}
             data[field] = value
     return data
+
+
+def _legacy_groups(groups: list[str]) -> list[str]:
+    """Groups as the id has always hashed them: both position groups (POSITIONS, what the old
+    "positions" meant) are the old "positions"; the backbone's own table alone, which the old
+    names could not say, hashes as "own_positions", so that it never shares an old id."""
+    if set(POSITIONS) <= set(groups):
+        return [g for g in groups if g != "added_positions"]
+    return ["own_positions" if g == "positions" else g for g in groups]
 
 
 def id_view(dump: dict[str, Any]) -> dict[str, Any]:
@@ -262,7 +285,8 @@ def id_view(dump: dict[str, Any]) -> dict[str, Any]:
     policy = out.pop("trainable", None)
     if policy is not None:
         (kind, value), = policy.items()
-        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = value
+        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = (
+            _legacy_groups(value) if kind == "groups" else value)
     if isinstance(out.get("model"), dict):
         out["model"] = legacy_names(out["model"])
     return out

@@ -34,15 +34,28 @@ from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_l
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
-__all__ = ["build_model", "make_data", "resolve_device", "seeds", "train",  # build_model: studies
-           "train_step"]
+__all__ = ["build_model", "make_data", "make_splits", "resolve_device", "seeds",  # studies
+           "train", "train_step"]
 
 
 def make_data(config: TrainConfig, task: Task | None = None) -> tuple[Batch, Batch]:
-    """The run's training and test sets; `task` as in `build_model`."""
+    """The run's training and test sets (the examples it trains on: without the validation
+    ones); `task` as in `build_model`."""
+    train, _, test = make_splits(config, task)
+    return train, test
+
+
+def make_splits(config: TrainConfig, task: Task | None = None
+                ) -> tuple[Batch, Batch | None, Batch]:
+    """Training, validation (the last n_val of the training draw; None when n_val is 0) and
+    test sets."""
     task = build_task(config.task) if task is None else task
-    return task.splits(np.random.default_rng(seeds(config.seed, DATA)), config.n_train,
-                       config.n_test)
+    train, test = task.splits(np.random.default_rng(seeds(config.seed, DATA)), config.n_train,
+                              config.n_test)
+    if not config.n_val:
+        return train, None, test
+    cut = config.n_train - config.n_val
+    return train[:cut], train[cut:], test
 
 
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
@@ -115,8 +128,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     configure(device, precision)
     chash = config_id(config)  # a checkpoint belongs to one run
     task = build_task(config.task)
-    train_set, test_set = make_data(config, task)
+    train_set, val_set, test_set = make_splits(config, task)
     train_set, test_set = train_set.to(device), test_set.to(device)
+    val_set = None if val_set is None else val_set.to(device)
     # on the device before the init stages: mimicking trains there too
     model = build_model(config, task, root=run_dir.parent.parent,  # <root>/runs/<id>
                         device=device)
@@ -152,6 +166,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                     **param_counts(model),
                     **evaluate(forward, test_set, config.eval_batch_size, autocast,
                                classes["test"])}
+            if val_set is not None:
+                last["val"] = evaluate(forward, val_set, config.eval_batch_size, autocast,
+                                       classes["train"])
             if config.eval_train:
                 last["train_acc"] = evaluate(forward, train_set[: config.n_test],
                                              config.eval_batch_size, autocast,
