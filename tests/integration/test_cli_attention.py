@@ -67,3 +67,30 @@ def test_attention_report_on_padded_mixed_length_sentences(tmp_path):
     for b in range(16):  # real queries never attend to padding keys
         real = batch.pad_mask[b]
         assert p[:, b][:, :, real][..., ~real].abs().sum() == 0
+
+
+def test_attention_of_an_fpt_run_on_continuous_inputs(tmp_path, capsys):
+    """FPT on bit XOR (continuous inputs, model/fpt.py): the maps are drawn, the token scores
+    (meaningless: every position holds the same placeholder) are left out, and task_targets --
+    the mass of each output token on bit j of either string (Lu et al.'s demo notebook) -- is
+    the mass recomputed here by a naive loop over the same patterns."""
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"task": {"name": "bit_xor"}, "trainable": "fpt",
+                               "model": {"arch": "fpt", "d_model": 16, "n_layers": 2,
+                                         "n_heads": 2, "d_mlp": 32}}))
+    assert main(["train", str(cfg), "steps=4", "eval_every=2", "ckpt_every=2", "n_train=64",
+                 "n_test=32", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    run = next((tmp_path / "o" / "runs").iterdir())
+    capsys.readouterr()
+    assert main(["attention", str(run), "--n", "8", "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "task_targets: top heads" in out and "association" not in out
+    saved = json.loads((tmp_path / "a" / "head_scores.json").read_text())
+    config, model = load_run_model(run)
+    batch = build_task(config.task).sample(np.random.default_rng(0), 8)
+    p = attention_patterns(model, batch.tokens, features=batch.features)  # [L, B, H, 10, 10]
+    want = torch.zeros(2, 2)
+    for q in range(5, 10):  # output token 5 + j reads bits j and 5 + j
+        want += (p[:, :, :, q, q - 5] + p[:, :, :, q, q]).mean(1) / 5
+    torch.testing.assert_close(torch.tensor(saved["task_targets"]), want)
+    assert (tmp_path / "a" / "attention.png").stat().st_size > 1000

@@ -30,14 +30,18 @@ def cfg(fields: dict, **kw) -> ModelConfig:
 def test_every_parameter_in_exactly_one_group(arch):
     model = FPT(cfg(arch, d_input=5), torch.Generator().manual_seed(0))
     groups = {n: model.param_group(n) for n, _ in model.named_parameters()}
-    assert set(groups.values()) == set(GROUPS) - {"recurrent"}  # an LSTM group
+    assert set(groups.values()) == set(GROUPS) - {"added_positions" if arch is BERT_SMALL
+                                                  else "positions", "recurrent"}  # recurrent:
+    # an LSTM's group
     assert groups["input.proj.weight"] == "input" and groups["readout.head.bias"] == "output"
     assert groups["backbone.layers.1.attn.qkv.weight"] == "attention"
     assert groups["backbone.layers.0.mlp.fc_out.weight"] == "mlp"
     assert groups["backbone.layers.0.ln2.weight"] == "norms"
     assert groups["backbone.W_E"] == "embeddings"
-    pos = "backbone.W_pos" if arch is BERT_SMALL else "W_pos"
-    assert groups[pos] == "positions"
+    if arch is BERT_SMALL:  # the backbone's own table; a rotary one gets a new table
+        assert groups["backbone.W_pos"] == "positions" and "added_positions" not in groups.values()
+    else:
+        assert groups["W_pos"] == "added_positions" and "positions" not in groups.values()
     counts = apply_groups(model, resolve_groups("fpt"))
     assert counts["total"] == sum(p.numel() for p in model.parameters())
     assert counts["trained"] == sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -115,7 +119,7 @@ def test_readout_picks_each_slots_group():
 
 
 def test_presets_and_bad_groups():
-    assert resolve_groups("fpt") == ["input", "output", "positions", "norms"]
+    assert resolve_groups("fpt") == ["input", "output", "positions", "added_positions", "norms"]
     assert resolve_groups(["output", "input", "output"]) == ["input", "output"]
     assert resolve_groups("full") == list(GROUPS)
     assert set(PRESETS) >= {"fpt", "output_only", "input_output", "full", "fpt_attention",
@@ -140,7 +144,7 @@ def test_frozen_parameters_get_no_gradient_and_no_optimizer_state():
     from reasonlab.train.optim import make_optimizer
 
     config = _config()
-    assert config.trainable.groups == ["input", "output", "positions", "norms"]
+    assert config.trainable.groups == ["input", "output", "positions", "added_positions", "norms"]
     model = build_model(config)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     opt = make_optimizer(model, config.optim)

@@ -148,3 +148,28 @@ def test_distinct_splits_drop_repeated_examples():
     assert len(tr) == 5 and len(te) == 3 and len(set(rows)) == 8
     with pytest.raises(ConfigError, match="could not draw 9 distinct"):
         distinct_splits(draw, 5, 4, "toy")
+
+
+def test_attention_targets_point_at_the_bits_an_output_needs():
+    """Bit memory: the query's patch j needs patch j of every stored pattern -- among them the
+    recalled pattern's, whose bits agree with every visible bit of that query token (checked
+    from the raw features); bit XOR: output token 5 + j needs bits j and 5 + j (the authors'
+    demo notebook), the first string's tokens nothing."""
+    task = build_task(SMALL_MEMORY)
+    batch = task.sample(np.random.default_rng(0), 8)
+    need = task.attention_targets(batch)  # [8, 30, 30]
+    P, first = 5, 25  # 40 bits / patch 8; 5 patterns
+    assert need.shape == (8, 30, 30) and not need[:, :first].any()
+    for b in range(8):
+        x = batch.features[b].numpy()  # [30, 8]
+        pattern = query_pattern(x, 5).reshape(P, 8)  # the recalled pattern's patches
+        for q in range(first, 30):
+            keys = need[b, q].nonzero().flatten().tolist()
+            assert keys == [k * P + (q - first) for k in range(5)]
+            visible = x[q] != 0
+            assert (pattern[q - first][visible] == x[q][visible]).all()
+            assert any((x[k] == pattern[q - first]).all() for k in keys)
+    xor = build_task({"name": "bit_xor"})
+    need = xor.attention_targets(xor.sample(np.random.default_rng(0), 2))
+    assert [need[0, q].nonzero().flatten().tolist() for q in range(10)] == \
+        [[]] * 5 + [[j, 5 + j] for j in range(5)]

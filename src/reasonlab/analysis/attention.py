@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import numpy as np
@@ -59,6 +60,8 @@ class ScoreInput:
     special  token ids that count as broadcast targets ([CLS], [SEP])
     window   manipulation half-width: keys with 1 <= |q - k| <= window count
     variables token ids that are variables (LEGO's a..z): association_variable's queries
+    targets  [batch, q_pos, k_pos] bool or None: the keys each query needs, as the task says
+             (`Task.attention_targets`: FPT's bit tasks); task_targets' pattern
     """
 
     pattern: torch.Tensor
@@ -67,6 +70,7 @@ class ScoreInput:
     special: tuple[int, ...] = ()
     window: int = 2
     variables: tuple[int, ...] = ()
+    targets: torch.Tensor | None = None
 
 
 ScoreFn = Callable[[ScoreInput], torch.Tensor]
@@ -139,34 +143,62 @@ def broadcast(x: ScoreInput) -> torch.Tensor:
     return _mass(x, (special & x.valid)[:, None, :].expand(-1, T, -1), x.valid)
 
 
+@HEAD_SCORES.register("task_targets")
+def task_targets(x: ScoreInput) -> torch.Tensor:
+    """Mass on the keys the task says a query needs (`Task.attention_targets`), over the
+    queries that need some (FPT's bit tasks: the slides' first-layer attention maps)."""
+    assert x.targets is not None, "task_targets needs ScoreInput.targets"
+    where = x.targets & x.valid[:, None, :]
+    return _mass(x, where, x.valid & where.any(-1))
+
+
 @torch.no_grad()
 def attention_patterns(model: nn.Module, tokens: torch.Tensor,
-                       pad_mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points."""
+                       pad_mask: torch.Tensor | None = None,
+                       **inputs: torch.Tensor | None) -> torch.Tensor:
+    """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points.
+    inputs: the batch's other model inputs, those not None passed on (a continuous task's
+    `features` [batch, seq, d_input], with `label_pos` / `label_sub` for FPT's read-out of
+    several outputs a token; model/fpt.py)."""
     was = model.training
     model.eval()
-    _, cache = run_with_cache(model, tokens, pad_mask=pad_mask,
+    extra = {k: v for k, v in inputs.items() if v is not None}
+    _, cache = run_with_cache(model, tokens, pad_mask=pad_mask, **extra,
                               names_filter=lambda n: n.endswith("attn.hook_pattern"))
     model.train(was)
+    if not cache:
+        from reasonlab.errors import ConfigError
+
+        raise ConfigError(f"{type(model).__name__} has no attention layers to draw (no "
+                          "`attn.hook_pattern` hook point); give a transformer run")
     return cache.stack("attn.hook_pattern").float()
 
 
 NEEDS_VARIABLES = ("association_variable",)
 """Scores that read ScoreInput.variables (left out by default when none are given)."""
+NEEDS_TARGETS = ("task_targets",)
+"""Scores that read ScoreInput.targets (left out by default when none are given)."""
+NEEDS_TOKENS = ("association", "association_variable", "broadcast")
+"""Scores that read token identities: left out for continuous inputs, whose positions all
+hold the same placeholder token (tasks/patches.py PATCH_VOCAB)."""
 
 
 def head_scores(pattern: torch.Tensor, tokens: torch.Tensor, pad_mask: torch.Tensor | None = None,
                 special: Sequence[int] = (), window: int = 2,
-                names: Sequence[str] | None = None, variables: Sequence[int] = ()
+                names: Sequence[str] | None = None, variables: Sequence[int] = (),
+                targets: torch.Tensor | None = None, continuous: bool = False
                 ) -> dict[str, torch.Tensor]:
     """name -> [layers, heads] scores in [0, 1] for the patterns of `tokens` [batch, seq].
 
-    Default names: every HEAD_SCORES entry, the variable-only ones when `variables` is given.
+    Default names: every HEAD_SCORES entry, the variable-only ones when `variables` is given,
+    task_targets when `targets` is, and none of the token scores when `continuous`.
     """
     valid = torch.ones_like(tokens, dtype=torch.bool) if pad_mask is None else pad_mask.bool()
     x = ScoreInput(pattern, tokens, valid, tuple(int(s) for s in special), window,
-                   tuple(int(v) for v in variables))
-    names = names or [n for n in HEAD_SCORES if variables or n not in NEEDS_VARIABLES]
+                   tuple(int(v) for v in variables), targets)
+    names = names or [n for n in HEAD_SCORES if (variables or n not in NEEDS_VARIABLES)
+                      and (targets is not None or n not in NEEDS_TARGETS)
+                      and not (continuous and n in NEEDS_TOKENS)]
     return {n: HEAD_SCORES[n](x) for n in names}
 
 
@@ -328,6 +360,24 @@ def plot_head_scores(scores: dict[str, torch.Tensor], path: Path, title: str = "
 # ---------------------------------------------------------------------- one-call report
 
 
+def model_inputs(batch: Any) -> dict[str, torch.Tensor | None]:
+    """What a continuous-input batch feeds besides tokens (`attention_patterns`' inputs);
+    nothing for a token batch (its model reads tokens alone)."""
+    if batch.features is None:
+        return {}
+    return {"features": batch.features, "label_pos": batch.label_pos,
+            "label_sub": batch.label_sub}
+
+
+def position_labels(batch: Any, example: int, vocab: Sequence[str]) -> list[str]:
+    """Axis labels of one example: its tokens; for continuous inputs (every position holds
+    the same placeholder token) the position and, for one value a position (bit XOR), it."""
+    if batch.features is None:
+        return [vocab[t] for t in batch.tokens[example].tolist()]
+    x = batch.features[example]  # [seq, d_input]
+    return [f"{i}:{float(v[0]):g}" if x.shape[1] == 1 else str(i) for i, v in enumerate(x)]
+
+
 def special_ids(vocab_tokens: Sequence[str]) -> tuple[int, ...]:
     """Ids of [CLS] and [SEP] in a task vocabulary (the broadcast targets)."""
     return tuple(i for i, t in enumerate(vocab_tokens) if t in ("[CLS]", "[SEP]"))
@@ -352,9 +402,11 @@ def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, exa
     out.mkdir(parents=True, exist_ok=True)
     batch = task.sample(np.random.default_rng(seed), n)  # type: ignore[attr-defined]
     vocab = task.vocab.tokens  # type: ignore[attr-defined]
-    pattern = attention_patterns(model, batch.tokens, batch.pad_mask)  # [L, B, H, T, T]
+    pattern = attention_patterns(model, batch.tokens, batch.pad_mask, **model_inputs(batch))
+    targets = getattr(task, "attention_targets", None)
     scores = head_scores(pattern, batch.tokens, batch.pad_mask, special_ids(vocab), window,
-                         variables=variables)
+                         variables=variables, continuous=batch.features is not None,
+                         targets=None if targets is None else targets(batch))
     if control_span and variables:
         c = association_controls(pattern, batch.tokens, variables, control_span,
                                  pad_mask=batch.pad_mask)
@@ -363,7 +415,7 @@ def attention_report(model: nn.Module, task: object, out: Path, n: int = 64, exa
     T = batch.tokens.shape[1]
     starts = [p for p in batch.label_pos[example].tolist() if p >= 0]  # -1: padded slot
     order = reading_order(T, starts, span) if span else None
-    labels = [vocab[t] for t in batch.tokens[example].tolist()]
+    labels = position_labels(batch, example, vocab)
     plot_attention(pattern[:, example], labels, out / "attention.png", order=order,
                    title=title, scores=scores)
     plot_head_scores(scores, out / "head_scores.png", title=title)

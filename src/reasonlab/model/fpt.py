@@ -11,11 +11,13 @@ says which groups train; this module only builds the network). In forward order:
                 nn.Embedding's N(0, 1).
     positions   W_pos [max_seq_len, d_model] added to the input. The backbone's own learned
                 table when it has one (BERT / MiniLM; GPT-2's wpe in the paper), trained from its
-                pretrained values. A rotary backbone (Llama / SmolLM2) has no table: its
-                attention keeps rotating q and k by position, frozen like the rest of the
-                attention, and FPT adds a trained absolute table initialised at ZERO, so that at
-                step 0 the backbone sees inputs placed as in pretraining and the table only
-                learns what the task adds (our choice; FPT trains positions, §4).
+                pretrained values: freeze group "positions". A rotary backbone (Llama /
+                SmolLM2) has no table: its attention keeps rotating q and k by position, frozen
+                like the rest of the attention, and FPT adds a trained absolute table
+                initialised at ZERO, so that at step 0 the backbone sees inputs placed as in
+                pretraining and the table only learns what the task adds: freeze group
+                "added_positions" (the authors do the same for ViT, whose positions they
+                replace by `vit_pos_embed = zeros(1, 1024, 768)`, universal_computation/fpt.py).
     backbone    the Transformer's embedding norm (BERT), its layers and final norm (pre-LN),
                 unchanged: hook points keep their names under `backbone.` (e.g.
                 `backbone.blocks.3.attn.hook_pattern`). The backbone's token table W_E does not
@@ -30,6 +32,8 @@ says which groups train; this module only builds the network). In forward order:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -37,9 +41,11 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.freeze import Group
 from reasonlab.model.hooks import HookedModule, HookPoint, name_hook_points
 from reasonlab.model.transformer import Transformer, gather_positions
 from reasonlab.model.variants import MODELS, VariantConfig
+from reasonlab.registry import Registry
 
 
 class InputLayer(nn.Module):
@@ -163,8 +169,10 @@ class FPT(HookedModule):
             return "input"
         if name.startswith("readout."):
             return "output"
-        if name in ("W_pos", "backbone.W_pos"):
+        if name == "backbone.W_pos":  # the backbone's own (pretrained) table
             return "positions"
+        if name == "W_pos":  # the zero table added for a rotary backbone (module docstring)
+            return "added_positions"
         owner = self.get_submodule(name.rsplit(".", 1)[0])
         from reasonlab.model.init import is_norm
 
@@ -181,3 +189,68 @@ class FPT(HookedModule):
     def num_params(self, non_embedding: bool = False) -> int:
         n = sum(p.numel() for p in self.parameters())
         return n - self.backbone.W_E.numel() if non_embedding else n
+
+
+# ---------------------------------------------------------------------- backbones
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """A pretrained language model FPT freezes (the paper's GPT-2), as data: its checkpoint
+    (model/pretrained.py PRETRAINED) and what its position and norm groups hold. A study takes
+    the backbone as a factor (studies/fpt/backbones.py), so every claim is judged on each."""
+
+    name: str
+    checkpoint: str
+    """PRETRAINED entry whose layers FPT freezes."""
+    statistics: str
+    """PRETRAINED entry of its "Statistics Only" twin (model/pretrained.py StatisticsOnly)."""
+    title: str
+    """How reports name it."""
+    positions: Group
+    """The group of its position parameters: "positions" (its own pretrained table) or
+    "added_positions" (a new zero table, for a rotary backbone)."""
+    structure: str
+    """One line for reports: norms and positions as they differ from GPT-2's."""
+
+    @property
+    def architecture(self) -> dict[str, Any]:
+        """The ModelConfig fields the checkpoint fixes (n_layers: all of its layers)."""
+        from reasonlab.model.pretrained import fixed_fields
+
+        return fixed_fields(self.checkpoint)
+
+    def fields(self, n_layers: int, init: Init = "pretrained") -> dict[str, Any]:
+        """TrainConfig fields of an FPT run on this backbone's first n_layers layers, its
+        weights as `init` says (INITS: the slides' "Weight initialization" rows)."""
+        model = {"arch": "fpt", "n_layers": n_layers}
+        checkpoint = {"pretrained": self.checkpoint, "statistics": self.statistics,
+                      "random": None}[init]
+        if checkpoint is None:
+            return {"model": {**self.architecture, **model}}
+        return {"model": model, "init_from": checkpoint}
+
+
+Init = Literal["pretrained", "statistics", "random"]
+INITS: dict[Init, str] = {"pretrained": "Pretrained", "statistics": "Statistics Only",
+                          "random": "Default"}
+"""A backbone's weights (Lu et al. 2021, slides "Weight initialization"): the checkpoint's;
+its "Statistics Only" twin (model/pretrained.py StatisticsOnly: each tensor redrawn with its
+mean and std); the same architecture at the default random init (N(0, 0.02), Hugging Face's
+for GPT-2, BERT and Llama alike; the paper's "Random" / frozen random transformer)."""
+
+
+FPT_BACKBONES: Registry[Backbone] = Registry("FPT backbone")
+"""The offline backbones (no GPT-2 weights reach our machines: docs/design.md §9)."""
+
+SMOLLM2_BACKBONE = FPT_BACKBONES.register("smollm2")(Backbone(
+    name="smollm2", checkpoint="smollm2-135m", statistics="smollm2-135m-statistics",
+    title="SmolLM2-135M", positions="added_positions",
+    structure="Llama-style decoder: RMSNorm gains only (no bias, no centring); rotary "
+              "positions, so FPT trains a NEW zero-initialised input table (added_positions)"))
+MINILM_BACKBONE = FPT_BACKBONES.register("minilm")(Backbone(
+    name="minilm", checkpoint="all-minilm-l6-v2", statistics="all-minilm-l6-v2-statistics",
+    title="MiniLM-L6", positions="positions",
+    structure="BERT encoder (all-MiniLM-L6-v2): LayerNorm with gain and bias, as GPT-2's; "
+              "its OWN 512 learned positions train from their pretrained values, as the "
+              "authors train GPT-2's wpe"))

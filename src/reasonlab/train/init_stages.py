@@ -50,7 +50,12 @@ def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task,
         if root is None:
             raise ConfigError("this config initialises from a pretraining run (init_from); "
                               "give the run store that holds it")
-        load_run(model, run_dir_for(config.init_run, root), task.vocab.tokens)
+        backbone = getattr(model, "backbone", None)
+        if backbone is None:
+            load_run(model, run_dir_for(config.init_run, root), task.vocab.tokens)
+        else:  # FPT (Lu et al. 2021, Bit row): the run's backbone into ours; its token table
+            # never enters FPT's forward pass, so no task token is mapped onto it
+            load_run(backbone, run_dir_for(config.init_run, root), None)
 
 
 def mimic_stage(model: nn.Module, config: TrainConfig, task: Task, root: Path | None) -> None:

@@ -66,26 +66,35 @@ def _config_json(run_dir: Path) -> dict[str, Any]:
 
 
 @torch.no_grad()
-def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...],
+def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...] | None,
              seed: int = 0) -> list[int]:
     """Overwrite every parameter of `model` except the head with the final weights of the
     finished run in `run_dir` (TrainConfig.init_from: a masked-LM run on an artificial or English
     corpus, Chiang & Lee, docs/papers.md §4). As for a shipped checkpoint, W_E is re-indexed to
     the task's tokens through `map_tokens` against the run's vocabulary (a word-vocabulary task
     keeps every id; LEGO's tokens take their words or arbitrary ones), and W_pos keeps the
-    first max_seq_len positions. Returns the run's token id of every task token."""
+    first max_seq_len positions. Returns the run's token id of every task token.
+
+    An FPT run's weights are its backbone's (FPT's input layer and read-out are its task's);
+    tokens=None leaves W_E as it is (FPT's backbone, whose token table its forward pass never
+    reads) and returns []."""
     if read_result(run_dir) is None:
         raise CheckpointError(f"pretraining run {run_dir} has not finished; train it first "
                               "(runs.execute does, for a config naming it in `init_from`)")
     source, pre = load_run_model(run_dir)
+    pre = getattr(pre, "backbone", pre)  # model/fpt.py: the Transformer inside
     cfg = model.config  # type: ignore[attr-defined]
-    token_ids = map_tokens(tokens, list(build_task(source.task).vocab.tokens), seed)
     sd = {k: v for k, v in pre.state_dict().items() if not k.startswith("head.")}
-    sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids, device=sd["W_E"].device)]
+    token_ids: list[int] = []
+    if tokens is None:
+        del sd["W_E"]
+    else:
+        token_ids = map_tokens(tokens, list(build_task(source.task).vocab.tokens), seed)
+        sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids, device=sd["W_E"].device)]
     if "W_pos" in sd:
         sd["W_pos"] = sd["W_pos"][: cfg.max_seq_len]
     missing, unexpected = model.load_state_dict(sd, strict=False)
-    left = [k for k in missing if not k.startswith("head.")]
+    left = [k for k in missing if not k.startswith("head.") and (tokens or k != "W_E")]
     if left or unexpected:
         raise ConfigError(f"pretraining run {run_dir.name} does not fit this model (missing "
                           f"{left[:3]}, unexpected {unexpected[:3]})")

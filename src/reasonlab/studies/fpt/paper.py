@@ -16,11 +16,15 @@ def _cell(ours: str, number: str) -> str:
     return f"MNIST {number}" if SLIDE_TASK[ours] == "MNIST" else number
 
 
+def _row(memory: str, xor: str, listops: str, mnist: str) -> dict[str, str]:
+    """One slide row (Bit Memory, XOR, ListOps, MNIST) -> our task label -> number."""
+    by_slide = {"Bit Memory": memory, "XOR": xor, "ListOps": listops, "MNIST": mnist}
+    return {t: _cell(t, by_slide[s]) for t, s in SLIDE_TASK.items()}
+
+
 def _rows(by_model: dict[str, tuple[str, str, str, str]]) -> dict[str, dict[str, str]]:
     """Model -> (Bit Memory, XOR, ListOps, MNIST) -> model -> our task label -> number."""
-    cols = ("Bit Memory", "XOR", "ListOps", "MNIST")
-    return {m: {t: _cell(t, dict(zip(cols, ns, strict=True))[s]) for t, s in SLIDE_TASK.items()}
-            for m, ns in by_model.items()}
+    return {m: _row(*ns) for m, ns in by_model.items()}
 
 
 PERFORMANCE_TABLE = _rows({"FPT": ("100", "100", "38.4", "98.0"),
@@ -72,6 +76,23 @@ STEPS_TABLE = {"bit memory": ("1e4", "4e4", "4x"), "bit XOR": ("5e2", "2e4", "40
                "ListOps (fpt2021)": ("2e3", "6e3", "3x"), "digits": ("MNIST 5e3", "2e4", "4x"),
                "Fashion-MNIST": ("MNIST 5e3", "2e4", "4x")}
 """fpt-convergence: "Training duration", steps to convergence (FPT, random) and speedup."""
+INIT_TABLE = {"Pretrained": _row("100", "100", "38.4", "98.0"),
+              "Statistics Only": _row("100", "100", "37.4", "97.2"),
+              "Default": _row("75.8", "100", "34.3", "91.7")}
+"""fpt-init: "Weight initialization" (bit memory on all bits)."""
+MODALITY_TABLE = {"FPT": _row("100", "100", "38.4", "98.0"),
+                  "Random": _row("75.8", "100", "34.3", "91.7"),
+                  "Bit": _row("100", "100", "35.4", "97.8"),
+                  "ViT": _row("100", "100", "37.4", "97.8")}
+"""fpt-modality: "Importance of language pre-training" (bit memory on all bits)."""
+FITTING_TABLE = [["FPT (GPT-2)", "12", "38.6", "38.5"], ["Vanilla Transformer", "3", "42", "70"],
+                 ["Linformer", "3", "39", "97"]]
+"""fpt-fitting: "Over- and underfitting", CIFAR-10 LRA: model, layers, test, train (%)."""
+SCALING_TABLE = [["Small (Base)", "12", "117M", "106K", "68.2", "61.7"],
+                 ["Medium", "24", "345M", "190K", "69.8", "64.0"],
+                 ["Large", "36", "774M", "300K", "72.1", "65.7"]]
+"""fpt-scaling: "Scaling with size", CIFAR-10: size, layers, total and trained parameters,
+FPT and Random accuracy (%)."""
 
 PAPER = Paper(
     key="fpt",
@@ -79,38 +100,12 @@ PAPER = Paper(
     title="Pretrained Transformers as Universal Computation Engines",
     seed="frozen-pretrained-transformers.txt, first half (a slide deck)",
     untested=(
-        untested("statistics-only",
-                 "Initializing with each pretrained tensor's mean and std (Statistics Only) "
-                 "recovers much of pretraining's advantage over the default init",
-                 f"{TABLES}, Weight initialization",
-                 "no Statistics Only init exists yet",
-                 "Pretrained / Statistics Only / Default: ListOps 38.4 / 37.4 / 34.3%, "
-                 "MNIST 98.0 / 97.2 / 91.7%, C10 68.2 / 56.5 / 61.7%"),
-        untested("modality",
-                 "Language pretraining transfers better than random or bit-memory "
-                 "pretraining; ViT pretraining is comparable",
-                 f"{TABLES}, Importance of language pre-training",
-                 "no backbone pretrained on bits exists yet; no ViT weights offline",
-                 "FPT / Random / Bit / ViT: ListOps 38.4 / 34.3 / 35.4 / 37.4%, C10 68.2 / "
-                 "61.7 / 62.6 / 72.5%"),
-        untested("scaling",
-                 "Larger pretrained backbones transfer better, and keep their lead over "
-                 "random ones",
-                 f"{TABLES}, Scaling with size",
-                 "no arm varies the backbone's size",
-                 "CIFAR-10 FPT / Random: Small 68.2 / 61.7%, Medium 69.8 / 64.0%, Large 72.1 "
-                 "/ 65.7%"),
-        untested("underfitting",
-                 "FPT underfits where transformers trained from scratch overfit",
-                 f"{TABLES}, Over- and underfitting (CIFAR-10 LRA)",
-                 "no study reports training accuracy beside test accuracy",
-                 "test / train: FPT 38.6 / 38.5%, vanilla transformer 42 / 70%, Linformer "
-                 "39 / 97%"),
-        untested("attention-maps",
-                 "FPT's first attention layer shows the bit tasks' structure",
-                 f"{TABLES}, GPT-2 - first layer attention for bit XOR / bit memory "
-                 "(figures only)",
-                 "`reasonlab attention` cannot feed continuous inputs"),
+        untested("vit",
+                 "ViT (image) pretraining transfers about as well as language pretraining",
+                 f"{TABLES}, Importance of language pre-training (ViT row)",
+                 "no ViT weights are available offline (fpt-modality runs the FPT, Random and "
+                 "Bit rows)",
+                 "FPT / ViT: ListOps 38.4 / 37.4%, MNIST 98.0 / 97.8%, C10 68.2 / 72.5%"),
         untested("other-backbones",
                  "BERT transfers like GPT-2; T5 and Longformer less",
                  f"{TABLES}, Model - differences with GPT",
