@@ -54,13 +54,10 @@ SHRINK: dict[str, dict] = {
     "anchors-embedding-norm": FEW,  # init scales are set against d_model: kept
     "artificial-pretraining": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
     "artificial-pretraining-lego": merge(FEW, NARROW, {"model": {"n_layers": 2}}),
-    # the FPT runs hold a validation split out of n_train
-    "fpt-universal": merge(FEW, SHALLOW, FPT_VAL),
-    "fpt-freeze-ablation": merge(FEW, SHALLOW, FPT_VAL),
-    "fpt-freeze-fewer": merge(FEW, SHALLOW, FPT_VAL),
-    "fpt-convergence": merge(FEW, SHALLOW, FPT_VAL),
-    "fpt-init": merge(FEW, SHALLOW, FPT_VAL), "fpt-modality": merge(FEW, SHALLOW, FPT_VAL),
-    "fpt-fitting": merge(FEW, SHALLOW, FPT_VAL), "fpt-attention": merge(FEW, SHALLOW, FPT_VAL),
+    # the FPT runs hold a validation split out of n_train (fpt.common.tasks)
+    **{name: merge(FEW, SHALLOW, FPT_VAL) for name in (
+        "fpt-universal", "fpt-freeze-ablation", "fpt-freeze-fewer", "fpt-convergence",
+        "fpt-init", "fpt-modality", "fpt-fitting", "fpt-attention")},
     "fpt-scaling": merge(FEW, FPT_VAL),  # n_layers is swept
     "symbols-mlp-vs-transformer": {}, "symbols-data-efficiency": {},  # n_train is swept
     "symbols-readout-vs-full": {}, "symbols-copy-embedding-dim": FEW,  # d_model is swept

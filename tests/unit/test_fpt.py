@@ -30,8 +30,9 @@ def cfg(fields: dict, **kw) -> ModelConfig:
 def test_every_parameter_in_exactly_one_group(arch):
     model = FPT(cfg(arch, d_input=5), torch.Generator().manual_seed(0))
     groups = {n: model.param_group(n) for n, _ in model.named_parameters()}
-    assert set(groups.values()) == set(GROUPS) - {"recurrent", (  # an LSTM group, and the
-        "added_positions" if arch is BERT_SMALL else "positions")}  # table it does not have
+    assert set(groups.values()) == set(GROUPS) - {"added_positions" if arch is BERT_SMALL
+                                                  else "positions", "recurrent"}  # recurrent:
+    # an LSTM's group
     assert groups["input.proj.weight"] == "input" and groups["readout.head.bias"] == "output"
     assert groups["backbone.layers.1.attn.qkv.weight"] == "attention"
     assert groups["backbone.layers.0.mlp.fc_out.weight"] == "mlp"

@@ -14,8 +14,8 @@ from reasonlab.report import grouped_bars, table
 from reasonlab.studies.fpt.common import BASELINES, CHANCE, FPT, RANDOM, metric
 
 
-def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], path: Path
-                  ) -> None:
+def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], path: Path,
+                  backbone: str) -> None:
     """Bars: the verdict metric per task (x) and arm (bar), mean over seeds; chance ticked."""
     fig, ax = plt.subplots(figsize=(max(7.0, 1.8 * len(values)), 3.8))
     grouped_bars(ax, {t: {a: float(np.mean(v[a])) for a in arms if a in v}
@@ -23,23 +23,24 @@ def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], pa
     for i, t in enumerate(values):
         ax.hlines(CHANCE[t], i - 0.05, i + 0.75, color="k", lw=1.5)
     ax.set(ylabel="final test accuracy", ylim=(0, 1.02),
-           title="FPT vs fully trained vs frozen random vs LSTM (SmolLM2 backbone)")
+           title=f"FPT vs fully trained vs frozen random vs LSTM ({backbone} backbone)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def plot_policies(values: dict[str, dict[str, dict[str, list[float]]]], arms: list[str],
-                  path: Path) -> None:
-    """One panel per backbone, one line per task: the final accuracy under each policy."""
+                  path: Path, backbone: str) -> None:
+    """One panel per init (pretrained, frozen random), one line per task: the final accuracy
+    under each policy."""
     fig, axes = plt.subplots(1, len(values), figsize=(6.5 * len(values), 4.2), squeeze=False,
                              sharey=True)
     x = np.arange(len(arms))
-    for ax, (backbone, by_task) in zip(axes[0], values.items(), strict=True):
+    for ax, (init, by_task) in zip(axes[0], values.items(), strict=True):
         for t, by_arm in by_task.items():
             ax.plot(x, [np.mean(by_arm.get(a, [np.nan])) for a in arms], marker="o", label=t)
         ax.set_xticks(x, arms, rotation=25, ha="right", fontsize=8)
-        ax.set(ylim=(0, 1.02), title=f"{backbone} backbone (SmolLM2 shape)")
+        ax.set(ylim=(0, 1.02), title=f"{backbone}, {init}")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("final test accuracy")
     axes[0][-1].legend(fontsize=8, loc="lower right")

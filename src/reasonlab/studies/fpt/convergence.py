@@ -2,21 +2,24 @@
 duration"; docs/papers.md §4).
 
 Steps to a fixed level, set per task and scale before training (verdicts.LEVELS: 90% of the
-pretrained arm's plateau in a pilot), read from each run's test curve: FPT's runs are
-fpt-universal's (same configs, trained once in a shared runs folder); the frozen random arm
-runs RANDOM_LONGER times as many steps, so that a speedup up to that factor can be measured
-rather than assumed. A run that never reaches the level is reported as such and produces no
-speedup (verdicts.speedup).
+pretrained arm's plateau in a pilot), read from each run's test curve, on each offline backbone
+(fpt.backbones): FPT's runs are fpt-universal's (same configs, trained once in a shared runs
+folder); the frozen random arm runs RANDOM_LONGER times as many steps, so that a speedup up to
+that factor can be measured rather than assumed. A run that never reaches the level is
+reported as such and produces no speedup (verdicts.speedup).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab.model.fpt import FPT_BACKBONES
 from reasonlab.studies.fpt.analysis import STEPS_HEADER, plot_curves, steps_rows
-from reasonlab.studies.fpt.common import (FPT, NO_GPT2, RANDOM, FPTStudy, by_task, fpt_arm,
-                                          random_arm, recipe, task_baselines, tasks)
+from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2, backbone_line
+from reasonlab.studies.fpt.common import FPT, RANDOM, by_task, recipe, task_baselines, tasks
 from reasonlab.studies.fpt.paper import STEPS_TABLE
+from reasonlab.studies.fpt.slide_verdicts import both_backbones
+from reasonlab.studies.fpt.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.verdicts import LEVELS, convergence_verdict, first_step, speedup
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
 
@@ -25,43 +28,52 @@ RANDOM_LONGER = 4
 
 
 @STUDIES.register("fpt-convergence")
-class FptConvergence(FPTStudy):
+class FptConvergence(SlideStudy):
     title = "FPT: convergence, pretrained vs random frozen backbone"
     claims = (Claim("faster", "FPT converges faster than random initialisation",
                     "Lu et al. 2021, slides, Training duration",
                     "speedup 4x bit memory, 40x bit XOR, 3x ListOps, 4x MNIST"),)
-    cpu_minutes = None  # not measured on a quiet machine since the arms changed (README)
+    cpu_minutes = None  # not measured with today's recipe (README)
     cpu_after = "fpt-universal"
     default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: p for t, p in tasks(scale).items() if t in LEVELS[scale]}
         longer = {t: {**p, "steps": RANDOM_LONGER * p["steps"]} for t, p in points.items()}
-        return (grid(recipe(scale), {FPT: fpt_arm(scale)}, sweep=points, seeds=seeds,
-                     sweep_factor="task")
-                + grid(recipe(scale), {RANDOM: random_arm(scale, "fpt")}, sweep=longer,
-                       seeds=seeds, sweep_factor="task"))
+        specs: list[RunSpec] = []
+        for name in BACKBONES:
+            b = FPT_BACKBONES[name]
+            specs += grid(recipe(scale), {FPT: arm(b, scale)}, sweep=points, seeds=seeds,
+                          factors={"backbone": name}, sweep_factor="task")
+            specs += grid(recipe(scale), {RANDOM: arm(b, scale, "random")}, sweep=longer,
+                          seeds=seeds, factors={"backbone": name}, sweep_factor="task")
+        return specs
 
     def analyse(self, results: Results, out: Path) -> Report:
-        runs = by_task(results)
-        levels = LEVELS[results.scale]
-        steps = {t: {a: [first_step(r["curve"], levels[t]) for r in rs]
-                     for a, rs in arms.items()} for t, arms in runs.items()}
-        lengths = {t: {a: int(rs[0]["final"]["step"]) for a, rs in arms.items()}
-                   for t, arms in runs.items()}
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
-        rep.table("Training duration", STEPS_HEADER,
-                  steps_rows(steps, levels, {t: speedup(s) for t, s in steps.items()},
-                             STEPS_TABLE, task_baselines(results)),
-                  before=("Steps until the test metric (bit memory: masked bits) first reaches "
-                          "the task's level, fixed before training (90% of FPT's plateau in a "
-                          "pilot); one entry per seed, 'never' when the run did not reach it "
-                          f"(frozen random runs {RANDOM_LONGER}x FPT's steps). Speedup: mean "
-                          "random steps / mean FPT steps over the runs that reached the level; "
-                          "none when an arm has no such run. Slides: steps to converge (GPT-2). "
-                          "Last columns: the baselines' final metric on the same data."))
-        plot_curves(runs, levels, out / "convergence.png")
-        rep.figure("convergence.png", "Test accuracy during training, FPT vs frozen random; "
-                   "dashed: the level")
-        rep.verdicts = [convergence_verdict(self.claim("faster"), steps, lengths)]
+        levels = LEVELS[results.scale]
+        base = task_baselines(results)
+        verdicts = {}
+        for name, runs_b in results.by("backbone").items():
+            runs = by_task(runs_b)
+            steps = {t: {a: [first_step(r["curve"], levels[t]) for r in rs]
+                         for a, rs in arms.items()} for t, arms in runs.items()}
+            lengths = {t: {a: int(rs[0]["final"]["step"]) for a, rs in arms.items()}
+                       for t, arms in runs.items()}
+            rep.table(f"Training duration: {title(name)}", STEPS_HEADER,
+                      steps_rows(steps, levels, {t: speedup(s) for t, s in steps.items()},
+                                 STEPS_TABLE, base),
+                      before=(f"{backbone_line(name)}\n\nSteps until the test metric (bit "
+                              "memory: masked bits) first reaches the task's level, fixed "
+                              "before training (90% of FPT's plateau in a pilot); one entry per "
+                              "seed, 'never' when the run did not reach it (frozen random runs "
+                              f"{RANDOM_LONGER}x FPT's steps). Speedup: mean random steps / mean "
+                              "FPT steps over the runs that reached the level; none when an arm "
+                              "has no such run. Slides: steps to converge (GPT-2). Last columns: "
+                              "the baselines' final metric on the same data."))
+            plot_curves(runs, levels, out / f"convergence_{name}.png")
+            rep.figure(f"convergence_{name}.png", f"Test accuracy during training, FPT vs "
+                       f"frozen random, {title(name)}; dashed: the level")
+            verdicts[title(name)] = convergence_verdict(self.claim("faster"), steps, lengths)
+        rep.verdicts = [both_backbones(self.claim("faster"), verdicts)]
         return rep

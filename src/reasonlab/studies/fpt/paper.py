@@ -16,11 +16,15 @@ def _cell(ours: str, number: str) -> str:
     return f"MNIST {number}" if SLIDE_TASK[ours] == "MNIST" else number
 
 
+def _row(memory: str, xor: str, listops: str, mnist: str) -> dict[str, str]:
+    """One slide row (Bit Memory, XOR, ListOps, MNIST) -> our task label -> number."""
+    by_slide = {"Bit Memory": memory, "XOR": xor, "ListOps": listops, "MNIST": mnist}
+    return {t: _cell(t, by_slide[s]) for t, s in SLIDE_TASK.items()}
+
+
 def _rows(by_model: dict[str, tuple[str, str, str, str]]) -> dict[str, dict[str, str]]:
     """Model -> (Bit Memory, XOR, ListOps, MNIST) -> model -> our task label -> number."""
-    cols = ("Bit Memory", "XOR", "ListOps", "MNIST")
-    return {m: {t: _cell(t, dict(zip(cols, ns, strict=True))[s]) for t, s in SLIDE_TASK.items()}
-            for m, ns in by_model.items()}
+    return {m: _row(*ns) for m, ns in by_model.items()}
 
 
 PERFORMANCE_TABLE = _rows({"FPT": ("100", "100", "38.4", "98.0"),
