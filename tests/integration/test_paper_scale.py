@@ -153,6 +153,9 @@ def test_paper_scale_runs_shrunk(name, family_root):
     cls = STUDIES[name]
     if why := cls.missing():
         pytest.skip(why)
+    if (need := analysis_memory(name)) > (have := available_memory()):
+        pytest.skip(f"its analysis builds a {need / 2**30:.1f} GiB network; "
+                    f"{have / 2**30:.1f} GiB available")
     root = family_root(name)
     try:
         report, out = run_study(name, "paper", seeds=1, out=root, workers=1, quiet=True,
@@ -161,6 +164,29 @@ def test_paper_scale_runs_shrunk(name, family_root):
         pytest.skip(str(e))
     assert [v.claim.key for v in report.verdicts] == [c.key for c in cls.claims]
     check_report(name, root, out)
+
+
+def analysis_memory(name: str) -> int:
+    """Bytes of the largest network a study's analysis builds beyond its runs: the widest
+    frozen random network of symbols-readout-vs-full's width sweep (d_model 3072), fp32,
+    twice for the weights' initialisation."""
+    if name != "symbols-readout-vs-full":
+        return 0
+    from reasonlab.studies.kit.core import grid
+    from reasonlab.studies.kit.sizes import n_params
+    from reasonlab.studies.symbols.readout_vs_full import SWEEP, recipe
+
+    w = max(SWEEP["paper"][1])
+    (spec,) = grid(recipe("paper", preset="same_different"), {"widest": {}},
+                   [{"model": {"d_model": w, "d_mlp": 4 * w}}])
+    return 8 * n_params(spec.config)
+
+
+def available_memory() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 2**62  # not Linux: assume enough
 
 
 def check_report(name: str, root: Path, out: Path) -> None:
