@@ -50,7 +50,7 @@ def hf_labels(batch) -> torch.Tensor:
 
 def make_ours(task) -> tuple[Transformer, Callable]:
     cfg = ModelConfig(vocab_size=len(task.vocab), n_classes=task.n_classes,
-                      max_seq_len=task.seq_len, norm="post", **SHAPE)
+                      max_seq_len=task.seq_len, norm_position="post", **SHAPE)
     torch.manual_seed(0)
     model = Transformer(cfg)
     model.train()

@@ -105,7 +105,8 @@ def bench_tta(quick: bool = False, log: Callable[[str], None] = print,
               cap_ratio: float = 5.0) -> dict[str, Any]:
     ours_cfg, authors_cfg = configs(300 if quick else None, cap_ratio)
     eval_every = 25 if quick else 50
-    shape = ours_cfg.model.model_dump(include={"d_model", "n_layers", "n_heads", "d_mlp", "norm",
+    shape = ours_cfg.model.model_dump(include={"d_model", "n_layers", "n_heads", "d_mlp",
+                                               "norm_position",
                                                "init_std", "positions"})
     log(f"[tta] model {shape}, "
         f"batch {ours_cfg.batch_size}, steps {ours_cfg.steps}, threads {ours_cfg.threads}")

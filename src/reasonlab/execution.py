@@ -60,10 +60,10 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
 
 
 def prerequisites(configs: list[TrainConfig], root: Path) -> list[TrainConfig]:
-    """The unfinished runs that `configs` initialise from (TrainConfig.pretrain), each once."""
+    """The unfinished runs that `configs` initialise from (TrainConfig.init_from), each once."""
     out: dict[Path, TrainConfig] = {}
     for c in configs:
-        pre = c.pretrain
+        pre = c.init_run
         if pre is not None and load_result(run_dir_for(c, root)) is None:
             d = run_dir_for(pre, root)
             if d not in out and load_result(d) is None:

@@ -64,7 +64,8 @@ def _matches(value: Any, raw: str) -> bool:
 
 def filter_runs(infos: list[RunInfo], filters: list[tuple[str, str]]) -> list[RunInfo]:
     """Keep runs where every key=value holds. Keys: status, task, id, or any dotted key of
-    the resolved config (config.json, defaults included)."""
+    the resolved config (config.json read by today's TrainConfig: defaults included, old names
+    under the new ones)."""
     if not filters:
         return infos
     out = []
@@ -72,8 +73,8 @@ def filter_runs(infos: list[RunInfo], filters: list[tuple[str, str]]) -> list[Ru
         fields: dict[str, Any] = {"status": r.status, "task": r.task, "id": r.id}
         if any(k not in fields for k, _ in filters):
             try:
-                fields |= flatten(json.loads((r.path / "config.json").read_text()))
-            except (OSError, ValueError):
+                fields |= flatten(_resolved(r.path))
+            except CorruptRunError:
                 pass
         if all(k in fields and _matches(fields[k], v) for k, v in filters):
             out.append(r)

@@ -83,8 +83,8 @@ def study_cost(configs: list[TrainConfig]) -> Cost:
         cid = config_id(c)
         if cid not in seen:
             seen[cid] = c
-            if c.pretrain is not None:
-                todo.append(c.pretrain)
+            if c.init_run is not None:
+                todo.append(c.init_run)
     total = 0.0
     for c in seen.values():  # FLOPs depend on the shapes and counts, not the seed
         key = (c.model.model_dump_json(), c.steps, c.batch_size, c.eval_every, c.n_test,

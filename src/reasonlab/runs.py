@@ -27,7 +27,7 @@ from reasonlab.store import (
     write_json_atomic,
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
-# below train.loop, so that loading a run's model (init stages: `pretrain`) imports no cycle
+# below train.loop, so that loading a run's model (init stages: `init_from`) imports no cycle
 from reasonlab.train.run_files import load_run_model, run_dir_for
 
 __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
@@ -61,8 +61,8 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     done = load_result(run_dir)
     if done is not None:
         return done
-    if config.pretrain is not None:  # its initialisation first: trained once, then reused
-        execute(config.pretrain, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
+    if config.init_run is not None:  # its initialisation first: trained once, then reused
+        execute(config.init_run, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
                 position=position)
     check_device(config)
     parents = make_dirs(run_dir.parent)  # <root>/runs: the lock file lies there

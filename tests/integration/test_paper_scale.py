@@ -217,9 +217,9 @@ def kinds() -> dict[str, tuple[str, TrainConfig]]:
             continue
         for s in overridden(cls().runs("paper", 1), shrink(name)):
             c = s.config
-            kind = (f"{c.task.name}/{c.model.arch.name}/pretrained={c.pretrained}/"
-                    f"pretrain={c.pretrain is not None}/mimic={c.mimic is not None}/"
-                    f"train={c.train}/{c.train_only}")
+            kind = (f"{c.task.name}/{c.model.arch.name}/checkpoint={c.init_checkpoint}/"
+                    f"run={c.init_run is not None}/mimic={c.mimic is not None}/"
+                    f"trainable={c.trainable}")
             out.setdefault(kind, (name, c))
     return out
 

@@ -64,11 +64,11 @@ def test_overrides_reach_every_run_its_id_and_the_report(tmp_path, monkeypatch, 
 
 def test_override_keeps_everything_else_and_reaches_pretraining_runs():
     specs = STUDIES["artificial-pretraining"]().runs("smoke", 1)
-    fine = next(s.config for s in specs if s.config.pretrain is not None)
+    fine = next(s.config for s in specs if s.config.init_run is not None)
     assert config_id(override(fine, {})) == config_id(fine)
     assert config_id(override(fine, {"device": fine.device})) == config_id(fine)
-    small = override(fine, {"steps": 2, "pretrain": {"n_train": 64}})
-    assert small.steps == 2 and small.pretrain.steps == 2 and small.pretrain.n_train == 64
+    small = override(fine, {"steps": 2, "init_from": {"n_train": 64}})
+    assert small.steps == 2 and small.init_run.steps == 2 and small.init_run.n_train == 64
     assert small.n_train == fine.n_train and small.task == fine.task
     assert small.model.max_seq_len == fine.model.max_seq_len  # derived from the task again
 

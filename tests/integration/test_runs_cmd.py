@@ -93,8 +93,9 @@ def test_diff_reads_old_flat_variant_keys(copy, capsys):
     data["model"] |= {"init": "rate", "init_gamma": 0.3, "attention": "softmax", "arch":
                       "transformer", "identity_terms": None, "identity_zero_diag": None,
                       "mlp_equality": None}
-    for key in ("normalization", "mlp"):  # fields that did not exist then
+    for key in ("norm_layer", "mlp"):  # fields that did not exist then
         data["model"].pop(key, None)
+    data["model"]["norm"] = data["model"].pop("norm_position")  # its name then
     old.write_text(json.dumps(data))
     data = json.loads(new.read_text())
     data["model"]["init"] = {"name": "rate", "gamma": 0.3}

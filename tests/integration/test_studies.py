@@ -127,9 +127,9 @@ def test_every_scale_builds_its_own_growing_grid(name):
         n = cls.default_seeds[scale]
         specs = cls().runs(scale, n)
         assert specs and all(s.config.seed == s.seed for s in specs)
-        # a pretraining run that other runs initialise from (TrainConfig.pretrain) is one run
+        # a pretraining run that other runs initialise from (TrainConfig.init_from) is one run
         # shared by all their seeds, so it is exempt from the seeds rule
-        shared = {config_id(s.config.pretrain) for s in specs if s.config.pretrain is not None}
+        shared = {config_id(s.config.init_run) for s in specs if s.config.init_run is not None}
         per_arm: dict[str, list[int]] = {}
         for s in specs:
             if config_id(s.config) not in shared:

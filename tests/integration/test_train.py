@@ -71,7 +71,8 @@ def test_resume_is_bitwise_identical(tmp_path, monkeypatch):
 def test_training_learns_and_logs_per_position(tmp_path):
     # The recipe that leaves the ln-2 plateau fastest in our sweeps (see lego_extrapolation).
     config = small_config(steps=800, eval_every=100, ckpt_every=800, n_train=8000, batch_size=64,
-                          model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=256, norm="pre",
+                          model=dict(d_model=64, n_layers=2, n_heads=4, d_mlp=256,
+                                     norm_position="pre",
                                      init_std=0.1),
                           optim=dict(lr=3e-3, warmup_steps=50))
     final = train(config, tmp_path, quiet=True)

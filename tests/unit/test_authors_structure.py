@@ -24,10 +24,10 @@ from reasonlab.train.optim import make_optimizer
 VOCAB, SEQ = 17, 9
 
 # The anchor authors' GPT as our options (studies/anchors/common.py uses the same four).
-ANCHOR_AUTHORS = dict(norm="post_no_embed_ln", attn_bias=False, mlp_bias=False, act="relu",
+ANCHOR_AUTHORS = dict(norm_position="post_no_embed_ln", attn_bias=False, mlp_bias=False, act="relu",
                       ln_eps=1e-5)
 # The abstract-symbols authors' tied-read-out transformer.
-SYMBOL_AUTHORS = dict(norm="pre", attn_bias=False, act="gelu", ln_eps=1e-5,
+SYMBOL_AUTHORS = dict(norm_position="pre", attn_bias=False, act="gelu", ln_eps=1e-5,
                       ln_final_affine=False, init="torch_default")
 
 
@@ -127,7 +127,7 @@ def layer_norms(model: nn.Module) -> dict[str, nn.LayerNorm]:
 
 @pytest.mark.parametrize("gamma", [0.3, 0.8])
 def test_anchor_authors_gpt_matches_naive_reimplementation(gamma):
-    """norm="post_no_embed_ln" + attn_bias/mlp_bias False + ReLU + eps 1e-5 is the authors'
+    """norm_position="post_no_embed_ln" + attn_bias/mlp_bias False + ReLU + eps 1e-5 is the authors'
     GPT (see `naive_anchor_gpt` for the file and lines), same weights -> same logits."""
     model = model_(causal=True, n_heads=1, d_head=8, init="rate", init_gamma=gamma,
                    n_classes=VOCAB, **ANCHOR_AUTHORS)
@@ -154,7 +154,7 @@ def test_bert_post_ln_is_not_the_anchor_authors_structure():
     """The comparison is sensitive to the embedding LayerNorm: our BERT-style "post" puts one
     on the embeddings (transformer.py `ln_embed`), and then the naive GPT disagrees."""
     model = model_(causal=True, init="rate", init_gamma=0.8,
-                   **{**ANCHOR_AUTHORS, "norm": "post"})
+                   **{**ANCHOR_AUTHORS, "norm_position": "post"})
     assert "ln_embed" in layer_norms(model)
     t = tokens_()
     assert not torch.allclose(model(t), naive_anchor_gpt(model, t), atol=1e-3)
@@ -166,7 +166,7 @@ def test_small_initialization_reaches_layer_one_only_without_embedding_ln():
     rms = {}
     for norm in ("post", "post_no_embed_ln"):
         model = model_(causal=True, init="rate", init_gamma=0.8,
-                       **{**ANCHOR_AUTHORS, "norm": norm})
+                       **{**ANCHOR_AUTHORS, "norm_position": norm})
         _, cache = run_with_cache(model, tokens_())
         rms[norm] = cache["blocks.0.hook_resid_pre"].pow(2).mean().sqrt().item()
     assert rms["post"] == pytest.approx(1.0, rel=1e-3)
@@ -203,8 +203,8 @@ def test_symbols_authors_module_list():
 
 
 def test_ln_final_affine_needs_pre_ln():
-    with pytest.raises(ConfigError, match="ln_final_affine=False needs norm=.pre."):
-        model_(norm="post", ln_final_affine=False)
+    with pytest.raises(ConfigError, match="ln_final_affine=False needs norm_position=.pre."):
+        model_(norm_position="post", ln_final_affine=False)
 
 
 # -- torch_default initialization ---------------------------------------------------------
@@ -216,7 +216,7 @@ def test_torch_default_init_draws_pytorchs_defaults():
     Linear weight and bias ~ U(+-1/sqrt(fan_in)) (`nn.Linear.reset_parameters`);
     LayerNorms 1 / 0; the identity-attention scalars 0 (models.py:223, 228)."""
     model = model_(d_model=64, d_head=16, n_heads=4, d_mlp=256, n_classes=5, init="torch_default",
-                   attention="identity", norm="pre")
+                   attention="identity", norm_position="pre")
     assert model.W_E.std().item() == pytest.approx(1.0, abs=0.1)
     assert model.W_pos.std().item() == pytest.approx(1.0, abs=0.15)
     for name, mod in model.named_modules():
@@ -311,7 +311,7 @@ def test_studies_build_the_authors_structures(scale):
                 got, want = fields(m, ANCHOR_AUTHORS)
                 assert got == want, (name, spec.arm)
                 assert spec.config.optim.weight_decay_on == "all"
-            elif m.arch.name == "mlp":  # the authors' MLPs (models.py 17-122): ReLU
+            elif m.arch.name == "mlp_baseline":  # the authors' MLPs (models.py 17-122): ReLU
                 assert m.act == "relu", (name, spec.arm)
                 assert m.init.name == "torch_default" or "BERT init" in spec.arm
             elif "BERT init" not in spec.arm:

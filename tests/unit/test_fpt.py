@@ -16,7 +16,7 @@ from reasonlab.model.gguf import SMOLLM2_ARCH
 from reasonlab.model.lstm import LSTMBaseline
 from reasonlab.model.pretrained import MINILM
 
-BERT_SMALL = dict(d_model=32, n_layers=2, n_heads=4, d_mlp=64, norm="post")
+BERT_SMALL = dict(d_model=32, n_layers=2, n_heads=4, d_mlp=64, norm_position="post")
 LLAMA_SMALL = {**SMOLLM2_ARCH, "d_model": 48, "n_layers": 2, "n_heads": 6, "n_kv_heads": 2,
                "d_mlp": 64}
 
@@ -129,7 +129,7 @@ def test_presets_and_bad_groups():
 def _config(**over):
     from reasonlab.train.config import TrainConfig
 
-    base = dict(task={"name": "bit_xor"}, model={**BERT_SMALL, "arch": "fpt"}, train="fpt",
+    base = dict(task={"name": "bit_xor"}, model={**BERT_SMALL, "arch": "fpt"}, trainable="fpt",
                 optim={"weight_decay": 0.0, "schedule": "constant"}, n_train=256, n_test=64,
                 batch_size=8, steps=6, eval_every=3, ckpt_every=3)
     return TrainConfig.build({**base, **over})
@@ -140,7 +140,7 @@ def test_frozen_parameters_get_no_gradient_and_no_optimizer_state():
     from reasonlab.train.optim import make_optimizer
 
     config = _config()
-    assert config.train == ["input", "output", "positions", "norms"]
+    assert config.trainable.groups == ["input", "output", "positions", "norms"]
     model = build_model(config)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     opt = make_optimizer(model, config.optim)
@@ -150,7 +150,7 @@ def test_frozen_parameters_get_no_gradient_and_no_optimizer_state():
                    make_autocast(config, torch.device("cpu")))
     state = {id(p) for p in opt.state}
     for n, p in model.named_parameters():
-        trained = model.param_group(n) in config.train
+        trained = model.param_group(n) in config.trainable.groups
         assert p.requires_grad == trained and (id(p) in state) == trained, n
         if not trained:
             assert p.grad is None and torch.equal(p, before[n]), n
@@ -165,11 +165,13 @@ def test_train_groups_need_a_model_with_groups():
 
     task = {"name": "lego", "n_clauses": 4, "n_train_vars": 2}
     c = TrainConfig.build({"task": task, "model": {"d_model": 32, "n_heads": 2},
-                           "train": "fpt"})
+                           "trainable": "fpt"})
     with pytest.raises(ConfigError, match="no parameter groups"):
         build_model(c)
-    with pytest.raises(ConfigError, match="not both"):
+    with pytest.raises(ConfigError, match="train and train_only are all set"):  # old names
         TrainConfig.build({"task": task, "model": {}, "train": "fpt", "train_only": ["head."]})
+    with pytest.raises(ConfigError, match="train and trainable are all set"):
+        TrainConfig.build({"task": task, "model": {}, "train": "fpt", "trainable": "full"})
 
 
 def test_continuous_task_needs_fpt_or_lstm():
@@ -224,7 +226,7 @@ def test_lstm_reads_only_the_past():
 def test_pretrained_fpt_loads_the_backbone_only():
     from reasonlab.train.loop import build_model
 
-    config = _config(model={"arch": "fpt"}, pretrained="all-minilm-l6-v2")
+    config = _config(model={"arch": "fpt"}, init_from="all-minilm-l6-v2")
     model = build_model(config)
     sd = MINILM.state_dict()
     assert torch.equal(model.backbone.layers[5].mlp.fc_in.weight,

@@ -28,7 +28,7 @@ def expected_d_in(name: str) -> int | None:
 def test_empirical_std_matches_rate(gamma):
     cfg = ModelConfig.build(vocab_size=VOCAB, n_classes=100, max_seq_len=9, d_model=D,
                             n_layers=2, n_heads=1, d_head=D_HEAD, d_mlp=D_MLP, causal=True,
-                            norm="post", init="rate", init_gamma=gamma)
+                            norm_position="post", init="rate", init_gamma=gamma)
     model = Transformer(cfg, generator=torch.Generator().manual_seed(0))
     checked = 0
     for name, p in model.named_parameters():

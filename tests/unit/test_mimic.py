@@ -103,9 +103,10 @@ def test_mimic_reads_every_mimicked_layer_or_fails():
 
     lego = build_task({"name": "lego", "n_clauses": 3, "n_train_vars": 2})
     mlp = ModelConfig.build(dict(vocab_size=len(lego.vocab), n_classes=2,
-                                 max_seq_len=lego.seq_len, arch="mlp", d_model=8, d_mlp=8))
+                                 max_seq_len=lego.seq_len, arch="mlp_baseline", d_model=8,
+                                 d_mlp=8))
     with pytest.raises(ConfigError, match="mimic reads attention patterns"):
-        mimic(MODELS["mlp"](mlp), lego, MimicConfig(steps=1), np.random.default_rng(0))
+        mimic(MODELS["mlp_baseline"](mlp), lego, MimicConfig(steps=1), np.random.default_rng(0))
 
     cfg = ModelConfig.build(dict(vocab_size=len(lego.vocab), n_classes=2,
                                  max_seq_len=lego.seq_len, d_model=16, n_heads=2, d_mlp=16,

@@ -1,4 +1,4 @@
-"""The MLP baseline's two inputs (model/mlp.py; Boix-Adsera et al. 2024, §3) against naive
+"""The MLP baseline's two inputs (model/mlp_baseline.py; Boix-Adsera et al. 2024, §3) against naive
 references, and what separates them on unseen symbols:
 
   - one-hot tokens into position-specific first-layer weights (the theorem's setting, the
@@ -32,8 +32,8 @@ VOCAB, SEQ = 13, 5
 def mlp(input: str, equality: bool = False, act: str = "relu", seed: int = 0):
     c = ModelConfig.build(dict(vocab_size=VOCAB, n_classes=3, max_seq_len=SEQ, d_model=6, n_heads=2,
                                d_mlp=10, n_layers=2, act=act, init="torch_default",
-                               arch={"name": "mlp", "input": input, "equality": equality}))
-    return MODELS["mlp"](c, generator=torch.Generator().manual_seed(seed)).double()
+                               arch={"name": "mlp_baseline", "input": input, "equality": equality}))
+    return MODELS["mlp_baseline"](c, generator=torch.Generator().manual_seed(seed)).double()
 
 
 def label_pos(batch: int) -> torch.Tensor:
@@ -162,9 +162,9 @@ def test_mlp_inputs_keep_every_tensor_on_the_models_device(input):
     # fail to combine with it, as on a GPU
     c = ModelConfig.build(dict(vocab_size=VOCAB, n_classes=3, max_seq_len=SEQ, d_model=6,
                                n_heads=2, d_mlp=10, n_layers=2,
-                               arch={"name": "mlp", "input": input, "equality": True}))
+                               arch={"name": "mlp_baseline", "input": input, "equality": True}))
     with torch.device("meta"):
-        m = MODELS["mlp"](c)
+        m = MODELS["mlp_baseline"](c)
     out = m(torch.zeros(4, SEQ - 1, dtype=torch.long, device="meta"),
             torch.zeros(4, 1, dtype=torch.long, device="meta"))
     assert out.device.type == "meta" and out.shape == (4, 1, 3)

@@ -105,7 +105,7 @@ def ref_forward(model, tokens, pad_mask=None, depth=None, uniform=False):
     for b in range(B):
         rotary = cfg.rotary_base if cfg.positions == "rotary" else None
         x = model.W_E[tokens[b]] + (model.W_pos[:T] if rotary is None else 0)
-        if cfg.norm == "post":
+        if cfg.norm_position == "post":
             x = ref_ln(x, model.ln_embed)
         allowed = torch.ones(T, T, dtype=torch.bool)
         if cfg.causal:
@@ -114,13 +114,13 @@ def ref_forward(model, tokens, pad_mask=None, depth=None, uniform=False):
             allowed &= pad_mask[b][None, :]
         for layer in range(L):
             p = model.layers[0] if cfg.tie_layers else model.layers[layer]
-            if cfg.norm == "pre":
+            if cfg.norm_position == "pre":
                 x = x + ref_attn(p.attn, ref_ln(x, p.ln1), allowed, uniform, rotary)
                 x = x + ref_mlp(p.mlp, ref_ln(x, p.ln2))
             else:
                 x = ref_ln(x + ref_attn(p.attn, x, allowed, uniform, rotary), p.ln1)
                 x = ref_ln(x + ref_mlp(p.mlp, x), p.ln2)
-        if cfg.norm == "pre":
+        if cfg.norm_position == "pre":
             x = ref_ln(x, model.ln_final)
         outs.append(x @ model.head.weight.T + model.head.bias)
     return torch.stack(outs)  # [B, T, n_classes]
@@ -184,8 +184,8 @@ def test_hooks_are_identity_by_default():
 
 
 @pytest.mark.parametrize("kw", [
-    dict(), dict(positions="rotary", norm="pre"), dict(norm="post_no_embed_ln"),
-    dict(d_embed=8, tie_layers=True), dict(attention="identity", norm="pre", causal=True),
+    dict(), dict(positions="rotary", norm_position="pre"), dict(norm_position="post_no_embed_ln"),
+    dict(d_embed=8, tie_layers=True), dict(attention="identity", norm_position="pre", causal=True),
     dict(n_layers=4, depth_range=(1, 4)),
 ], ids=["bert", "rotary", "no-embed-ln", "albert", "identity", "stochastic-depth"])
 def test_every_hook_point_fires(kw):
@@ -341,7 +341,7 @@ def test_overriding_one_method_makes_a_variant():
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_matches_naive_reference(norm, causal):
-    model = make(norm=norm, causal=causal, act="gelu" if norm == "post" else "relu")
+    model = make(norm_position=norm, causal=causal, act="gelu" if norm == "post" else "relu")
     x, pad = tokens_(), right_pad_mask(3, SEQ)
     close(model(x), ref_forward(model, x))
     full = ref_forward(model, x, pad)
@@ -352,7 +352,7 @@ def test_forward_matches_naive_reference(norm, causal):
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_rotary_matches_naive_reference_on_both_paths(causal):
-    model = make(positions="rotary", norm="pre", causal=causal, rotary_base=100.0)
+    model = make(positions="rotary", norm_position="pre", causal=causal, rotary_base=100.0)
     # no W_pos, so no hook_pos_embed: a hook attached there could never be called
     assert model.W_pos is None and "hook_pos_embed" not in model.hook_points()
     with pytest.raises(KeyError):
@@ -615,6 +615,6 @@ def test_post_ln_resid_hooks_hold_raw_sums_as_transformerlens():
         close(cache[b + "hook_resid_post"], post, atol=0)
         close(cache[b + "hook_normalized_resid_post"], L.ln2(post), atol=1e-12)
     assert block_output_hook(model.config) == "hook_normalized_resid_post"
-    pre = make(norm="pre")
+    pre = make(norm_position="pre")
     assert block_output_hook(pre.config) == "hook_resid_post"
     assert not any("normalized" in n for n in pre.hook_points())

@@ -1,4 +1,4 @@
-"""Initialising a run from a pretraining run of the store (TrainConfig.pretrain; Chiang & Lee,
+"""Initialising a run from a pretraining run of the store (TrainConfig.init_from; Chiang & Lee,
 docs/papers.md §4): the pretraining run is trained once and shared, the downstream model starts
 from its weights (checked against the checkpoint tensors read directly), ids stay content-
 addressed, validation masked-LM loss is logged."""
@@ -29,7 +29,7 @@ def pretrain(corpus="nesting"):
 
 
 def downstream(task, **kw):
-    return TrainConfig.build({"task": task, "model": {}, "pretrain": pretrain(),
+    return TrainConfig.build({"task": task, "model": {}, "init_from": pretrain(),
                               **{k: v for k, v in TINY.items() if k != "model"}, **kw})
 
 
@@ -41,7 +41,7 @@ def test_downstream_starts_from_the_pretraining_checkpoint(tmp_path):
     cfg = downstream(GLOSS)
     assert cfg.model.d_model == 16 and cfg.model.n_classes == 45  # architecture from pretrain
     result = execute(cfg, tmp_path, quiet=True)
-    pre_dir = run_dir_for(cfg.pretrain, tmp_path)
+    pre_dir = run_dir_for(cfg.init_run, tmp_path)
     curve = [json.loads(l) for l in (pre_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in curve] == [2, 4] and all("loss" in m for m in curve)  # val MLM
     saved = {k.removeprefix("model."): v for k, v in
@@ -59,7 +59,7 @@ def test_downstream_starts_from_the_pretraining_checkpoint(tmp_path):
     # LEGO: its tokens take the rows of the same words in the pretraining vocabulary
     lego = downstream(LEGO)
     from reasonlab.tasks.base import build_task
-    words = build_task(lego.pretrain.task).vocab
+    words = build_task(lego.init_run.task).vocab
     toks = build_task(lego.task).vocab.tokens
     w_e = build_model(lego, root=tmp_path).W_E
     for i, t in enumerate(toks):
@@ -69,24 +69,24 @@ def test_downstream_starts_from_the_pretraining_checkpoint(tmp_path):
 
 def test_pretraining_run_is_shared_and_ids_are_content_addressed(tmp_path):
     a, b = downstream(GLOSS), downstream(GLOSS, seed=1)
-    assert prerequisites([a, b], tmp_path) == [a.pretrain]  # once, though two runs name it
+    assert prerequisites([a, b], tmp_path) == [a.init_run]  # once, though two runs name it
     execute_all([a, b], tmp_path, quiet=True, workers=1)
     assert len(list((tmp_path / "runs").iterdir())) == 3
     assert prerequisites([a, b], tmp_path) == []
     other = TrainConfig.build({**a.model_dump(mode="json"),
-                               "pretrain": pretrain("uniform")})
+                               "init_from": pretrain("uniform")})
     assert config_id(other) != config_id(a)
     plain = TrainConfig.build({"task": GLOSS, **TINY})
-    assert "pretrain" not in plain.model_dump(mode="json")  # ids of other runs unchanged
+    assert "init_from" not in plain.model_dump(mode="json")  # ids of other runs unchanged
 
 
 def test_pretrain_fixes_the_architecture():
     with pytest.raises(ConfigError, match="pretraining run"):
-        TrainConfig.build({"task": GLOSS, "model": {"d_model": 32}, "pretrain": pretrain()})
+        TrainConfig.build({"task": GLOSS, "model": {"d_model": 32}, "init_from": pretrain()})
     with pytest.raises(ConfigError, match="positions"):
         TrainConfig.build({"task": {**GLOSS, "seq_len": 40}, "model": {},
-                           "pretrain": pretrain()})
-    with pytest.raises(ConfigError, match="not both"):
+                           "init_from": pretrain()})
+    with pytest.raises(ConfigError, match="pretrained and pretrain are all set"):  # old names
         TrainConfig.build({"task": GLOSS, "model": {}, "pretrain": pretrain(),
                            "pretrained": "all-minilm-l6-v2"})
 

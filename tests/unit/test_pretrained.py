@@ -128,8 +128,9 @@ def test_train_config_pretrained_builds_the_converted_model():
     from reasonlab.train.loop import build_model
 
     task = {"name": "lego", "group": "z2", "n_clauses": 4, "n_train_vars": 2, "rename_ops": True}
-    cfg = TrainConfig.build({"task": task, "model": {}, "pretrained": "all-minilm-l6-v2"})
-    assert cfg.model.d_model == 384 and cfg.model.n_layers == 6 and cfg.model.norm == "post"
+    cfg = TrainConfig.build({"task": task, "model": {}, "init_from": "all-minilm-l6-v2"})
+    assert cfg.model.d_model == 384 and cfg.model.n_layers == 6
+    assert cfg.model.norm_position == "post"
     model = build_model(cfg)
     vocab = build_task(cfg.task).vocab
     ids = map_tokens(vocab.tokens, MINILM.vocab())
@@ -138,17 +139,18 @@ def test_train_config_pretrained_builds_the_converted_model():
     # renamed operators t0.. land on real words, distinct from the unrenamed `=`, `,`, `+`, `-`
     fresh = [MINILM.vocab()[ids[vocab.id(f"t{k}")]] for k in range(4)]
     assert all(w.isalpha() and len(w) >= 3 for w in fresh)
-    # a random-init config (pretrained unset) keeps the id it had before the field existed
+    # a random-init config (init_from unset) keeps the id it had before the field existed
     plain = TrainConfig.build({"task": task, "model": {}})
-    assert "pretrained" not in plain.model_dump() and config_id(plain) != config_id(cfg)
+    assert "init_from" not in plain.model_dump() and config_id(plain) != config_id(cfg)
+    assert cfg.init_checkpoint == "all-minilm-l6-v2" and cfg.init_run is None
 
 
 def test_pretrained_fixes_architecture_fields():
     from reasonlab.train.config import TrainConfig
 
     task = {"name": "lego", "n_clauses": 4, "n_train_vars": 2}
-    with pytest.raises(ConfigError, match="model.d_model=64 disagrees with pretrained"):
+    with pytest.raises(ConfigError, match="model.d_model=64 disagrees with checkpoint init_from"):
         TrainConfig.build({"task": task, "model": {"d_model": 64},
-                           "pretrained": "all-minilm-l6-v2"})
+                           "init_from": "all-minilm-l6-v2"})
     with pytest.raises(ConfigError, match="unknown pretrained checkpoint"):
-        TrainConfig.build({"task": task, "model": {}, "pretrained": "gpt2"})
+        TrainConfig.build({"task": task, "model": {}, "init_from": "gpt2"})

@@ -32,7 +32,7 @@ def test_features_are_what_the_head_reads():
                        "n_val_symbols": 2, "n_test_symbols": 5})
     cfg = ModelConfig.build(dict(vocab_size=len(task.vocab), n_classes=task.n_classes,
                                  max_seq_len=task.seq_len, d_model=16, n_heads=2, d_mlp=32,
-                                 n_layers=2, norm="pre", ln_final_affine=False,
+                                 n_layers=2, norm_position="pre", ln_final_affine=False,
                                  init="torch_default"))
     model = Transformer(cfg, generator=torch.Generator().manual_seed(1)).double().eval()
     batch = task.sample(np.random.default_rng(0), 50, "train")

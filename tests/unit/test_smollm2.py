@@ -184,12 +184,12 @@ def test_train_config_smollm2_keeps_first_layers():
 
     task = {"name": "lego", "n_clauses": 4, "n_train_vars": 2}
     cfg = TrainConfig.build({"task": task, "model": {"n_layers": 3},
-                             "pretrained": "smollm2-135m"})
+                             "init_from": "smollm2-135m"})
     assert cfg.model.n_layers == 3 and cfg.model.n_kv_heads == 3  # SmolLM2: 9 / 3
-    assert cfg.model.normalization.name == "rmsnorm" and cfg.model.mlp.name == "swiglu"
+    assert cfg.model.norm_layer.name == "rmsnorm" and cfg.model.mlp.name == "swiglu"
     with pytest.raises(ConfigError, match="n_layers=31 disagrees"):
         TrainConfig.build({"task": task, "model": {"n_layers": 31},
-                           "pretrained": "smollm2-135m"})
+                           "init_from": "smollm2-135m"})
 
 
 

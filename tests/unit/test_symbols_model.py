@@ -24,7 +24,7 @@ VOCAB, SEQ = 13, 7
 
 def cfg(**kw) -> ModelConfig:
     base = dict(vocab_size=VOCAB, n_classes=4, max_seq_len=SEQ, d_model=12, n_heads=3,
-                d_mlp=20, n_layers=2, norm="pre", init_std=0.3)
+                d_mlp=20, n_layers=2, norm_position="pre", init_std=0.3)
     return ModelConfig.build({**base, **kw})
 
 
@@ -151,9 +151,9 @@ def test_tied_head_reads_out_through_the_embedding():
 
 @pytest.mark.parametrize("equality", [False, True])
 def test_mlp_baseline_matches_naive_reference(equality):
-    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": equality}, n_layers=2,
-            d_mlp=16)
-    m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
+    c = cfg(arch={"name": "mlp_baseline", "input": "shared_embedding", "equality": equality},
+            n_layers=2, d_mlp=16)
+    m = MODELS["mlp_baseline"](c, generator=torch.Generator().manual_seed(0)).double()
     t = tokens_(4)[:, :SEQ - 2]  # shorter than max_seq_len: padded with PAD = 0
     got = m(t, torch.zeros(4, 1, dtype=torch.long))
     lins = [m.input.linear] + [mod for mod in m.net if isinstance(mod, torch.nn.Linear)]
@@ -176,9 +176,9 @@ def test_mlp_baseline_matches_naive_reference(equality):
 
 def test_mlp_equality_features_are_symbol_invariant():
     # renaming the symbols (distinct -> distinct) leaves X X^T unchanged up to O(1/sqrt d)
-    c = cfg(arch={"name": "mlp", "input": "shared_embedding", "equality": True}, d_model=4096,
-            n_heads=4, vocab_size=40, max_seq_len=4)
-    m = MODELS["mlp"](c, generator=torch.Generator().manual_seed(0)).double()
+    c = cfg(arch={"name": "mlp_baseline", "input": "shared_embedding", "equality": True},
+            d_model=4096, n_heads=4, vocab_size=40, max_seq_len=4)
+    m = MODELS["mlp_baseline"](c, generator=torch.Generator().manual_seed(0)).double()
     x = m.input.ln(m.input.W_E[torch.tensor([[5, 7, 5, 9], [20, 31, 20, 33]])])
     gram = x @ x.transpose(1, 2) / 4096
     torch.testing.assert_close(gram[0], gram[1], atol=0.1, rtol=0)
@@ -190,7 +190,7 @@ def test_config_rejects_inconsistent_variant_options():
         cfg(identity_terms="a")
     with pytest.raises(ConfigError, match="identity_zero_diag is an option of attention="):
         cfg(identity_zero_diag=True)
-    with pytest.raises(ConfigError, match="mlp_equality is an option of arch='mlp'"):
+    with pytest.raises(ConfigError, match="mlp_equality is an option of arch='mlp_baseline'"):
         cfg(mlp_equality=True)
     with pytest.raises(ConfigError, match="unknown key 'model.attention.terms'"):
         cfg(attention={"name": "softmax", "terms": "a"})
@@ -198,25 +198,26 @@ def test_config_rejects_inconsistent_variant_options():
         cfg(attention={"name": "identity", "terms": "c"})
     with pytest.raises(ConfigError, match="tie_head needs n_classes"):
         cfg(tie_head=True)
-    with pytest.raises(ConfigError, match="arch='mlp' has no attention"):
-        cfg(arch="mlp", attention="identity")
-    with pytest.raises(ConfigError, match="arch='mlp' has no attention and no tied head"):
-        cfg(arch={"name": "mlp", "equality": True}, tie_head=True, n_classes=VOCAB)
-    cfg(arch={"name": "mlp", "equality": True}, attention="softmax")  # the default: allowed
+    with pytest.raises(ConfigError, match="arch='mlp_baseline' has no attention"):
+        cfg(arch="mlp_baseline", attention="identity")
+    with pytest.raises(ConfigError, match="arch='mlp_baseline' has no attention and no tied head"):
+        cfg(arch={"name": "mlp_baseline", "equality": True}, tie_head=True, n_classes=VOCAB)
+    cfg(arch={"name": "mlp_baseline", "equality": True}, attention="softmax")  # default: allowed
     with pytest.raises(ConfigError, match="unknown model architecture 'cnn'"):
         cfg(arch="cnn")
 
 
-def test_train_only_freezes_everything_else(tmp_path):
+def test_trainable_prefixes_freeze_everything_else(tmp_path):
     from reasonlab.train.config import TrainConfig
     from reasonlab.train.loop import build_model, train
 
     base = dict(task={"name": "templates", "preset": "same_different", "n_train_symbols": 20,
                       "n_val_symbols": 4, "n_test_symbols": 4},
-                model=dict(d_model=8, n_layers=1, n_heads=2, d_mlp=8, norm="pre"),
+                model=dict(d_model=8, n_layers=1, n_heads=2, d_mlp=8, norm_position="pre"),
                 n_train=32, n_test=8, batch_size=8, steps=3, eval_every=3, ckpt_every=3,
                 optim=dict(lr=1e-2))
-    c = TrainConfig.build({**base, "train_only": ["head."]})
+    c = TrainConfig.build({**base, "trainable": {"prefixes": ["head."]}})
+    assert c == TrainConfig.build({**base, "train_only": ["head."]})  # the old name
     before = {k: v.clone() for k, v in build_model(c).state_dict().items()}
     train(c, tmp_path / "run", quiet=True)
     from safetensors.torch import load_file
@@ -224,5 +225,5 @@ def test_train_only_freezes_everything_else(tmp_path):
     after = load_file(tmp_path / "run" / "ckpt" / "state.safetensors")
     changed = {k for k, v in before.items() if not torch.equal(after[f"model.{k}"], v)}
     assert changed == {"head.weight", "head.bias"}
-    with pytest.raises(ConfigError, match="matches no parameter"):
-        build_model(TrainConfig.build({**base, "train_only": ["readout."]}))
+    with pytest.raises(ConfigError, match="match no parameter"):
+        build_model(TrainConfig.build({**base, "trainable": {"prefixes": ["readout."]}}))

@@ -60,7 +60,7 @@ def test_every_entry_declares_a_config():
     (dict(attention="identity", identity_zero_diag=True, identity_terms="a"),
      dict(attention={"name": "identity", "terms": "a", "zero_diag": True})),
     (dict(init="rate", init_gamma=0.3), dict(init={"name": "rate", "gamma": 0.3})),
-    (dict(arch="mlp", mlp_equality=True), dict(arch={"name": "mlp", "equality": True})),
+    (dict(arch="mlp", mlp_equality=True), dict(arch={"name": "mlp_baseline", "equality": True})),
 ])
 def test_old_flat_keys_validate_to_the_nested_form(flat, nested):
     old, new = ModelConfig.build(SIZES, **flat), ModelConfig.build(SIZES, **nested)

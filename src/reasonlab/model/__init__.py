@@ -5,7 +5,7 @@ from reasonlab.model.attention import AttentionHooks, SoftmaxAttention
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.hooks import ActivationCache, HookPoint, hooks, run_with_cache
 from reasonlab.model import (  # noqa: F401  (register entries)
-    fpt, identity_attention, init, llama, lstm, mlp)
+    fpt, identity_attention, init, llama, lstm, mlp_baseline)
 from reasonlab.model import conv_attention, hardcoded_attention  # noqa: F401  (LEGO §5)
 from reasonlab.model.transformer import Transformer
 from reasonlab.model.variants import ATTENTION, INITS, MLPS, MODELS, NORMS, VariantConfig

@@ -12,13 +12,22 @@ from reasonlab.model.variants import REGISTRIES, VariantConfig, resolve
 LEGACY_KEYS: dict[str, tuple[str, str, str]] = {
     "identity_terms": ("attention", "identity", "terms"),
     "identity_zero_diag": ("attention", "identity", "zero_diag"),
-    "mlp_equality": ("arch", "mlp", "equality"),
+    "mlp_equality": ("arch", "mlp_baseline", "equality"),
     "init_gamma": ("init", "rate", "gamma"),
 }
 """Flat keys of the ModelConfig before variants owned their options (issue 12) -> (field,
 entry, option). Still accepted as input, so that old config files, the config.json of old run
 folders (`reasonlab runs show/diff`) and flat overrides keep validating. Old dumps hold null for
 an unset key; null is skipped."""
+
+RENAMED_FIELDS = {"norm": "norm_position", "normalization": "norm_layer"}
+"""Old ModelConfig field names -> new ones: `norm` (where the normalization sits) stood beside
+`normalization` (which layer it is). Old names are accepted on input; no name is reused, so an
+old key never means something else now."""
+
+RENAMED_ARCHS = {"mlp": "mlp_baseline"}
+"""Old MODELS names -> new ones: the abstract-symbols MLP baseline was "mlp", beside the MLPS
+registry of feed-forward blocks and the `mlp` field that selects one."""
 
 
 class ModelConfig(StrictModel):
@@ -46,13 +55,13 @@ class ModelConfig(StrictModel):
     """Hidden width of the feed-forward block."""
     causal: bool = False
     """Causal (decoder) mask instead of bidirectional (encoder) attention."""
-    norm: Literal["pre", "post", "post_no_embed_ln"] = "post"
-    """Where the normalization layers sit. "post": BERT's post-LN, which also normalizes the
-    summed embeddings before layer 1. "post_no_embed_ln": post-LN inside the blocks only, the
-    embeddings going straight into layer 1 (Vaswani et al. 2017; the anchor-function authors'
-    GPT, docs/papers.md §5.1 Anchor functions): an embedding LayerNorm rescales W_E[x] + W_pos
-    to unit RMS and so undoes a small initialization of them. "pre": pre-LN, with a final
-    LayerNorm."""
+    norm_position: Literal["pre", "post", "post_no_embed_ln"] = "post"
+    """Where the normalization layers (`norm_layer`) sit. "post": BERT's post-LN, which also
+    normalizes the summed embeddings before layer 1. "post_no_embed_ln": post-LN inside the
+    blocks only, the embeddings going straight into layer 1 (Vaswani et al. 2017; the
+    anchor-function authors' GPT, docs/papers.md §5.1 Anchor functions): an embedding LayerNorm
+    rescales W_E[x] + W_pos to unit RMS and so undoes a small initialization of them. "pre":
+    pre-LN, with a final LayerNorm."""
     positions: Literal["learned", "rotary"] = "learned"
     """How position enters: learned absolute embeddings W_pos added to the input (BERT), or
     rotary embeddings that rotate queries and keys by their position, so that attention logits
@@ -80,11 +89,11 @@ class ModelConfig(StrictModel):
     mlp_bias: bool = True
     """Biases in the feed-forward linears (BERT's); the anchor authors' have none."""
     ln_final_affine: bool = True
-    """norm="pre" only: the final LayerNorm has a learned gain and bias; the abstract-symbols
-    authors' has none (a plain standardization before the read-out)."""
+    """norm_position="pre" only: the final LayerNorm has a learned gain and bias; the
+    abstract-symbols authors' has none (a plain standardization before the read-out)."""
 
-    normalization: SerializeAsAny[VariantConfig] = VariantConfig(name="layernorm")
-    """NORMS entry: the normalization layer (`norm` says where it sits)."""
+    norm_layer: SerializeAsAny[VariantConfig] = VariantConfig(name="layernorm")
+    """NORMS entry: the normalization layer (`norm_position` says where it sits)."""
     mlp: SerializeAsAny[VariantConfig] = VariantConfig(name="standard")
     """MLPS entry: the feed-forward block of a Transformer layer."""
     d_input: int | None = Field(None, gt=0)
@@ -104,7 +113,8 @@ class ModelConfig(StrictModel):
 
     # -- abstract-symbols variants (Boix-Adsera et al. 2024; docs/papers.md §2) -------------
     arch: SerializeAsAny[VariantConfig] = VariantConfig(name="transformer")
-    """MODELS entry: "transformer", or "mlp" (the paper's MLP baseline)."""
+    """MODELS entry: "transformer", or "mlp_baseline" (the paper's MLP baseline; model/
+    mlp_baseline.py), "fpt", "lstm"."""
     attn_bias: bool = True
     """Biases in the Q/K/V/O projections; the abstract-symbols models have none."""
     tie_head: bool = False
@@ -161,9 +171,10 @@ class ModelConfig(StrictModel):
                 )
         for field, registry in REGISTRIES.items():  # also the defaults, which skip _resolve
             resolve(registry, getattr(self, field), where=f"model.{field}")
-        if not self.ln_final_affine and self.norm != "pre":
-            raise ValueError(f"ln_final_affine=False needs norm='pre' (norm={self.norm!r} has "
-                             "no final LayerNorm); remove it or set norm='pre'")
+        if not self.ln_final_affine and self.norm_position != "pre":
+            raise ValueError(f"ln_final_affine=False needs norm_position='pre' (norm_position="
+                             f"{self.norm_position!r} has no final LayerNorm); remove it or set "
+                             "norm_position='pre'")
         from reasonlab.model.variants import MODELS
 
         reads = getattr(MODELS[self.arch.name], "reads_features", False)
@@ -171,9 +182,10 @@ class ModelConfig(StrictModel):
             raise ValueError(f"the task gives continuous inputs or several outputs per token, "
                              f"which arch={self.arch.name!r} does not read; use arch='fpt' or "
                              "'lstm'")
-        if self.arch.name == "mlp" and (self.attention.name != "softmax" or self.tie_head):
-            raise ValueError("arch='mlp' has no attention and no tied head; remove attention "
-                             "and tie_head")
+        if self.arch.name == "mlp_baseline" and (self.attention.name != "softmax"
+                                                 or self.tie_head):
+            raise ValueError("arch='mlp_baseline' has no attention and no tied head; remove "
+                             "attention and tie_head")
         if self.tie_head and self.d_embed is not None:
             raise ValueError("tie_head reads W_E as a d_model-wide read-out; it cannot be "
                              "combined with a factorised embedding (d_embed): remove one")
@@ -200,7 +212,19 @@ class ModelConfig(StrictModel):
 
 def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
     """Move the LEGACY_KEYS into the sub-config of the entry that reads them; convert the old
-    `kv_groups` (query heads per key/value head) into `n_kv_heads` (key/value heads)."""
+    `kv_groups` (query heads per key/value head) into `n_kv_heads` (key/value heads); rename
+    RENAMED_FIELDS and RENAMED_ARCHS."""
+    for old, new in RENAMED_FIELDS.items():
+        if old in data:
+            if data.get(new) is not None:
+                raise ValueError(f"{old} (the old name of {new}) and {new} are both set; give "
+                                 f"{new} only")
+            data[new] = data.pop(old)
+    arch = data.get("arch")
+    if isinstance(arch, str) and arch in RENAMED_ARCHS:
+        data["arch"] = RENAMED_ARCHS[arch]
+    elif isinstance(arch, dict) and arch.get("name") in RENAMED_ARCHS:
+        data["arch"] = {**arch, "name": RENAMED_ARCHS[arch["name"]]}
     groups = data.pop("kv_groups", None)
     if groups is not None:
         n_heads = data.get("n_heads", ModelConfig.model_fields["n_heads"].default)
@@ -231,3 +255,15 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
                              f"{sub[option]!r}; give one")
         data[field] = {**sub, option: value}
     return data
+
+
+def legacy_names(dump: dict[str, Any]) -> dict[str, Any]:
+    """A ModelConfig dump under the old names (RENAMED_FIELDS, RENAMED_ARCHS), as the run id
+    hashes it (train/config.py, id_view)."""
+    fields = {new: old for old, new in RENAMED_FIELDS.items()}
+    out = {fields.get(k, k): v for k, v in dump.items()}
+    archs = {new: old for old, new in RENAMED_ARCHS.items()}
+    arch = out.get("arch")
+    if isinstance(arch, dict) and arch.get("name") in archs:
+        out["arch"] = {**arch, "name": archs[arch["name"]]}
+    return out

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field, field_validator
 from torch import nn
 
+from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 
 Group = Literal["input", "output", "positions", "norms", "attention", "mlp", "embeddings"]
@@ -53,13 +55,44 @@ def resolve_groups(value: str | list[str]) -> list[Group]:
                               f"{', '.join(PRESETS)}, or a list of groups from {list(GROUPS)}")
         value = list(PRESETS[value])
     if not isinstance(value, list):
-        raise ConfigError(f"train={value!r} must be a preset name ({', '.join(PRESETS)}) or a "
+        raise ConfigError(f"trainable={value!r} must be a preset name ({', '.join(PRESETS)}) or a "
                           f"list of groups from {list(GROUPS)}")
     bad = [g for g in value if not isinstance(g, str) or g not in GROUPS]
     if bad or not value:
-        raise ConfigError(f"train groups {value} must be a non-empty list drawn from "
+        raise ConfigError(f"trainable groups {value} must be a non-empty list drawn from "
                           f"{list(GROUPS)} (or a preset: {', '.join(PRESETS)})")
     return sorted(set(value), key=GROUPS.index)  # type: ignore[arg-type]
+
+
+class TrainGroups(StrictModel):
+    """Training policy (TrainConfig.trainable): the parameter groups that train."""
+
+    groups: list[Group]
+    """Sorted, without repeats; a preset name is accepted and stored as its groups."""
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _resolve(cls, value: str | list[str]) -> list[Group]:
+        return resolve_groups(value)
+
+    def apply(self, model: nn.Module) -> None:
+        apply_groups(model, self.groups)
+
+
+class TrainPrefixes(StrictModel):
+    """Training policy (TrainConfig.trainable): the parameters whose names start with one of
+    `prefixes` train (e.g. ["head."]: the read-out of a randomly initialised network)."""
+
+    prefixes: list[str] = Field(min_length=1)
+
+    def apply(self, model: nn.Module) -> None:
+        prefixes = tuple(self.prefixes)
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith(prefixes))
+        if not any(p.requires_grad for p in model.parameters()):
+            tops = sorted({n.split(".")[0] for n, _ in model.named_parameters()})
+            raise ConfigError(f"trainable prefixes {self.prefixes} match no parameter; "
+                              f"parameter names start with one of {tops}")
 
 
 def apply_groups(model: nn.Module, groups: list[Group]) -> dict[str, int]:
@@ -67,8 +100,8 @@ def apply_groups(model: nn.Module, groups: list[Group]) -> dict[str, int]:
     group and the trained / total numbers."""
     group_of = getattr(model, "param_group", None)
     if group_of is None:
-        raise ConfigError(f"{type(model).__name__} has no parameter groups; `train` needs "
-                          "arch='fpt' (or use train_only prefixes)")
+        raise ConfigError(f"{type(model).__name__} has no parameter groups; trainable groups "
+                          "need arch='fpt' (or give trainable={\"prefixes\": [...]})")
     counts: dict[str, int] = dict.fromkeys(GROUPS, 0)
     trained = 0
     for name, p in model.named_parameters():

@@ -41,7 +41,7 @@ from reasonlab.model.packaged import PackagedCheckpoint
 
 SMOLLM2_ARCH: dict[str, Any] = dict(
     d_model=576, d_embed=None, n_layers=30, n_heads=9, n_kv_heads=3, d_head=None, d_mlp=1536,
-    norm="pre", normalization="rmsnorm", mlp="swiglu", positions="rotary",
+    norm_position="pre", norm_layer="rmsnorm", mlp="swiglu", positions="rotary",
     rotary_base=100_000.0, ln_eps=1e-5, causal=True, attn_bias=False, mlp_bias=False,
     tie_layers=False,
 )

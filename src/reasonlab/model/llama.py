@@ -3,7 +3,8 @@ BERT's: RMSNorm (a NORMS entry) and the SwiGLU feed-forward block (an MLPS entry
 
 The other Llama pieces are ModelConfig fields: grouped-query attention (`n_kv_heads`, in
 SoftmaxAttention), rotary positions (`positions="rotary"`), causal masking (`causal`), pre-norm
-with a final norm (`norm="pre"`), bias-free linears (`attn_bias`, `mlp_bias`) and the LM head
+with a final norm (`norm_position="pre"`), bias-free linears (`attn_bias`, `mlp_bias`) and the LM
+head
 tied to the embeddings (`tie_head`). model/gguf.py lists SmolLM2's values.
 """
 

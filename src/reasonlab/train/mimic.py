@@ -1,5 +1,5 @@
 """Mimicking initialisation (Zhang et al. 2022, "LEGO", §4.2.2 and Appendix B.3): an init stage
-(train/init_stages.py), run after pretrained loading and before freezing.
+(train/init_stages.py), run after `init_from` loading and before freezing.
 
 Before fine-tuning, chosen heads are trained to reproduce target attention patterns built from
 token ids and positions alone, on random task sentences: no pretraining data is involved. The

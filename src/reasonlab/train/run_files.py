@@ -1,5 +1,5 @@
 """A run folder's model: its path in the run store, its config and checkpointed weights, and
-loading those weights as another run's initialisation (`TrainConfig.pretrain`, Chiang & Lee's
+loading those weights as another run's initialisation (`TrainConfig.init_from`, Chiang & Lee's
 pretraining on artificial corpora, docs/papers.md §4).
 
 It sits below `runs` and `train.loop` (and imports neither), so the init stages can load a
@@ -69,14 +69,14 @@ def _config_json(run_dir: Path) -> dict[str, Any]:
 def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...],
              seed: int = 0) -> list[int]:
     """Overwrite every parameter of `model` except the head with the final weights of the
-    finished run in `run_dir` (TrainConfig.pretrain: a masked-LM run on an artificial or English
+    finished run in `run_dir` (TrainConfig.init_from: a masked-LM run on an artificial or English
     corpus, Chiang & Lee, docs/papers.md §4). As for a shipped checkpoint, W_E is re-indexed to
     the task's tokens through `map_tokens` against the run's vocabulary (a word-vocabulary task
     keeps every id; LEGO's tokens take their words or arbitrary ones), and W_pos keeps the
     first max_seq_len positions. Returns the run's token id of every task token."""
     if read_result(run_dir) is None:
         raise CheckpointError(f"pretraining run {run_dir} has not finished; train it first "
-                              "(runs.execute does, for a config naming it in `pretrain`)")
+                              "(runs.execute does, for a config naming it in `init_from`)")
     source, pre = load_run_model(run_dir)
     cfg = model.config  # type: ignore[attr-defined]
     token_ids = map_tokens(tokens, list(build_task(source.task).vocab.tokens), seed)

@@ -37,14 +37,14 @@ items 20..99) with the authors' split (see the module docstring)."""
 
 STRUCTURES: dict[str, dict[str, Any]] = {
     # anchor_function_pub model/GPT.py (docs/papers.md)
-    "authors": dict(norm="post_no_embed_ln", attn_bias=False, mlp_bias=False, act="relu",
+    "authors": dict(norm_position="post_no_embed_ln", attn_bias=False, mlp_bias=False, act="relu",
                     ln_eps=1e-5),
     # the authors' layers plus BERT's LayerNorm on the summed embeddings: one layer differs
-    "authors + embedding LayerNorm": dict(norm="post", attn_bias=False, mlp_bias=False,
+    "authors + embedding LayerNorm": dict(norm_position="post", attn_bias=False, mlp_bias=False,
                                           act="relu", ln_eps=1e-5),
     # what these studies used before issue 17: BERT's post-LN (embedding LayerNorm), biases,
     # GELU, eps 1e-12 (the ModelConfig defaults)
-    "BERT post-LN (our previous)": dict(norm="post"),
+    "BERT post-LN (our previous)": dict(norm_position="post"),
 }
 """Model structure -> ModelConfig fields; "authors" is every anchor study's default."""
 

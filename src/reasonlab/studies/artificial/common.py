@@ -2,7 +2,7 @@
 share, and the gain table.
 
 Every corpus gets ONE masked-LM pretraining run per scale (seed 0; the paper pretrains once per
-corpus), named in the downstream runs' `pretrain` (TrainConfig.pretrain): the run store trains it
+corpus), named in the downstream runs' `init_from` (TrainConfig.init_from): the run store trains it
 once, before any run that names it, and `artificial-pretraining` and `artificial-pretraining-lego`
 share the LEGO runs as well (same configs, same ids). The downstream arm `scratch` has the same
 architecture and random init. Downstream tasks: WordNet supersense and part of speech
@@ -48,7 +48,7 @@ PAPER_GAIN = {"english": 20.5, "flat-128": 14.5, "shuffle-64": 12.4, "nesting": 
 """Chiang & Lee's GLUE average over the from-scratch baseline (61.6), in points (docs/papers.md
 §4); Kannada (+14.7) has no counterpart here, and unigram and flat-32 none in the paper."""
 
-_MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm="pre")
+_MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm_position="pre")
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
         corpora=("uniform", "nesting", "english"), words=200,
@@ -138,7 +138,7 @@ def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
     inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
-        c: {"pretrain": p} for c, p in pre.items()}
+        c: {"init_from": p} for c, p in pre.items()}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
         for i, over in inits.items():
@@ -172,11 +172,11 @@ def structured(scale: Scale) -> tuple[str, ...]:
 
 def recipes(rep: Report, results: Results) -> Report:
     """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
-    arm (a pretrained arm differs only by its `pretrain`, the run of its corpus)."""
+    arm (a pretrained arm differs only by its `init_from`, the run of its corpus)."""
     pre, scratch = results.where(phase=PRETRAIN), results.where(phase=FINETUNE, init=SCRATCH)
     for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
                         (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
-                         "same with `pretrain` = its corpus's pretraining run, whose "
+                         "same with `init_from` = its corpus's pretraining run, whose "
                          "architecture it takes.")):
         if runs_:
             rep.recipe(runs_, note=note)

@@ -116,15 +116,15 @@ def recipe(scale: Scale) -> dict[str, Any]:
 
 def fpt_arm(scale: Scale, train: str = "fpt") -> dict[str, Any]:
     """Pretrained SmolLM2 backbone, the groups of `train` trained (model/freeze.py)."""
-    return {"model": {"arch": "fpt", "n_layers": layers(scale)}, "pretrained": "smollm2-135m",
-            "train": train}
+    return {"model": {"arch": "fpt", "n_layers": layers(scale)}, "init_from": "smollm2-135m",
+            "trainable": train}
 
 
 def random_arm(scale: Scale, train: str) -> dict[str, Any]:
-    """The same architecture randomly initialised: `train="fpt"` is the frozen random
-    transformer, `train="full"` the transformer trained from scratch."""
+    """The same architecture randomly initialised: `trainable="fpt"` is the frozen random
+    transformer, `trainable="full"` the transformer trained from scratch."""
     return {"model": {**SMOLLM2_ARCH, "arch": "fpt", "n_layers": layers(scale)},
-            "train": train}
+            "trainable": train}
 
 
 def lstm_arm(scale: Scale) -> dict[str, Any]:

@@ -162,26 +162,29 @@ def override(config: TrainConfig, overrides: Mapping[str, Any]) -> TrainConfig:
     """`config` with `overrides` (nested dicts, as `reasonlab run STUDY key=value` parses them)
     deep-merged in: the same overrides for every run of a study (`run_study`).
 
-    A run's pretraining run (`pretrain`) is a run of the study too: it gets the same overrides,
-    with `pretrain.KEY=...` for it alone. An override inside an optional section a run does not
-    have (`mimic.steps` for a run without mimicking) leaves that run alone; `overridden` checks
-    that every override reaches some run."""
+    A run's pretraining run (`init_from`, a TrainConfig) is a run of the study too: it gets the
+    same overrides, with `init_from.KEY=...` for it alone. An override inside an optional
+    section a run does not have (`mimic.steps` for a run without mimicking) leaves that run
+    alone; `overridden` checks that every override reaches some run."""
     if not overrides:
         return config
     data = config.model_dump(mode="json", exclude_defaults=True)
     data["task"] = config.task.model_dump(mode="json")  # with its name
     data["model"] = {k: v for k, v in data["model"].items() if k not in DERIVED_MODEL_KEYS}
-    own = {k: v for k, v in overrides.items() if k != "pretrain" and not (
-        isinstance(v, Mapping) and k in OPTIONAL_SECTIONS and getattr(config, k) is None)}
-    if config.pretrain is not None:
-        pre = merge({k: v for k, v in overrides.items() if k != "pretrain"},
-                    overrides.get("pretrain") or {})
-        data["pretrain"] = override(config.pretrain, pre)
+    # init_from.KEY reaches the pretraining run, below, never this run's own fields
+    sections = {"mimic": config.mimic, "init_from": None}
+    own = {k: v for k, v in overrides.items()
+           if not (isinstance(v, Mapping) and k in sections and sections[k] is None)}
+    if config.init_run is not None:
+        pre = merge({k: v for k, v in overrides.items() if k != "init_from"},
+                    overrides.get("init_from") or {})
+        data["init_from"] = override(config.init_run, pre)
     return TrainConfig.build(merge(data, own))
 
 
-OPTIONAL_SECTIONS = ("mimic", "pretrain")
-"""TrainConfig sections that are None in runs without them (override: left alone there)."""
+OPTIONAL_SECTIONS = ("mimic", "init_from")
+"""TrainConfig sections that are None in runs without them (override: left alone there);
+`init_from` is a section where it gives a pretraining run (a name replaces it whole)."""
 
 
 def overridden(specs: list[RunSpec], overrides: Mapping[str, Any]) -> list[RunSpec]:
@@ -201,6 +204,6 @@ def overridden(specs: list[RunSpec], overrides: Mapping[str, Any]) -> list[RunSp
 
 
 def _has(config: TrainConfig, section: str) -> bool:
-    if getattr(config, section) is not None:
+    if (config.init_run if section == "init_from" else getattr(config, section)) is not None:
         return True
-    return config.pretrain is not None and _has(config.pretrain, section)
+    return config.init_run is not None and _has(config.init_run, section)

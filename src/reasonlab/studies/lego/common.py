@@ -51,11 +51,11 @@ to 768; Lan et al. 2020 §3.1)."""
 #   and settles at 0.67-0.77; a constant lr (2e-3 for 12,000 steps, 7e-4 for 6000) never left.
 #   No run has fitted #0-#5, so `long` is the longest staircase that fits ~2 hours, not a fit.
 SCALES: dict[Scale, dict[str, Any]] = {
-    "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64, norm="pre",
+    "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64, norm_position="pre",
                              positions="rotary"),
                   optim=dict(lr=3e-3, warmup_steps=5), n_train=512, n_test=256, batch_size=32,
                   steps=20, eval_every=10, ckpt_every=10, threads=1),
-    "cpu": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm="pre",
+    "cpu": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm_position="pre",
                            init_std=0.1, positions="rotary"),
                 optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01, min_lr_ratio=0.1),
                 n_train=50_000, n_test=1_000, batch_size=64, steps=750, eval_every=75,
@@ -64,7 +64,7 @@ SCALES: dict[Scale, dict[str, Any]] = {
     # runs that keep lego-extrapolation's 4 within ~2 hours on 2 cores, and the horizon over
     # which seed 0 left the #2 plateau in half the steps of a 6000-step cosine (README, "Past
     # the second step"). Not measured to fit #0-#5 (no run has).
-    "long": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm="pre",
+    "long": dict(model=dict(d_model=64, n_layers=6, n_heads=4, d_mlp=256, norm_position="pre",
                             init_std=0.1, positions="rotary"),
                  optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01, min_lr_ratio=0.1),
                  n_train=50_000, n_test=1_000, batch_size=64, steps=3000, eval_every=100,

@@ -25,13 +25,13 @@ ABOVE_MAJORITY = 0.05
 
 SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(task=dict(name="programs", n_vars=2, max_length=2, max_nesting=1, seq_len=48),
-                  model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32, norm="pre"),
+                  model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32, norm_position="pre"),
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=256, n_test=64,
                   batch_size=16, steps=12, eval_every=6, ckpt_every=6, threads=1),
     # cpu: 2 arms x 2 seeds on 2 cores in 15 minutes: 2 variables, up to 4 assignments,
     # nesting up to 1, loops of at most 3 (programs of ~35 tokens; the 1% above 64 redrawn).
     "cpu": dict(task=dict(name="programs", n_vars=2, max_length=4, max_nesting=1, seq_len=64),
-                model=dict(d_model=64, n_layers=3, n_heads=4, d_mlp=256, norm="pre"),
+                model=dict(d_model=64, n_layers=3, n_heads=4, d_mlp=256, norm_position="pre"),
                 optim=dict(lr=1e-3, warmup_steps=50, weight_decay=0.01),
                 n_train=44_800, n_test=2_000, batch_size=64, steps=700, eval_every=70,
                 ckpt_every=140, threads=1),
@@ -39,7 +39,7 @@ SCALES: dict[Scale, dict[str, Any]] = {
     # nesting 3.
     "paper": dict(task=dict(name="programs", n_vars=3, max_length=8, max_nesting=3,
                             seq_len=200),
-                  model=dict(d_model=256, n_layers=6, n_heads=8, d_mlp=1024, norm="pre"),
+                  model=dict(d_model=256, n_layers=6, n_heads=8, d_mlp=1024, norm_position="pre"),
                   optim=dict(lr=5e-4, warmup_steps=1_000, weight_decay=0.01),
                   n_train=1_000_000, n_test=10_000, batch_size=256, steps=50_000,
                   eval_every=1_000, ckpt_every=5_000),

@@ -29,7 +29,7 @@ from reasonlab.studies.kit.base import Scale, merge
 # per run on one core); measured sweeps in README ("abstract-symbols studies"). `paper`: our
 # reading of the paper's experiments (2-layer transformer of GPT-2 width, Adam, long training),
 # for a GPU.
-AUTHORS: dict[str, Any] = dict(norm="pre", attn_bias=False, ln_eps=1e-5,
+AUTHORS: dict[str, Any] = dict(norm_position="pre", attn_bias=False, ln_eps=1e-5,
                                ln_final_affine=False, init="torch_default")
 """The authors' structure and initialization (see the module docstring)."""
 BERT_INIT: dict[str, Any] = dict(init="default")
@@ -55,8 +55,8 @@ eboix/relational-reasoning experiments/models.py lines 37 and 66)."""
 def mlp_arm(input: str, equality: bool = False, **model: Any) -> dict[str, Any]:
     """Overrides of an MLP-baseline arm: `input` "one_hot" (one-hot tokens into position-specific
     first-layer weights, the theorem's setting) or "shared_embedding" (one table W_E for every
-    position); model/mlp.py."""
-    return {"model": {"arch": {"name": "mlp", "input": input, "equality": equality}, **MLP,
+    position); model/mlp_baseline.py."""
+    return {"model": {"arch": {"name": "mlp_baseline", "input": input, "equality": equality}, **MLP,
                       **model}}
 
 
@@ -112,7 +112,7 @@ def width_sweep(scale: Scale) -> list[dict[str, Any]]:
 
 
 # -- a small causal language model (symbols-language-model, §6) -----------------------------
-LM_MODEL = dict(norm="pre", attn_bias=False, causal=True)
+LM_MODEL = dict(norm_position="pre", attn_bias=False, causal=True)
 
 
 LM_SCALES: dict[Scale, dict[str, Any]] = {

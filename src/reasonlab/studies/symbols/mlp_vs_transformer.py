@@ -5,7 +5,8 @@ alphabet, tested on a disjoint alphabet. The paper proves that an MLP trained by
 beat chance on unseen symbols (permutation symmetry over the symbol alphabet), while a
 transformer generalises given enough training samples.
 
-The MLP's input decides whether the proof applies (model/mlp.py), so both are arms, each with
+The MLP's input decides whether the proof applies (model/mlp_baseline.py), so both are arms, each
+with
 the authors' initialization (PyTorch's defaults) and BERT's N(0, 0.02^2): the theorem's one-hot
 tokens into position-specific first-layer weights (the authors' `TemplateMatchingMLP`), on
 which the paper's claim is judged; and one embedding table shared by every position, on which a

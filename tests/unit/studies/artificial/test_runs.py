@@ -24,7 +24,7 @@ def test_runs_carry_their_factors_and_downstream_reads_them():
         else:
             assert f["phase"] == FINETUNE and f["task"] == LEGO and f["arm"] == s.arm
             assert s.arm == arm(f["task"], f["init"], f["kind"])
-            assert (s.config.pretrain is None) == (f["init"] == SCRATCH)
+            assert (s.config.init_run is None) == (f["init"] == SCRATCH)
         assert s.config.model.tie_layers == (f["kind"] == ALBERT)
     # hand-made results: the final accuracy is the seed + 10 x (ALBERT), read per kind
     res = Results([(s, {"final": {"acc": s.seed + 10 * (s.factors["kind"] == ALBERT)}})
@@ -44,8 +44,8 @@ def test_listops_is_a_downstream_task_that_fits_the_encoder(scale):
     assert {s.factors["init"] for s in specs if s.factors["phase"] == FINETUNE} == {
         SCRATCH, *corpora(scale)}
     for s in specs:
-        if s.config.pretrain is not None:
-            assert s.config.model.max_seq_len <= s.config.pretrain.model.max_seq_len
+        if s.config.init_run is not None:
+            assert s.config.model.max_seq_len <= s.config.init_run.model.max_seq_len
 
 
 @pytest.mark.parametrize("scale", ["smoke", "cpu"])
@@ -57,8 +57,8 @@ def test_albert_encoder_has_its_own_tied_pretraining_runs(scale):
         assert s.factors["kind"] == ALBERT and s.config.model.tie_layers
         if s.factors["phase"] == FINETUNE and s.factors["init"] != SCRATCH:
             # fine-tuned from the ALBERT run of its corpus
-            assert s.config.pretrain.model.tie_layers
-            assert s.config.pretrain.task.corpus == s.factors["init"]
+            assert s.config.init_run.model.tie_layers
+            assert s.config.init_run.task.corpus == s.factors["init"]
     assert not any(s.config.model.tie_layers for s in bert)
     assert not {config_id(s.config) for s in bert} & {config_id(s.config) for s in albert}
 

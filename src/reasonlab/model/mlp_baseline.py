@@ -1,5 +1,6 @@
 """MLP baseline of the abstract-symbols paper (Boix-Adsera et al., ICLR 2024, §3; docs/papers.md
-§2 Abstract symbols): the MODELS entry "mlp".
+§2 Abstract symbols): the MODELS entry "mlp_baseline" (named apart from the MLPS registry of a
+Transformer layer's feed-forward blocks; older configs wrote "mlp", converted on load).
 
 The input string x_1 .. x_T (padded to max_seq_len) becomes one vector, fed to a ReLU/GELU MLP
 with n_layers hidden layers of width d_mlp. How the string becomes a vector is the option
@@ -50,7 +51,7 @@ class SharedEmbeddingInput(nn.Module):
         super().__init__()
         d, T = config.d_model, config.max_seq_len
         self.W_E = nn.Parameter(torch.empty(config.vocab_size, d))  # [vocab, d_model]
-        self.ln = NORMS[config.normalization.name](d, config) if equality else None
+        self.ln = NORMS[config.norm_layer.name](d, config) if equality else None
         self.linear = nn.Linear(T * d + (T * T if equality else 0), d_out)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -102,7 +103,7 @@ MLP_INPUTS: dict[str, type[nn.Module]] = {"one_hot": OneHotInput,
 """MLPBaseline.Config.input -> the input stage (tokens -> first-layer pre-activations)."""
 
 
-@MODELS.register("mlp")
+@MODELS.register("mlp_baseline")
 class MLPBaseline(nn.Module):
     """tokens [batch, seq] -> logits [batch, 1, n_classes]."""
 
@@ -125,13 +126,14 @@ class MLPBaseline(nn.Module):
         layers.append(nn.Linear(config.d_mlp, config.n_classes))
         self.net = nn.Sequential(*layers)
         INITS[config.init.name].apply(self, config, generator)
+        self.register_load_state_dict_pre_hook(_old_layout)
 
     def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
                 pad_mask: torch.Tensor | None = None, depth: int | None = None) -> torch.Tensor:
         B, T = tokens.shape
         if label_pos is None or label_pos.shape[1] != 1:
-            raise ConfigError("arch='mlp' reads one label per sequence; use a task with one "
-                              "labelled slot (e.g. templates)")
+            raise ConfigError("arch='mlp_baseline' reads one label per sequence; use a task "
+                              "with one labelled slot (e.g. templates)")
         tokens = F.pad(tokens, (0, self.config.max_seq_len - T))  # [batch, max_seq_len], PAD=0
         return self.net(self.input(tokens))[:, None]  # [batch, 1, n_classes]
 
@@ -140,3 +142,25 @@ class MLPBaseline(nn.Module):
         columns of the first layer)."""
         n = sum(p.numel() for p in self.parameters())
         return n - self.input.embedding_numel() if non_embedding else n
+
+
+def _old_layout(module: nn.Module, state_dict: dict[str, torch.Tensor], prefix: str,
+                *args: object) -> None:
+    """Checkpoints of the first layout (before the `input` option, so shared embeddings only)
+    load into this one, in place: W_E and ln moved into `input`, and the first hidden layer's
+    Linear (then net.0, followed by its activation) became input.linear, so net.k (k >= 2)
+    is now net.(k - 1). The parameters were created in the same order in both layouts, so an
+    old run's id (unchanged) and its weights still match. Detected by net.0 holding weights:
+    net.0 is the activation now."""
+    if prefix + "net.0.weight" not in state_dict:
+        return
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        name = key.removeprefix(prefix)
+        if name == "W_E" or name.startswith("ln."):
+            new = "input." + name
+        elif name.startswith("net.0."):
+            new = "input.linear." + name.removeprefix("net.0.")
+        else:
+            index, rest = name.removeprefix("net.").split(".", 1)
+            new = f"net.{int(index) - 1}.{rest}"
+        state_dict[prefix + new] = state_dict.pop(key)
