@@ -44,7 +44,7 @@ RUN = {"steps": 2, "batch_size": 4, "n_test": 16, "eval_every": 1, "ckpt_every":
        "eval_batch_size": 16, "device": "cpu", "optim": {"warmup_steps": 0}}
 """Every study: two optimiser steps, each evaluated; the final one checkpointed."""
 FEW = {"n_train": 64}
-CORPUS = {"pretrain": {"task": {"corpus_tokens": 20_000}}}  # artificial corpora: 100M tokens
+CORPUS = {"init_from": {"task": {"corpus_tokens": 20_000}}}  # artificial corpora: 100M tokens
 
 SHRINK: dict[str, dict] = {
     **{n: FEW for n in ("lego-extrapolation", "lego-staircase", "lego-stochastic-depth",
