@@ -9,12 +9,12 @@ analyses' fresh examples (Results.sample_size follows an overridden n_test); nev
 width or depth (the paper's shapes are what must build and train), nor a key the study sweeps
 (the sweep would collapse to one point). One seed.
 
-All but the first test opt-in (`pytest -m paper`): the paper's models on 2 CPU cores take over an hour for the
-whole set (the README's "Running at paper scale on a GPU" gives the measured times), far past
-CI's budget.
+The tests, all but the first opt-in (`pytest -m paper`: the paper's models on 2 CPU cores take
+hours for the whole set, far past CI's budget; the README's "Running at paper scale on a GPU"
+says what was measured):
 - every study that trains has its shrink (in every test run);
-- lego-extrapolation end to end, interrupted in the middle of its first run and resumed: the
-  resumed run replays the same steps to the same metrics and weights as an uninterrupted run,
+- lego-extrapolation end to end, killed between its first run's two checkpoints and run again:
+  that run resumes at step 2 and ends with the metrics and weights of an uninterrupted run,
   and a second `run_study` reuses every finished run (trains nothing) for the same verdicts;
 - every study end to end with its report (studies of one family share a runs folder, as
   `reasonlab run` into one --out does, so a run two studies need trains once);
