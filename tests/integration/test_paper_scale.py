@@ -17,7 +17,8 @@ says what was measured):
   that run resumes at step 2 and ends with the metrics and weights of an uninterrupted run,
   and a second `run_study` reuses every finished run (trains nothing) for the same verdicts;
 - every study end to end with its report (studies of one family share a runs folder, as
-  `reasonlab run` into one --out does, so a run two studies need trains once);
+  `reasonlab run` into one --out does, so a run two studies need trains once; a run no later
+  study needs is deleted, for the disk's sake);
 - every kind of paper-scale run (one per distinct task, architecture and init stage) trains,
   checkpoints and, its result forgotten, resumes from its checkpoint to the same metrics.
 """
@@ -126,25 +127,37 @@ def test_lego_extrapolation_paper_scale_interrupted_and_resumed(tmp_path, monkey
 
 # ----------------------------------------------------------------------------- every study
 
-FAMILY_ROOTS: dict[str, Path] = {}
-
-
 @pytest.fixture(scope="module")
 def family_root(tmp_path_factory):
     """A runs folder per family, shared by its studies (run in name order, so a family's
-    studies are neighbours); a family's folder is deleted when the next family starts (a
-    paper-sized BERT's checkpoint with its Adam state is about 1 GB)."""
-    def root(name: str) -> Path:
-        family = name.split("-")[0]
-        if family not in FAMILY_ROOTS:
-            for old in FAMILY_ROOTS.values():
-                shutil.rmtree(old, ignore_errors=True)
-            FAMILY_ROOTS.clear()
-            FAMILY_ROOTS[family] = tmp_path_factory.mktemp(family)
-        return FAMILY_ROOTS[family]
-    yield root
-    for old in FAMILY_ROOTS.values():
-        shutil.rmtree(old, ignore_errors=True)
+    studies are neighbours), as `reasonlab run` into one --out shares it."""
+    roots: dict[str, Path] = {}
+    yield lambda name: roots.setdefault(family(name), tmp_path_factory.mktemp(family(name)))
+    for root in roots.values():
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def family(name: str) -> str:
+    return name.split("-")[0]
+
+
+def run_ids(name: str) -> set[str]:
+    """The run folders a study's shrunk paper scale reads: its runs and their pretraining runs."""
+    if not STUDIES[name].trains or STUDIES[name].missing():
+        return set()
+    configs = [s.config for s in overridden(STUDIES[name]().runs("paper", 1), shrink(name))]
+    configs += [c.init_run for c in configs if c.init_run is not None]
+    return {run_dir_for(c, Path()).name for c in configs}
+
+
+def prune(name: str, root: Path) -> None:
+    """Delete the run folders no later study of the family reads: a paper-sized model's
+    checkpoint with its Adam state is 1-2 GB, and symbols-data-efficiency alone trains 23."""
+    later = [n for n in sorted(STUDIES) if n > name and family(n) == family(name)]
+    keep = set().union(*map(run_ids, later))
+    for run in (root / "runs").iterdir() if (root / "runs").is_dir() else ():
+        if run.name not in keep:
+            shutil.rmtree(run)
 
 
 @PAPER
@@ -164,6 +177,7 @@ def test_paper_scale_runs_shrunk(name, family_root):
         pytest.skip(str(e))
     assert [v.claim.key for v in report.verdicts] == [c.key for c in cls.claims]
     check_report(name, root, out)
+    prune(name, root)
 
 
 def analysis_memory(name: str) -> int:
