@@ -43,19 +43,22 @@ def test_a_study_that_trains_nothing_refuses_overrides(tmp_path, capsys):
 def test_overrides_reach_every_run_its_id_and_the_report(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["run", "lego-extrapolation", "--scale", "smoke", "steps=3", "eval_every=1",
-                 "ckpt_every=1", "optim.lr=0.002", "optim.warmup_steps=0", "--device", "cpu",
+                 "ckpt_every=1", "optim.lr=0.002", "optim.warmup_steps=0", "n_test=24",
+                 "--device", "cpu",
                  "--dtype", "fp32", "--quiet"]) == 0
     (report,) = (tmp_path / "reasonlab-out" / "lego-extrapolation").iterdir()
     assert report.name.startswith("smoke-")  # not the study's own smoke report
     text = (report / "report.md").read_text()
     assert "## Recipe overrides" in text and "`steps=3`" in text and "`device=\"cpu\"`" in text
+    # the analyses' fresh sentences follow n_test (the study asks for 500 and 4,000)
+    assert "Fraction of 24 fresh test sentences" in text and "24 fresh sentences" in text
     specs = STUDIES["lego-extrapolation"]().runs("smoke", 1)
     runs = sorted(p.name for p in (tmp_path / "reasonlab-out" / "runs").iterdir())
     assert len(runs) == len(specs) and not {config_id(s.config) for s in specs} & set(runs)
     for r in runs:
         saved = json.loads((tmp_path / "reasonlab-out" / "runs" / r / "config.json").read_text())
-        assert (saved["steps"], saved["optim"]["lr"], saved["device"], saved["dtype"]) == (
-            3, 0.002, "cpu", "fp32")
+        assert (saved["steps"], saved["optim"]["lr"], saved["device"], saved["dtype"],
+                saved["n_test"]) == (3, 0.002, "cpu", "fp32", 24)
     assert json.loads((report / "study.json").read_text())["overrides"]["steps"] == 3
 
 

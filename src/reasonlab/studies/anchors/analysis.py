@@ -228,5 +228,4 @@ def mean_heatmaps(rep: Report, cells: dict[tuple[str, str], list[dict[str, Any]]
 
 def runs_at_gamma(results: Results, gamma: float) -> Results:
     """The runs initialized at rate `gamma` (read from each run's config)."""
-    return Results([(s, r) for s, r in results if s.config.model.init.gamma == gamma],
-                   results.scale, results.seeds)
+    return results.subset((s, r) for s, r in results if s.config.model.init.gamma == gamma)

@@ -188,7 +188,8 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
                           address, desc=study.name)
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
-    report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds), out)
+    report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
+                                           overrides), out)
     report.verdicts = one_verdict_per_claim(study, report.verdicts)
     if overrides:  # first, under the verdicts: the recipe is not the study's own
         report.sections.insert(0, "## Recipe overrides\n\nEvery run of this report was "

@@ -85,12 +85,27 @@ def by_n_train(spec: RunSpec) -> int:
 
 class Results(list[tuple[RunSpec, dict[str, Any]]]):
     """A study's finished runs, (spec, result) in spec order, with the scale and seed count they
-    were run at. A study with `trains = False` gets an empty one, and reads its scale here."""
+    were run at and the command line's recipe overrides (`reasonlab run STUDY key=value`). A
+    study with `trains = False` gets an empty one, and reads its scale here."""
 
     def __init__(self, pairs: Iterable[tuple[RunSpec, dict[str, Any]]], scale: Scale,
-                 seeds: int) -> None:
+                 seeds: int, overrides: Mapping[str, Any] | None = None) -> None:
         super().__init__(pairs)
         self.scale, self.seeds = scale, seeds
+        self.overrides: Mapping[str, Any] = overrides or {}
+
+    def subset(self, pairs: Iterable[tuple[RunSpec, dict[str, Any]]]) -> Results:
+        """Some of these runs, with the same scale, seed count and overrides."""
+        return Results(pairs, self.scale, self.seeds, self.overrides)
+
+    def sample_size(self, n: int) -> int:
+        """How many fresh examples an analysis of these runs draws where the study asks for
+        `n`: n, or the overridden test-set size when that is smaller. A trial of the paper scale
+        (`n_test=64`) then evaluates its analyses on 64 examples as it evaluates its runs,
+        instead of pushing thousands through a paper-sized model on the CPU; the study's own
+        recipes (no override) keep their sizes."""
+        n_test = self.overrides.get("n_test")
+        return min(n, n_test) if isinstance(n_test, int) and n_test > 0 else n
 
     @property
     def first(self) -> RunSpec:
@@ -99,9 +114,9 @@ class Results(list[tuple[RunSpec, dict[str, Any]]]):
 
     def where(self, **factors: Any) -> Results:
         """The runs whose factors have these values (same scale and seed count)."""
-        return Results([(s, r) for s, r in self
-                        if all(k in s.factors and s.factors[k] == v for k, v in factors.items())],
-                       self.scale, self.seeds)
+        return self.subset((s, r) for s, r in self
+                          if all(k in s.factors and s.factors[k] == v
+                                 for k, v in factors.items()))
 
     def by(self, factor: str) -> dict[Any, Results]:
         """factor value -> its runs, values in spec order (runs without the factor left out)."""
@@ -109,7 +124,7 @@ class Results(list[tuple[RunSpec, dict[str, Any]]]):
         for s, r in self:
             if factor in s.factors:
                 out.setdefault(s.factors[factor], []).append((s, r))
-        return {v: Results(rs, self.scale, self.seeds) for v, rs in out.items()}
+        return {v: self.subset(rs) for v, rs in out.items()}
 
     def arms(self) -> dict[str, list[dict[str, Any]]]:
         """arm -> its results in seed order, arms in spec order."""

@@ -185,7 +185,9 @@ def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[fl
 def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report:
     """Every run's agreement with the one-hop rule per chain position, as a table, and what
     the table says: a run computes the shortcut only if it agrees on every position."""
-    agree = {f"{s.arm} seed {s.seed}": one_hop_agreement(Path(r["dir"])) for s, r in results}
+    n_fresh = results.sample_size(500)
+    agree = {f"{s.arm} seed {s.seed}": one_hop_agreement(Path(r["dir"]), n_fresh)
+             for s, r in results}
     rows = [[run] + [f"{x:.2f}" for x in a] for run, a in agree.items()]
     n = len(rows[0]) - 1
     shortcut = [run for run, a in agree.items() if min(a) >= 0.995]  # 1.00 as printed
@@ -195,10 +197,10 @@ def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report
                "(it would read 1.00 everywhere); agreement per position ranges from "
                f"{min(min(a) for a in agree.values()):.2f} to "
                f"{max(max(a) for a in agree.values()):.2f}.")
-    return rep.add("Agreement with the one-hop rule", "Fraction of 500 fresh test sentences on "
-                   "which the model's answer equals value(#k) = g_k . value(#0), its own op "
-                   "applied to the root's value, skipping the ops in between (right on #0 and "
-                   f"#1 only). {finding}\n\n" + table([label] + [f"#{k}" for k in range(n)],
+    return rep.add("Agreement with the one-hop rule", f"Fraction of {n_fresh:,} fresh test "
+                   "sentences on which the model's answer equals value(#k) = g_k . value(#0), "
+                   "its own op applied to the root's value, skipping the ops in between (right "
+                   f"on #0 and #1 only). {finding}\n\n" + table([label] + [f"#{k}" for k in range(n)],
                                                        rows))
 
 
@@ -234,17 +236,18 @@ def op_split_section(rep: Report, results: Results, positions: tuple[int, ...] =
     """What a partially learned position computes: every run's accuracy at `positions` split
     by the ops of #1 and #2 (op_split), beside the position's overall accuracy."""
     rows, names = [], []
+    n_fresh = results.sample_size(4000)
     for s, r in results:
         config, model = load_run_model(Path(r["dir"]))
-        names, acc = op_split(model, build_task(config.task), positions)
+        names, acc = op_split(model, build_task(config.task), positions, n=n_fresh)
         final = r["final"]["acc_by_depth"]
         rows += [[f"{s.arm} seed {s.seed}", f"#{k}", f"{final[k]:.2f}"]
                  + [f"{x:.3f}" for x in row] for k, row in zip(positions, acc, strict=True)]
     return rep.table(
         "What a partially learned position computes", ["run", "position", "all"] + names, rows,
         before="Test accuracy at each chain position split by the ops of chain variables #1 and "
-        "#2 (op_k: the op of #k's clause; 4,000 fresh sentences, the final checkpoint). The "
-        "truth at #2 is op2 op1 value(#0), at #3 op3 op2 op1 value(#0). Where op1 is the "
+        f"#2 (op_k: the op of #k's clause; {n_fresh:,} fresh sentences, the final checkpoint). "
+        "The truth at #2 is op2 op1 value(#0), at #3 op3 op2 op1 value(#0). Where op1 is the "
         "identity the one-hop rule (op_k value(#0)) is right at #2: 1.0 there and chance "
         "elsewhere says the model computes the one-hop shortcut; answers flipped by op1 at #3 "
         "as well as at #2 say it takes the op of the clause reading the root's variable (a "

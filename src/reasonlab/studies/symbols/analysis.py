@@ -65,11 +65,12 @@ def readout_accuracies(result: dict[str, Any]) -> dict[str, float]:
             for key, mask in zip(READOUTS, (None, only_test))}
 
 
-def frozen_readout(cfg: TrainConfig) -> dict[str, float]:
-    """The converged read-out on the run's initial (random) network and its data."""
+def frozen_readout(cfg: TrainConfig, n: int | None = None) -> dict[str, float]:
+    """The converged read-out on the run's initial (random) network and its data, fitted on
+    the first n training examples (all by default; a trial run caps n, Results.sample_size)."""
     train, test = make_data(cfg)
     model = build_model(cfg)
-    return converged_readout(model, train, test, cfg.model.n_classes)
+    return converged_readout(model, train[: n or len(train)], test, cfg.model.n_classes)
 
 
 def readout_sweeps(results: Results, x: Callable[[RunSpec], Any]

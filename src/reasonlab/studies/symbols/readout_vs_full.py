@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.core import overridden
 from reasonlab.studies.symbols.analysis import TEST_HEADING, frozen_readout, samples_section
 from reasonlab.studies.symbols.common import n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
@@ -59,14 +60,20 @@ class SymbolsReadoutVsFull(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         full = results.sweep()[FULL]
-        fits = {n: [frozen_readout(s.config) for s, _ in results if s.config.n_train == n]
-                for n in full}  # the converged read-out of each run's initial network
+        # the converged read-out of each run's initial network, on its training set (a trial
+        # run's, n_test=N, on its first N examples)
+        fits = {n: [frozen_readout(s.config, results.sample_size(n))
+                    for s, _ in results if s.config.n_train == n] for n in full}
         ro = {n: [f["test_acc"] for f in fs] for n, fs in fits.items()}
         ro_train = {n: [f["train_acc"] for f in fs] for n, fs in fits.items()}
         n_sweep, widths = SWEEP[results.scale]
-        frozen = grid(recipe(results.scale, preset="same_different"),
-                      {READOUT: {"n_train": n_sweep}},
-                      [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths], results.seeds)
+        # frozen networks of the study too: the command line's overrides reach them, and a
+        # trial run (n_test=N) fits them on N examples
+        frozen = overridden(grid(recipe(results.scale, preset="same_different"),
+                                 {READOUT: {"n_train": results.sample_size(n_sweep)}},
+                                 [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths],
+                                 results.seeds), results.overrides)
+        n_sweep = frozen[0].config.n_train
         sweep = {w: [frozen_readout(s.config) for s in frozen if s.config.model.d_model == w]
                  for w in widths}
         rep = samples_section(Report(self.title, out).recipe(results),

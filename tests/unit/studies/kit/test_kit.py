@@ -84,6 +84,18 @@ def test_results_accessors():
     assert list(res.curves(["B"])) == ["B"] and len(res.curves()["A"]) == 4
 
 
+def test_analysis_sample_size_follows_an_overridden_n_test():
+    specs = grid(recipe("smoke"), {"A": {}, "B": {}}, seeds=1)
+    pairs = [(s, result(0.5, [0.5])) for s in specs]
+    assert Results(pairs, "paper", 1).sample_size(4000) == 4000  # the study's own recipe
+    trial = Results(pairs, "paper", 1, {"steps": 2, "n_test": 64})
+    assert trial.sample_size(4000) == 64 and trial.sample_size(10) == 10
+    # what an analysis selects keeps the overrides
+    assert trial.where(arm="A").sample_size(500) == 64
+    assert all(r.sample_size(500) == 64 for r in trial.by("arm").values())
+    assert trial.subset(pairs[:1]).overrides == trial.overrides
+
+
 def test_report_builder_writes_tables_figures_and_verdicts(tmp_path):
     specs = grid(recipe("smoke"), {"A": {}, "B": {"model": {"tie_layers": True}}}, seeds=2)
     res = Results([(s, result(0.5, [0.9, 0.5])) for s in specs], "smoke", 2)
