@@ -117,6 +117,24 @@ def mechanism_record(spec: RunSpec, result: dict[str, Any], out: Path) -> dict[s
             "shifts": task.config.shifts}
 
 
+def mechanism_tables(rep: Report, recs: list[dict[str, Any]]) -> Report:
+    """anchors-mechanism: per run its solution and mechanism measures (mechanism_record), and
+    the attention of the last position per layer."""
+    rows = [[r["arm"], str(r["seed"]), r["verdict"], f"{r['inferential']:.3f}",
+             f"{r['symmetric']:.3f}", f"{r['r2_fit']:.3f}", f"{r['heldout_resid']:.3f}",
+             f"{r['cos_to_mirror']:.3f}", f"{r['order_corr']:.3f}"] for r in recs]
+    rep.sections.append("## Per run\n\n" + table(
+        ["arm", "seed", "solution", "inferential", "symmetric", "additive R^2 (fit)",
+         "held-out resid", "cos to mirror (3,4)", "embedding shift-order corr"], rows))
+    att_rows = [[r["arm"], str(r["seed"]), r["verdict"], str(layer)]
+                + [f"{x:.3f}" for x in r["attention"][layer]]
+                for r in recs for layer in range(len(r["attention"]))]
+    rep.sections.append("## Attention of the last position (mean over examples)\n\n"
+                        + table(["arm", "seed", "solution", "layer", "key", "anchor 1",
+                                 "anchor 2", "other"], att_rows))
+    return rep
+
+
 def mechanism_figures(recs: list[dict[str, Any]], out: Path) -> list[tuple[str, str]]:
     # one representative per solution type present (first seed), else the first runs
     chosen: dict[str, dict[str, Any]] = {}

@@ -19,10 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reasonlab.report import table
-from reasonlab.studies.anchors.analysis import mechanism_figures, mechanism_record
+from reasonlab.studies.anchors.analysis import (mechanism_figures, mechanism_record,
+                                                mechanism_tables)
 from reasonlab.studies.anchors.common import DEPTH, GRID, cell, recipe
-from reasonlab.studies.anchors.verdicts import group_gap_verdict
+from reasonlab.studies.anchors.verdicts import MIN_ORDER_GAP, MIN_RESID_GAP, group_gap_verdict
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
 
 
@@ -31,12 +31,6 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
     gammas = GRID[scale][0]
     return {"small init": cell(max(gammas), DEPTH[scale]),
             "large init": cell(min(gammas), DEPTH[scale])}
-
-
-MIN_RESID_GAP = 0.1
-"""How much smaller the held-out additive residual of inferential models must be."""
-MIN_ORDER_GAP = 0.2
-"""How much larger the embeddings' shift-order correlation of inferential models must be."""
 
 
 @STUDIES.register("anchors-mechanism")
@@ -59,19 +53,7 @@ class AnchorsMechanism(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         recs = [mechanism_record(spec, result, out) for spec, result in results]
-        rep = Report(self.title, out).recipe(results)
-        rows = [[r["arm"], str(r["seed"]), r["verdict"], f"{r['inferential']:.3f}",
-                 f"{r['symmetric']:.3f}", f"{r['r2_fit']:.3f}", f"{r['heldout_resid']:.3f}",
-                 f"{r['cos_to_mirror']:.3f}", f"{r['order_corr']:.3f}"] for r in recs]
-        rep.sections.append("## Per run\n\n" + table(
-            ["arm", "seed", "solution", "inferential", "symmetric", "additive R^2 (fit)",
-             "held-out resid", "cos to mirror (3,4)", "embedding shift-order corr"], rows))
-        att_rows = [[r["arm"], str(r["seed"]), r["verdict"], str(l)] +
-                    [f"{x:.3f}" for x in r["attention"][l]]
-                    for r in recs for l in range(len(r["attention"]))]
-        rep.sections.append("## Attention of the last position (mean over examples)\n\n" +
-                            table(["arm", "seed", "solution", "layer", "key", "anchor 1",
-                                   "anchor 2", "other"], att_rows))
+        rep = mechanism_tables(Report(self.title, out).recipe(results), recs)
         rep.figures += mechanism_figures(recs, out)
         inf = [r for r in recs if r["verdict"] == "inferential"]
         sym = [r for r in recs if r["verdict"] == "symmetric"]

@@ -17,6 +17,18 @@ from reasonlab.studies.kit.verdicts import (above, below, gain_status, requires,
                                             verdict)
 
 
+def majority_verdict(claim: Claim, recs: list[dict[str, Any]], kind: str, other: str,
+                     where: str, what: str) -> Verdict:
+    """Reproduced when more than CLAIM_MAJORITY of the runs `recs` (one cell column of the
+    phase grid) have the solution type `kind`; the evidence gives the mean fractions of `kind`
+    and `other` beside it."""
+    share = share_of(recs, kind)
+    return threshold_verdict(
+        claim, share, f"{where}: {share:.2f} of {len(recs)} {what} {kind} (needs > "
+        f"{CLAIM_MAJORITY}); mean {kind} fraction {mean_of(recs, kind):.3f}, {other} "
+        f"{mean_of(recs, other):.3f}", above(CLAIM_MAJORITY))
+
+
 def phase_verdicts(claim: Callable[[str], Claim], cells, gammas, depths) -> list[Verdict]:
     """Fixed before results: each claim (by key) looks at one column/corner of the grid."""
     g_hi, g_lo, L_hi = max(gammas), min(gammas), max(depths)
@@ -24,20 +36,11 @@ def phase_verdicts(claim: Callable[[str], Claim], cells, gammas, depths) -> list
     lo_fit = [r for L in depths for r in cells[g_lo, L] if r["verdict"] != "unfit"]
     corner = cells[g_lo, L_hi]
     other = cells[g_hi, L_hi]
-    out = []
-    share = share_of(hi, "inferential")
-    out.append(threshold_verdict(
-        claim("small-init"), share, f"gamma={g_hi:g}: {share:.2f} of {len(hi)} runs "
-        f"inferential (needs > {CLAIM_MAJORITY}); mean inferential fraction "
-        f"{mean_of(hi, 'inferential'):.3f}, symmetric {mean_of(hi, 'symmetric'):.3f}",
-        above(CLAIM_MAJORITY)))
+    out = [majority_verdict(claim("small-init"), hi, "inferential", "symmetric",
+                            f"gamma={g_hi:g}", "runs")]
     if lo_fit:
-        share = share_of(lo_fit, "symmetric")
-        out.append(threshold_verdict(
-            claim("large-init"), share, f"gamma={g_lo:g}: {share:.2f} of {len(lo_fit)} fitted runs "
-            f"symmetric (needs > {CLAIM_MAJORITY}); mean symmetric fraction "
-            f"{mean_of(lo_fit, 'symmetric'):.3f}, inferential {mean_of(lo_fit, 'inferential'):.3f}",
-            above(CLAIM_MAJORITY)))
+        out.append(majority_verdict(claim("large-init"), lo_fit, "symmetric", "inferential",
+                                    f"gamma={g_lo:g}", "fitted runs"))
     else:
         out.append(Verdict(claim("large-init"), "inconclusive", f"gamma={g_lo:g}: 0 of "
                            f"{len(depths) * len(cells[g_lo, depths[0]])} runs fitted"))
@@ -48,6 +51,14 @@ def phase_verdicts(claim: Callable[[str], Claim], cells, gammas, depths) -> list
                        f"gamma={g_hi:g} (needs > {CLAIM_MAJORITY} and larger); seen acc "
                        f"{mean_of(corner, 'seen_acc'):.3f} vs {mean_of(other, 'seen_acc'):.3f}"))
     return out
+
+
+MIN_RESID_GAP = 0.1
+"""anchors-mechanism: how much smaller the held-out additive residual of inferential models
+must be."""
+MIN_ORDER_GAP = 0.2
+"""anchors-mechanism: how much larger the embeddings' shift-order correlation of inferential
+models must be."""
 
 
 def group_gap_verdict(claim: Claim, inf: list[dict[str, Any]], sym: list[dict[str, Any]], key: str,

@@ -9,13 +9,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.analysis.attention import attention_patterns, top_heads
-from reasonlab.report import fmt_seeds, grouped_bars
-from reasonlab.studies.artificial.common import (BERT, ENGLISH_TASKS, FINETUNE, LISTOPS,
+from reasonlab.report import fmt_seeds, grouped_bars, plot_first_pass
+from reasonlab.studies.artificial.common import (ALBERT, BERT, ENGLISH_TASKS, FINETUNE, LISTOPS,
                                                  PAPER_GAIN, PRETRAIN, SCRATCH, corpora,
                                                  english_mean, tasks)
 from reasonlab.studies.artificial.verdicts import Scores
 from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.studies.lego.analysis import lego_head_scores
+from reasonlab.studies.lego.verdicts import first_pass_steps
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.listops import majority_accuracy
 from reasonlab.train.loop import build_model
@@ -130,3 +131,39 @@ def head_table(rep: Report, names: dict[tuple[str, str], str],
               "encoder applies one layer at every depth, so its heads LkHh are the same "
               "weights at each k.")
     return best
+
+
+Encoders = dict[tuple[str, str], Results]
+"""(init, encoder kind) -> its LEGO fine-tuning runs."""
+
+
+def speed_sections(rep: Report, by: Encoders, names: dict[tuple[str, str], str], steps: int,
+                   out: Path) -> Report:
+    """First step at which each chain position reaches 0.9, per encoder: a figure per encoder
+    kind and a table (artificial-pretraining-lego)."""
+    passes = {k: [first_pass_steps(r["curve"]) for _, r in rs] for k, rs in by.items()}
+    for kind in (BERT, ALBERT):
+        png = f"steps_to_0.9{'' if kind == BERT else '_' + kind.lower()}.png"
+        plot_first_pass({names[k]: p for k, p in passes.items() if k[1] == kind}, steps,
+                        out / png)
+        rep.figure(png, f"First step at which each chain position reaches 0.9, per "
+                   f"pretraining corpus ({kind}-like encoder)")
+    n = len(next(iter(by.values()))[0][1]["final"]["acc_by_depth"])
+    return rep.table("Steps to 0.9 per chain position (mean over seeds; inf = never)",
+                     ["init"] + [f"#{k}" for k in range(n)],
+                     [[names[k]] + [f"{np.mean(col):.0f}" for col in np.asarray(p).T]
+                      for k, p in passes.items()])
+
+
+def head_sections(rep: Report, by: Encoders, names: dict[tuple[str, str], str], out: Path
+                  ) -> dict[tuple[str, str], Scores]:
+    """Head scores of every encoder on LEGO sentences before fine-tuning (its first run's
+    step-0 model): table and figure; returns the association controls per encoder."""
+    scores, controls = {}, {}
+    for k, rs in by.items():
+        s, r = rs[0]
+        scores[k], controls[k] = heads_before_finetuning(s, Path(r["dir"]))
+    plot_head_scores(head_table(rep, names, scores, controls), out / "head_scores.png")
+    rep.figure("head_scores.png", "Best head per pattern on LEGO sentences before "
+               "fine-tuning, per pretraining corpus and encoder")
+    return controls

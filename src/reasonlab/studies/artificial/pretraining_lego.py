@@ -16,16 +16,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from reasonlab.report import plot_first_pass
-from reasonlab.studies.artificial.analysis import (head_table, heads_before_finetuning, label,
-                                                   plot_head_scores)
+from reasonlab.studies.artificial.analysis import head_sections, label, speed_sections
 from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, SCRATCH, recipes,
                                                  runs, structured)
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study
-from reasonlab.studies.lego.verdicts import first_pass_steps
 
 
 @STUDIES.register("artificial-pretraining-lego")
@@ -62,24 +57,8 @@ class ArtificialPretrainingLego(Study):
         rep = recipes(Report(self.title, out), results)
         finals = {names[k]: [r["final"]["acc_by_depth"] for _, r in rs] for k, rs in by.items()}
         rep.positions(finals, trained=first.task.n_train_vars)  # type: ignore[attr-defined]
-        passes = {k: [first_pass_steps(r["curve"]) for _, r in rs] for k, rs in by.items()}
-        for kind in (BERT, ALBERT):
-            png = f"steps_to_0.9{'' if kind == BERT else '_' + kind.lower()}.png"
-            plot_first_pass({names[k]: p for k, p in passes.items() if k[1] == kind},
-                            first.steps, out / png)
-            rep.figure(png, f"First step at which each chain position reaches 0.9, per "
-                       f"pretraining corpus ({kind}-like encoder)")
-        rep.table("Steps to 0.9 per chain position (mean over seeds; inf = never)",
-                  ["init"] + [f"#{k}" for k in range(len(next(iter(finals.values()))[0]))],
-                  [[names[k]] + [f"{np.mean(col):.0f}" for col in np.asarray(p).T]
-                   for k, p in passes.items()])
-        scores, controls = {}, {}
-        for k, rs in by.items():
-            s, r = rs[0]
-            scores[k], controls[k] = heads_before_finetuning(s, Path(r["dir"]))
-        plot_head_scores(head_table(rep, names, scores, controls), out / "head_scores.png")
-        rep.figure("head_scores.png", "Best head per pattern on LEGO sentences before "
-                   "fine-tuning, per pretraining corpus and encoder")
+        speed_sections(rep, by, names, first.steps, out)
+        controls = head_sections(rep, by, names, out)
         for kind, heads, faster in (
                 (BERT, self.claim("nesting-heads"), self.claim("structured-faster")),
                 (ALBERT, self.claim("nesting-heads-albert"),

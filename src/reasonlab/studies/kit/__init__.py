@@ -1,2 +1,2 @@
 """The study kit: the Study base class and registry, grids of runs, verdict rules shared by every
-family, and the report builder."""
+family (verdicts.py; loss curves at equal steps and FLOPs: curves.py), and the report builder."""

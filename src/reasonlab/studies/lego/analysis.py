@@ -20,15 +20,17 @@ import torch
 
 from reasonlab.analysis.attention import (association_controls, attention_patterns, head_scores,
                                           plot_attention, reading_order, special_ids, top_heads)
-from reasonlab.analysis.probes import probe_model
+from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagonal
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
-from reasonlab.studies.lego.common import CKPT, PRETRAINED, RANDOM
-from reasonlab.studies.lego.verdicts import first_pass_steps, step_text
+from reasonlab.studies.lego.common import CKPT, N_TRAIN_VARS, PRETRAINED, RANDOM
+from reasonlab.studies.kit.curves import Curve, loss_at
+from reasonlab.studies.lego.verdicts import (PLATEAU_MARGIN, first_pass_steps, left_plateau,
+                                             step_text)
 from reasonlab.tasks.base import build_task
 from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.loop import build_model
@@ -328,3 +330,75 @@ def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
                               max(1, config.n_test // 2))
     r = probe_model(model, train, test, task.n_classes, key="depth")
     return r.acc, r.acc_shuffled, r.chance
+
+
+def loss_table(rep: Report, results: Results, curves: dict[str, list[Curve]],
+               fps: dict[str, float], paper: dict[str, float], paper_tokens: int,
+               early: float) -> Report:
+    """LEGO §5: validation masked-LM loss early and at the end, MLM accuracy, and FLOPs per
+    token at this scale and at BERT-base's (`paper`: FLOPs per step, `paper_tokens` per step)."""
+    first = results.first.config
+    tokens = first.batch_size * first.task.seq_len  # type: ignore[attr-defined]
+    return rep.table(
+        "Validation masked-LM loss (mean over seeds)",
+        ["arm", f"step {early}", "final", "final MLM accuracy", "FLOPs / token (this scale)",
+         "FLOPs / token (BERT-base, seq 128)"],
+        [[a, f"{np.mean([loss_at(c, early) for c in curves[a]]):.3f}",
+          f"{np.mean([c[-1][1] for c in curves[a]]):.3f}",
+          f"{np.mean([r['final']['acc'] for r in rs]):.3f}",
+          f"{fps[a] / tokens / 1e6:.2f} M", f"{paper[a] / paper_tokens / 1e9:.3f} G"]
+         for a, rs in results.arms().items()],
+        after="FLOPs per token: 6 x parameters applied per token (the read-out counted at every "
+        "position, an upper bound) + the attention's mixing matmuls; training FLOPs = steps x "
+        "batch x seq_len x that.")
+
+
+def plateau_section(rep: Report, bert: list[Curve], plateau: float) -> tuple[bool, str]:
+    """The unigram plateau beside BERT's final losses; returns left_plateau's (ok, why not),
+    the gate of the end-of-training claims."""
+    rep.add("The unigram plateau", "Validation loss of the best predictor that ignores the "
+            "context (training-word frequencies at a [MASK]; at any other slot the shown word, "
+            f"weighed by how often the masking leaves it unchanged): {plateau:.3f}. BERT's final "
+            "validation loss per seed: " + ", ".join(f"{c[-1][1]:.3f}" for c in bert)
+            + f". The end-of-training claims are judged once BERT is {PLATEAU_MARGIN} nats "
+            "below it in every seed.")
+    return left_plateau(bert, plateau)
+
+
+def probe_sections(rep: Report, results: Results, out: Path) -> dict[str, np.ndarray]:
+    """lego-probes: probe every run (probe_run), add the (layer, depth) accuracy table, the
+    diagonal scores and the probe-map figure to `rep`; returns arm -> diagonal scores
+    [seeds, (supervised, extrapolated)] (analysis/probes.split_diagonal)."""
+    arms = results.arms()
+    maps: dict[str, np.ndarray] = {}
+    scores: dict[str, np.ndarray] = {}
+    rows, shuffled_gap = [], 0.0
+    chance = 0.5
+    for arm, rs in arms.items():
+        probed = [probe_run(Path(r["dir"])) for r in rs]
+        chance = float(np.mean([c for _, _, c in probed]))
+        maps[arm] = np.mean([a for a, _, _ in probed], axis=0)
+        scores[arm] = np.array([split_diagonal(a, c, N_TRAIN_VARS) for a, _, c in probed])
+        shuffled_gap = max(shuffled_gap, max(float(np.nanmax(np.abs(s - c)))
+                                             for _, s, c in probed))
+        for layer, accs in enumerate(maps[arm]):
+            rows.append([arm, str(layer)] + [f"{x:.2f}" for x in accs])
+    plot_probe_maps(maps, out / "probe_maps.png", chance, n_supervised=N_TRAIN_VARS)
+    n = next(iter(maps.values())).shape[1]
+    n_layers = next(iter(maps.values())).shape[0] - 1
+    rep.sections.append(
+        "## Held-out probe accuracy by layer (0 = embeddings) and chain depth "
+        f"(mean over seeds; chance {chance:.2f})\n\n"
+        + table(["arm", "layer"] + [f"#{d}" for d in range(n)], rows)
+        + f"\n\nShuffled-label probes: largest distance from chance {shuffled_gap:.3f}.\n\n"
+        + "## Diagonal score per seed (1 = one layer per chain step)\n\n"
+        + table(["arm", "seed", f"supervised #0-#{N_TRAIN_VARS - 1}",
+                 f"extrapolated #{N_TRAIN_VARS}-#{n_layers - 1} (within reach of "
+                 f"{n_layers} layers)" if n_layers > N_TRAIN_VARS else
+                 f"extrapolated (none within reach of {n_layers} layers)"],
+                [[a, str(i), f"{x[0]:.3f}", "n/a" if np.isnan(x[1]) else f"{x[1]:.3f}"]
+                 for a, s in scores.items() for i, x in enumerate(s)])
+        + "\n\nThe verdict compares the supervised-depth scores.")
+    rep.figure("probe_maps.png", "Probe accuracy over (layer, depth); dashed: the "
+               "one-layer-per-step for-loop")
+    return scores

@@ -23,9 +23,8 @@ from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec
                                         grid, merge)
 from reasonlab.studies.lego.common import (
     MIMIC_RECIPE, N_CLAUSES, PASS, WITH_LONG, albert, mimic, recipe)
-from reasonlab.studies.lego.verdicts import (first_pass_steps, last_first_verdict, needs_fit,
-                                             span_means)
-from reasonlab.studies.kit.verdicts import all_of, gain_verdict
+from reasonlab.studies.kit.verdicts import all_of
+from reasonlab.studies.lego.verdicts import first_pass_steps, last_first_verdict, span_gain
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
 ALL_TIED = "#0-#11, ALBERT"
@@ -82,17 +81,11 @@ class LegoShortcut(Study):
         rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
                        f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
                        f"{every} steps)")
-        what = "mean accuracy #6-#10"
         rep.verdicts = [
             all_of(self.claim("last-first"), {a: last_first_verdict(self.claim("last-first"), cs)
-                                    for a, cs in curves.items()}),
-            needs_fit(gain_verdict(self.claim("shortcut-hurts"), span_means(finals[FIRST6], MIDDLE),
-                                   span_means(finals[SHORTCUT], MIDDLE), (FIRST6, SHORTCUT),
-                                   what), {a: finals[a] for a in (FIRST6, SHORTCUT)}, COMMON),
-            needs_fit(gain_verdict(self.claim("mimic-prevents"),
-                                   span_means(finals[SHORTCUT_MIMIC], MIDDLE),
-                                   span_means(finals[SHORTCUT], MIDDLE),
-                                   (SHORTCUT_MIMIC, SHORTCUT), what),
-                      {a: finals[a] for a in (SHORTCUT, SHORTCUT_MIMIC)}, COMMON),
+                                              for a, cs in curves.items()}),
+            span_gain(self.claim("shortcut-hurts"), finals, FIRST6, SHORTCUT, MIDDLE, COMMON),
+            span_gain(self.claim("mimic-prevents"), finals, SHORTCUT_MIMIC, SHORTCUT, MIDDLE,
+                      COMMON),
         ]
         return rep

@@ -1,6 +1,6 @@
 """The LEGO family's verdict rules (Zhang et al. 2022; docs/papers.md §1 LEGO), each tested on
-hand-made numbers in tests/unit/test_lego_verdicts.py. Thresholds are constants fixed before
-any run; the generic rules they build on are in verdicts.py.
+hand-made numbers in tests/unit/studies/lego/. Thresholds are constants fixed before
+any run; the generic rules they build on are in the kit (kit/verdicts.py, kit/curves.py).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import torch
 from reasonlab.analysis.attention import top_heads
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.lego.common import MIMIC, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
-from reasonlab.studies.kit.verdicts import (at_least, gain_verdict, requires, threshold_verdict,
-                                            verdict)
+from reasonlab.studies.kit.curves import Curve, paired_losses
+from reasonlab.studies.kit.verdicts import (all_of, at_least, at_most, gain_status, gain_verdict,
+                                            requires, standard_error, threshold_verdict, verdict)
 
 
 def span_means(finals: list[list[float]], span: slice) -> np.ndarray:
@@ -34,16 +35,25 @@ def needs_fit(verdict: Verdict, finals: dict[str, list[list[float]]], supervised
         f"{a} {v:.3f}" for a, v in fits.items()) + f" < {PASS}), so the comparison tests nothing")
 
 
-def extrapolation_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str,
-                       worse: str, n_train: int) -> Verdict:
-    """Does arm `better` beat arm `worse` on the 3 positions after the n_train supervised ones
-    (#6-#8 for the paper's n_train = 6)? gain_verdict, then needs_fit on #0..#n_train-1."""
-    span = slice(n_train, min(n_train + 3, len(finals[better][0])))
-    pair = {a: finals[a] for a in (better, worse)}
+def span_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str, worse: str,
+              span: slice, fitted: slice) -> Verdict:
+    """Does arm `better` beat arm `worse` in mean final accuracy over chain positions `span`?
+    gain_verdict, then needs_fit: inconclusive unless one of the two fits positions `fitted`
+    (the evidence lists the two in the order of `finals`)."""
+    pair = {a: f for a, f in finals.items() if a in (better, worse)}
     return needs_fit(gain_verdict(claim, span_means(finals[better], span),
                                   span_means(finals[worse], span), (better, worse),
                                   f"mean accuracy #{span.start}-#{span.stop - 1}"),
-                     pair, slice(0, n_train))
+                     pair, fitted)
+
+
+def extrapolation_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str,
+                       worse: str, n_train: int) -> Verdict:
+    """Does arm `better` beat arm `worse` on the 3 positions after the n_train supervised ones
+    (#6-#8 for the paper's n_train = 6), given that one of them fits #0..#n_train-1?"""
+    span = slice(n_train, min(n_train + 3, len(finals[better][0])))
+    return span_gain(claim, {a: finals[a] for a in (better, worse)}, better, worse, span,
+                     slice(0, n_train))
 
 
 def first_pass_steps(curve: list[dict[str, Any]], threshold: float = PASS) -> list[float]:
@@ -212,7 +222,7 @@ ends at 1.49); before BERT leaves the plateau they compare models that predict w
 frequencies, so they are inconclusive (our reading of §5, Fig. 9)."""
 
 
-def left_plateau(bert: list[list[tuple[float, float]]], plateau: float) -> tuple[bool, str]:
+def left_plateau(bert: list[Curve], plateau: float) -> tuple[bool, str]:
     """(has BERT left the unigram plateau, why not): every seed's final validation loss (the
     last (step, loss) point of each curve) at least PLATEAU_MARGIN below `plateau`."""
     finals = [c[-1][1] for c in bert]
@@ -221,3 +231,68 @@ def left_plateau(bert: list[list[tuple[float, float]]], plateau: float) -> tuple
             + ", ".join(f"{f:.3f}" for f in finals) + f" vs {plateau:.3f} without context; "
             f"needs <= {plateau - PLATEAU_MARGIN:.3f} in every seed), so the end-of-training "
             "comparison is between models that still predict word frequencies")
+
+
+# -- LEGO §5: BERT vs Hardcode vs Hybrid on validation-loss curves (kit/curves.py) ------------
+
+EARLY = 0.15
+"""'At the beginning': the first evaluation at or after this fraction of training."""
+MIN_LOSS_GAP = 0.05
+"""A validation-loss difference (nats) that counts, when also > 2 SE (paper: Hardcode 0.17
+above BERT at the end)."""
+LOSS_TOL = 0.02
+"""'At least as low': Hybrid's loss at most this much above BERT's (paper: 0.02 below)."""
+
+
+def _loss_evidence(a: str, b: str, la: np.ndarray, lb: np.ndarray, d: float, se: float) -> str:
+    return (f"{a} {la.mean():.3f} ± {la.std():.3f}, {b} {lb.mean():.3f} ± {lb.std():.3f}; "
+            f"{a} - {b} = {d:+.3f} (SE {se:.3f}")
+
+
+def faster_early(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, float], fast: str,
+                 slow: str, step: float) -> Verdict:
+    """Reproduced when `fast`'s validation loss early on is below `slow`'s by > MIN_LOSS_GAP
+    and > 2 SE (gain_status) at the same step AND at the same FLOPs; not reproduced when either
+    view is not."""
+    out = {}
+    for view, (lf, ls) in paired_losses(curves, fps, fast, slow, step).items():
+        d, se = float(lf.mean() - ls.mean()), standard_error(lf, ls)
+        out[view] = Verdict(claim, gain_status(-d, se, MIN_LOSS_GAP, len(lf)),
+                            _loss_evidence(fast, slow, lf, ls, d, se)
+                            + f"; needs < -{MIN_LOSS_GAP} and 2 SE)")
+    return all_of(claim, out)
+
+
+def worse_at_end(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, float],
+                 worse: str, better: str) -> Verdict:
+    """Reproduced when `worse`'s final validation loss exceeds `better`'s by > MIN_LOSS_GAP and
+    > 2 SE at the last step AND at the largest FLOPs budget both arms reached."""
+    out = {}
+    for view, (lw, lb) in paired_losses(curves, fps, worse, better, None).items():
+        d, se = float(lw.mean() - lb.mean()), standard_error(lw, lb)
+        out[view] = Verdict(claim, gain_status(d, se, MIN_LOSS_GAP, len(lw)),
+                            _loss_evidence(worse, better, lw, lb, d, se)
+                            + f"; needs > {MIN_LOSS_GAP} and 2 SE)")
+    return all_of(claim, out)
+
+
+def at_least_as_low(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, float],
+                    arm: str, ref: str) -> Verdict:
+    """d = final loss(arm) - final loss(ref): reproduced when d <= LOSS_TOL; not reproduced when
+    d - 2 SE > LOSS_TOL (confidently higher); else inconclusive; at the last step AND at the
+    largest FLOPs budget both reached."""
+    out = {}
+    for view, (la, lr) in paired_losses(curves, fps, arm, ref, None).items():
+        d, se = float(la.mean() - lr.mean()), standard_error(la, lr)
+        ev = (_loss_evidence(arm, ref, la, lr, d, se)
+              + f"; needs <= {LOSS_TOL}, fails when > {LOSS_TOL} + 2 SE)")
+        out[view] = threshold_verdict(claim, d, ev, at_most(LOSS_TOL),
+                                      lambda x, se=se: x - 2 * se > LOSS_TOL)
+    return all_of(claim, out)
+
+
+def cheaper(claim: Claim, pairs: dict[str, tuple[float, float]]) -> Verdict:
+    """Reproduced when the first of every (arm, reference) FLOPs pair is the smaller."""
+    ev = "; ".join(f"{where}: {a / b:.3f} x BERT's FLOPs per step ({a:.3g} vs {b:.3g})"
+                   for where, (a, b) in pairs.items())
+    return verdict(claim, all(a < b for a, b in pairs.values()), ev + " (needs < 1)")

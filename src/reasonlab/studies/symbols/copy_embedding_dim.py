@@ -28,11 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from reasonlab.report import fmt_seeds
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols.analysis import READOUTS, readout_sweeps
+from reasonlab.studies.symbols.analysis import READOUTS, drop_note, readout_sweeps
 from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
 from reasonlab.studies.kit.verdicts import trend_verdict
 from reasonlab.studies.symbols.verdicts import MIN_DROP, b_fixes_verdict
@@ -78,14 +75,10 @@ class SymbolsCopyEmbeddingDim(Study):
         for key in READOUTS:
             rep.sweep(both[key], "d_model", f"Every arm read out over {key}")
         plain, b = test["transformer"], test["+ b term"]
-        lo, hi = min(plain), max(plain)
-        notes = [f"{name}: d={lo} {fmt_seeds(by[lo])}, d={hi} {fmt_seeds(by[hi])}, "
-                 f"drop {float(np.mean(by[lo]) - np.mean(by[hi])):+.3f}"
-                 for name, by in (("ranked among the test symbols instead",
-                                   both["test symbols"]["transformer"]),
-                                  ("for comparison, BERT init with the masked read-out (our "
-                                   "previous recipe)",
-                                   test["transformer, BERT init, masked read-out"]))]
+        notes = [drop_note("ranked among the test symbols instead",
+                           both["test symbols"]["transformer"]),
+                 drop_note("for comparison, BERT init with the masked read-out (our previous "
+                           "recipe)", test["transformer, BERT init, masked read-out"])]
         v1 = trend_verdict(self.claim("inverse-scaling"), plain, MIN_DROP, "transformer", "d",
                            falling=True, notes=notes)
         rep.verdicts = [v1, b_fixes_verdict(self.claim("b-fixes"), plain, b, v1)]

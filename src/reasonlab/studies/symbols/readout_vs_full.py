@@ -22,7 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols.analysis import TEST_HEADING, frozen_readout, samples_section
+from reasonlab.studies.symbols.analysis import (TEST_HEADING, frozen_width_section,
+                                                readout_of_initial_networks, samples_section)
 from reasonlab.studies.symbols.common import n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
 
@@ -59,32 +60,18 @@ class SymbolsReadoutVsFull(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         full = results.sweep()[FULL]
-        fits = {n: [frozen_readout(s.config) for s, _ in results if s.config.n_train == n]
-                for n in full}  # the converged read-out of each run's initial network
-        ro = {n: [f["test_acc"] for f in fs] for n, fs in fits.items()}
-        ro_train = {n: [f["train_acc"] for f in fs] for n, fs in fits.items()}
+        ro, ro_train = readout_of_initial_networks(results, list(full))  # n -> seeds
         n_sweep, widths = SWEEP[results.scale]
         frozen = grid(recipe(results.scale, preset="same_different"),
                       {READOUT: {"n_train": n_sweep}},
                       [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths], results.seeds)
-        sweep = {w: [frozen_readout(s.config) for s in frozen if s.config.model.d_model == w]
-                 for w in widths}
         rep = samples_section(Report(self.title, out).recipe(results),
                               {FULL: full, READOUT: ro,
                                f"{READOUT}: training accuracy": ro_train},
                               before="The read-out-only arm: least squares on one-hot targets, "
                               "solved in closed form (converged); its training accuracy in the "
                               "last row.", heading=TEST_HEADING)
-        rep.sweep({f"{READOUT}, n={n_sweep}": {w: [f["test_acc"] for f in v]
-                                               for w, v in sweep.items()},
-                   f"{READOUT}, n={n_sweep}: training accuracy": {
-                       w: [f["train_acc"] for f in v] for w, v in sweep.items()}},
-                  "d_model", f"Width sweep of the frozen network (n = {n_sweep})",
-                  title="converged read-out, unseen symbols", name="readout_vs_width.png",
-                  caption=f"Converged read-out on frozen random networks of growing width, "
-                  f"n = {n_sweep}", chance=0.5)
-        w_max = max(widths)
-        widest = (f"d_model {w_max}, n={n_sweep}", [f["test_acc"] for f in sweep[w_max]])
+        widest = frozen_width_section(rep, frozen, widths, n_sweep, READOUT)
         rep.verdicts = [readout_verdict(self.claim("readout-generalises"), ro, ro_train, widest),
                         lead_verdict(self.claim("full-more-efficient"), full, ro)]
         return rep

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.anchors.verdicts import effect_verdict, group_gap_verdict, phase_verdicts
+from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdict,
+                                               majority_verdict, phase_verdicts)
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.symbols.verdicts import n_to_reach, ratio_verdict
 from reasonlab.studies.kit.verdicts import (above, all_of, at_least, at_most, below, gain_status,
@@ -109,6 +110,17 @@ def test_phase_verdicts():
     v = phase_verdicts(mapped, cells, [0.2, 0.8], [2, 3])
     assert [x.status for x in v] == ["not reproduced", "inconclusive", "not reproduced"]
     assert "0 of 4 runs fitted" in v[1].evidence
+
+
+def test_majority_verdict_needs_more_than_the_claim_majority():
+    runs = [rec("symmetric", symmetric=0.8), rec("symmetric", symmetric=0.6),
+            rec("inferential", inferential=0.9)]
+    v = majority_verdict(C, runs, "symmetric", "inferential", "gamma=0.2", "fitted runs")
+    assert v.status == "reproduced"  # 2 of 3 > 0.5
+    assert v.evidence == ("gamma=0.2: 0.67 of 3 fitted runs symmetric (needs > 0.5); mean "
+                          "symmetric fraction 0.467, inferential 0.300")
+    half = majority_verdict(C, runs[1:], "symmetric", "inferential", "g", "runs")
+    assert half.status == "not reproduced"  # 1 of 2 is not more than half
 
 
 def test_group_gap_verdict():

@@ -6,9 +6,9 @@ import numpy as np
 
 from reasonlab.studies.kit.core import Claim
 from reasonlab.studies.lego.programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
-from reasonlab.studies.lego.hardcoded_attention import (at_least_as_low, cheaper, early_step,
-                                                        faster_early, loss_at, worse_at_end)
-from reasonlab.studies.lego.verdicts import PLATEAU_MARGIN, left_plateau
+from reasonlab.studies.kit.curves import early_step, loss_at
+from reasonlab.studies.lego.verdicts import (EARLY, PLATEAU_MARGIN, at_least_as_low, cheaper,
+                                             faster_early, left_plateau, worse_at_end)
 from reasonlab.studies.kit.verdicts import requires
 
 C = Claim("k", "claim", "source")
@@ -29,7 +29,7 @@ def test_loss_at_interpolates_on_steps_and_flops():
     assert loss_at(c, 75) == 3.5 and loss_at(c, 200) == 2.0
     assert np.isnan(loss_at(c, 10)) and np.isnan(loss_at(c, 250))
     assert loss_at(c, 750, scale=10) == 3.5  # 10 FLOPs per step: 750 FLOPs = step 75
-    assert early_step(c, 200) == 50 and early_step(c, 1000) == 150
+    assert early_step(c, 200, EARLY) == 50 and early_step(c, 1000, EARLY) == 150
 
 
 def test_faster_early_needs_both_views():
@@ -42,7 +42,7 @@ def test_faster_early_needs_both_views():
     assert no.status == "not reproduced"
     small = faster_early(C, arms(fast=[3.47, 2.5, 2.2, 2.1], slow=[3.5, 2.8, 2.3, 2.0]), fps,
                          "fast", "slow", 50)
-    assert small.status == "not reproduced"  # ahead by 0.03 +- 0.004: confidently < MIN_LOSS
+    assert small.status == "not reproduced"  # ahead by 0.03 +- 0.004: confidently < MIN_LOSS_GAP
     noisy = {"fast": [curve([3.40, 2.5, 2.2, 2.1]), curve([3.54, 2.5, 2.2, 2.1])],
              "slow": arms(s=[3.5, 2.8, 2.3, 2.0])["s"]}
     assert faster_early(C, noisy, fps, "fast", "slow", 50).status == "inconclusive"
@@ -71,7 +71,7 @@ def test_at_least_as_low_tolerance_and_failure():
     assert lower.status == "reproduced"
     within = at_least_as_low(C, arms(hyb=[3.0, 2.5, 2.1, 2.015], bert=[3.5, 2.8, 2.3, 2.0]),
                              fps, "hyb", "bert")
-    assert within.status == "reproduced"  # 0.015 above: within TOL
+    assert within.status == "reproduced"  # 0.015 above: within LOSS_TOL
     higher = at_least_as_low(C, arms(hyb=[3.0, 2.5, 2.3, 2.2], bert=[3.5, 2.8, 2.3, 2.0]), fps,
                              "hyb", "bert")
     assert higher.status == "not reproduced"
@@ -126,7 +126,7 @@ def test_no_context_loss_against_naive_counts():
     naive count over the same validation slots; with BERT's masking (shown words that are often
     the truth) it does better."""
     from reasonlab.studies.lego.analysis import no_context_loss
-    from reasonlab.studies.lego.hardcoded_attention import SCALES
+    from reasonlab.studies.lego.masked_lm import SCALES
     from reasonlab.tasks.base import build_task
 
     cfg = dict(SCALES["smoke"]["task"])

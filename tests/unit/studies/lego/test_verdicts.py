@@ -5,7 +5,7 @@ import numpy as np
 from reasonlab.studies.kit.base import Claim
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 from reasonlab.studies.lego.verdicts import (closed_verdict, converge_verdict, first_pass_steps,
-                                             last_first_verdict, needs_fit)
+                                             last_first_verdict, needs_fit, span_gain)
 from reasonlab.studies.kit.verdicts import gain_verdict
 
 C = Claim("k", "text", "src")
@@ -233,3 +233,17 @@ def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
     assert f"| base | 2 | {steps} | 200, never | 0.50 | 300, never | 0.50 | 1525 |" in text
     assert f"| lever | 2 | {steps} | 100, 300 | 1.00 | 200, never | 0.50 | 1625 |" in text
     assert "| other |" not in text
+
+
+def test_span_gain_compares_a_span_once_an_arm_fits():
+    """lego-shortcut's rule: mean final accuracy over #6-#10, gated on fitting #0-#4."""
+    fit, lost = [1.0] * 5, [0.5] * 5
+    finals = {"a": [fit + [0.9] * 5 + [1.0], fit + [0.88] * 5 + [1.0]],
+              "b": [fit + [0.6] * 5 + [1.0], fit + [0.62] * 5 + [1.0]],
+              "c": [lost + [0.5] * 6, lost + [0.5] * 6]}
+    ok = span_gain(C, finals, "a", "b", slice(6, 11), slice(0, 5))
+    assert ok.status == "reproduced" and "mean accuracy #6-#10" in ok.evidence
+    assert span_gain(C, finals, "b", "a", slice(6, 11), slice(0, 5)).status == "not reproduced"
+    unfit = {"c": finals["c"], "d": [lost + [0.2] * 6, lost + [0.2] * 6]}
+    v = span_gain(C, unfit, "c", "d", slice(6, 11), slice(0, 5))
+    assert v.status == "inconclusive" and "no arm fits #0-#4 (c 0.500, d 0.500" in v.evidence
