@@ -316,8 +316,8 @@ class StatisticsOnly:
         out = {}
         for k in sorted(sd):
             t = sd[k].float()
-            std = t.std().nan_to_num(0.0) if t.numel() > 1 else torch.zeros(())
-            out[k] = torch.randn(t.shape, generator=g) * std + t.mean()
+            std = t.std().nan_to_num(0.0) if t.numel() > 1 else torch.zeros(())  # host: a checkpoint, converted on the CPU
+            out[k] = torch.randn(t.shape, generator=g) * std + t.mean()  # host: as above
         return out
 
 
