@@ -111,42 +111,6 @@ def drop_note(name: str, by: dict[int, list[float]]) -> str:
             f"drop {float(np.mean(by[lo]) - np.mean(by[hi])):+.3f}")
 
 
-def readout_of_initial_networks(results: Results, ns: list[int]
-                                ) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
-    """(test, training) accuracy per n_train in `ns` and seed of the converged read-out of each
-    run's initial network (frozen_readout): the read-out-only arm beside the trained runs."""
-    fits = {n: [frozen_readout(s.config) for s, _ in results if s.config.n_train == n]
-            for n in ns}
-    return ({n: [f["test_acc"] for f in fs] for n, fs in fits.items()},
-            {n: [f["train_acc"] for f in fs] for n, fs in fits.items()})
-
-
-def frozen_width_section(rep: Report, frozen: list[RunSpec], widths: list[int], n: int,
-                         label: str) -> tuple[str, list[float]]:
-    """The converged read-out of the frozen random networks `frozen` (one per width and seed,
-    n training samples): table and figure; returns (label, test accuracies per seed) at the
-    largest width, the evidence of readout_verdict."""
-    sweep = {w: [frozen_readout(s.config) for s in frozen if s.config.model.d_model == w]
-             for w in widths}
-    rep.sweep({f"{label}, n={n}": {w: [f["test_acc"] for f in v] for w, v in sweep.items()},
-               f"{label}, n={n}: training accuracy": {
-                   w: [f["train_acc"] for f in v] for w, v in sweep.items()}},
-              "d_model", f"Width sweep of the frozen network (n = {n})",
-              title="converged read-out, unseen symbols", name="readout_vs_width.png",
-              caption=f"Converged read-out on frozen random networks of growing width, n = {n}",
-              chance=0.5)
-    w_max = max(widths)
-    return f"d_model {w_max}, n={n}", [f["test_acc"] for f in sweep[w_max]]
-
-
-def drop_note(name: str, by: dict[int, list[float]]) -> str:
-    """'name: d=lo acc, d=hi acc, drop +x': accuracy at the smallest and largest width of a
-    width sweep (x -> per seed), for the evidence beside a trend verdict."""
-    lo, hi = min(by), max(by)
-    return (f"{name}: d={lo} {fmt_seeds(by[lo])}, d={hi} {fmt_seeds(by[hi])}, "
-            f"drop {float(np.mean(by[lo]) - np.mean(by[hi])):+.3f}")
-
-
 def readout_sweeps(results: Results, x: Callable[[RunSpec], Any]
                    ) -> dict[str, dict[str, dict[Any, list[float]]]]:
     """read-out (READOUTS) -> arm -> x(spec) -> every run's test accuracy under that read-out,
