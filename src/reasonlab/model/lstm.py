@@ -16,12 +16,34 @@ from reasonlab.model.fpt import InputLayer, ReadOut
 from reasonlab.model.variants import MODELS, VariantConfig
 
 
-@MODELS.register("lstm")
-class LSTMBaseline(nn.Module):
-    """tokens [batch, seq] (or features [batch, seq, d_input]) -> logits [batch, P, n_classes]."""
+class Recurrent(nn.Module):
+    """FPT's input layer, a recurrent sequence model (`sequence`, each subclass's own), FPT's
+    read-out: tokens [batch, seq] (or features [batch, seq, d_input]) -> logits
+    [batch, P, n_classes]."""
 
     Config = VariantConfig  # no options: d_model is the width, n_layers the depth
     reads_features = True
+    input: InputLayer
+    readout: ReadOut
+
+    def sequence(self, x: torch.Tensor) -> torch.Tensor:
+        """x [batch, seq, d_model] -> hidden states [batch, seq, d_model]."""
+        raise NotImplementedError
+
+    def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
+                pad_mask: torch.Tensor | None = None, depth: int | None = None,
+                features: torch.Tensor | None = None, label_sub: torch.Tensor | None = None
+                ) -> torch.Tensor:
+        x = self.input(tokens, features)  # [batch, seq, d_model]
+        return self.readout(self.sequence(x), label_pos, label_sub)  # [batch, P, n_classes]
+
+    def num_params(self, non_embedding: bool = False) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+@MODELS.register("lstm")
+class LSTMBaseline(Recurrent):
+    """torch's nn.LSTM between FPT's input layer and read-out."""
 
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
@@ -35,16 +57,8 @@ class LSTMBaseline(nn.Module):
                 p.uniform_(-bound, bound, generator=generator)
         self.readout = ReadOut(config, generator)
 
-    def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
-                pad_mask: torch.Tensor | None = None, depth: int | None = None,
-                features: torch.Tensor | None = None, label_sub: torch.Tensor | None = None
-                ) -> torch.Tensor:
-        x = self.input(tokens, features)  # [batch, seq, d_model]
-        x, _ = self.lstm(x)  # [batch, seq, d_model]
-        return self.readout(x, label_pos, label_sub)  # [batch, P, n_classes]
-
-    def num_params(self, non_embedding: bool = False) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def sequence(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lstm(x)[0]  # [batch, seq, d_model]
 
 
 class LNLSTMCell(nn.Module):
@@ -88,18 +102,15 @@ class LNLSTMCell(nn.Module):
 
 
 @MODELS.register("lnlstm")
-class LNLSTM(nn.Module):
+class LNLSTM(Recurrent):
     """The LSTM of the FPT authors' code (kzl/universal-computation, fpt.py: model_name="lstm"):
     n_layers (their 3) LayerNorm LSTM layers of width d_model (their 768), unidirectional, no
     residual, dropout `config.dropout` (their 0.1), between FPT's input layer and read-out.
 
     Its parameters fall in freeze groups as the authors' freeze rule sorts their names: the
-    norms' gains and biases are `norms` (trained under `train="fpt"`, which gives the
+    norms' gains and biases are `norms` (trained under `trainable="fpt"`, which gives the
     "frozen random LSTM" of "Importance of architecture: random weights"), the recurrent maps
     `recurrent` (frozen there), `input` and `output` as in FPT."""
-
-    Config = VariantConfig
-    reads_features = True
 
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
@@ -110,14 +121,10 @@ class LNLSTM(nn.Module):
                                    for _ in range(config.n_layers))
         self.readout = ReadOut(config, generator)
 
-    def forward(self, tokens: torch.Tensor, label_pos: torch.Tensor | None = None,
-                pad_mask: torch.Tensor | None = None, depth: int | None = None,
-                features: torch.Tensor | None = None, label_sub: torch.Tensor | None = None
-                ) -> torch.Tensor:
-        x = self.input(tokens, features)  # [batch, seq, d_model]
+    def sequence(self, x: torch.Tensor) -> torch.Tensor:
         for cell in self.cells:
             x = cell(x)  # [batch, seq, d_model]
-        return self.readout(x, label_pos, label_sub)  # [batch, P, n_classes]
+        return x
 
     def param_group(self, name: str) -> str:
         """The freeze-policy group of parameter `name` (model/freeze.py GROUPS)."""
@@ -130,6 +137,3 @@ class LNLSTM(nn.Module):
         if ".i2h." in name or ".h2h." in name:
             return "recurrent"
         raise ValueError(f"parameter {name} belongs to no freeze group")
-
-    def num_params(self, non_embedding: bool = False) -> int:
-        return sum(p.numel() for p in self.parameters())

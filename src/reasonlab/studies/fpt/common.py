@@ -121,7 +121,7 @@ def recipe(scale: Scale) -> dict[str, Any]:
 
 def lstm_arm(scale: Scale, train: str = "full") -> dict[str, Any]:
     """The authors' LSTM (model/lstm.py LNLSTM): 3 LayerNorm LSTM layers of width 768 (cpu
-    scale: the backbone's width 576), dropout 0.1; `train="fpt"` freezes its recurrent maps
+    scale: the backbone's width 576), dropout 0.1; `trainable="fpt"` freezes its recurrent maps
     and trains input, output and norms, as their freeze rule does for the frozen random LSTM."""
     width = {"smoke": 32, "cpu": 576, "paper": 768}[scale]
     return {"model": {"arch": "lnlstm", "d_model": width, "n_layers": 3}, "trainable": train}
