@@ -41,11 +41,9 @@ def load_result(run_dir: Path) -> dict[str, Any] | None:
 
 def check_device(config: TrainConfig) -> None:
     """device=cuda on a machine without CUDA fails before anything is written."""
-    import torch
+    from reasonlab.train.device import check_available  # imports torch: only when checking
 
-    if config.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device='cuda' but CUDA is not available here (torch "
-                          f"{torch.__version__}); use device=auto or device=cpu")
+    check_available(config.device)
 
 
 def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | None = None,

@@ -7,12 +7,15 @@ sizes) fails here, without a GPU.
 What is shrunk is data, per study (SHRINK): steps, batch, examples, corpus, and with them the
 analyses' fresh examples (Results.sample_size follows an overridden n_test); never a model's
 width or depth (the paper's shapes are what must build and train), nor a key the study sweeps
-(the sweep would collapse to one point). One seed.
+(the sweep would collapse to one point). One seed. A study that trains nothing (it computes at
+initialization) is shrunk by the overrides its own recipe takes (Study.check_overrides), again
+in sizes only, never in shape.
 
 The tests, all but the first opt-in (`pytest -m paper`: the paper's models on 2 CPU cores take
 hours for the whole set, far past CI's budget; the README's "Running at paper scale on a GPU"
 says what was measured):
-- every study that trains has its shrink (in every test run);
+- every study has its shrink, and a study that trains nothing accepts its own (in every
+  test run);
 - lego-extrapolation end to end, killed between its first run's two checkpoints and run again:
   that run resumes at step 2 and ends with the metrics and weights of an uninterrupted run,
   and a second `run_study` reuses every finished run (trains nothing) for the same verdicts;
@@ -64,16 +67,22 @@ SHRINK: dict[str, dict] = {
     # n_train is swept
     "symbols-mlp-vs-transformer": {}, "symbols-data-efficiency": {},
     "symbols-readout-vs-full": {},
+    # trains nothing: its kernel's sizes (256 initializations x 1024 examples per template)
+    "symbols-kernel": {"n_inits": 1, "n_per_template": 8, "device": "cpu"},
 }
-"""Per study, on top of RUN. Studies that train nothing (symbols-kernel) run as they are."""
+"""Per study: on top of RUN for a study that trains; the whole of what a study that trains
+nothing (RUN's keys are not its own) is given, {} to run it as it is."""
 
 
 def test_every_study_has_a_shrink():
-    assert {n for n, c in STUDIES.items() if c.trains} == set(SHRINK)
+    assert set(STUDIES) == set(SHRINK)
+    for name, cls in STUDIES.items():
+        if not cls.trains and SHRINK[name]:  # its own keys, checked without computing
+            cls().check_overrides("paper", SHRINK[name])
 
 
-def shrink(name: str) -> dict | None:
-    return merge(RUN, SHRINK[name]) if STUDIES[name].trains else None
+def shrink(name: str) -> dict:
+    return merge(RUN, SHRINK[name]) if STUDIES[name].trains else SHRINK[name]
 
 
 # ----------------------------------------------------------------------------- resume
@@ -211,9 +220,11 @@ def check_report(name: str, root: Path, out: Path) -> None:
     """The report is written; every run of the study trained its two steps at the paper's
     shapes, evaluated each and checkpointed the last."""
     text = (out / "report.md").read_text()
+    if SHRINK[name] or STUDIES[name].trains:  # the report says its recipe was overridden
+        assert "## Recipe overrides" in text
     if not STUDIES[name].trains:
         return
-    assert "steps=2" in text  # the report says its recipe was overridden
+    assert "steps=2" in text
     study = json.loads((out / "study.json").read_text())
     paper = {s.config.model.d_model for s in STUDIES[name]().runs("paper", 1)}
     for r in study["runs"]:

@@ -34,10 +34,50 @@ def test_bad_overrides_are_one_line_exit_2(args, needle, tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
-def test_a_study_that_trains_nothing_refuses_overrides(tmp_path, capsys):
-    assert main(["run", "symbols-kernel", "--scale", "smoke", "steps=2", "--out",
-                 str(tmp_path / "o")]) == 2
-    assert "trains no runs" in capsys.readouterr().err
+@pytest.mark.parametrize("args, needle", [
+    (["steps=2"], "unknown key 'steps'"),  # a training key: the kernel study trains nothing
+    (["model.colour=red"], "unknown key 'model.colour'"),
+    (["n_inits=0"], "n_inits"),
+    (["model.d_model=7"], "not divisible"),
+    (["--dtype", "bf16"], "unknown key 'dtype'"),
+])
+def test_bad_overrides_of_the_kernel_study_are_one_line_exit_2(args, needle, tmp_path):
+    p = subprocess.run([sys.executable, "-m", "reasonlab.cli", "run", "symbols-kernel",
+                        "--scale", "smoke", *args], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: "), p.stderr
+    assert needle in p.stderr and "Traceback" not in p.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_overrides_change_what_the_kernel_study_computes(tmp_path, monkeypatch):
+    """symbols-kernel trains nothing; its overrides reach the kernel it computes (sizes, model
+    shape, alphabets, device) and the report's recipe section, as a training study's reach its
+    runs."""
+    import reasonlab.studies.symbols.analysis as analysis
+    from reasonlab.studies import run_study
+
+    seen = []
+    real = analysis.template_kernel_matrix
+
+    def spy(task, make_model, n_inits, n_per_template, seed=0, device="cpu"):
+        seen.append((n_inits, n_per_template, make_model(0).config.d_model,
+                     task.config.n_test_symbols, str(device)))
+        return real(task, make_model, n_inits, n_per_template, seed, device)
+
+    monkeypatch.setattr(analysis, "template_kernel_matrix", spy)
+    over = {"n_inits": 1, "n_per_template": 4, "model": {"d_model": 8, "d_mlp": 16},
+            "task": {"n_test_symbols": 20}, "device": "cpu"}
+    report, out = run_study("symbols-kernel", "smoke", out=tmp_path, quiet=True,
+                            overrides=over)
+    assert seen and set(seen) == {(1, 4, 8, 20, "cpu")}
+    text = (out / "report.md").read_text()
+    assert out.name.startswith("smoke-")  # not the study's own smoke report
+    assert "## Recipe overrides" in text and "`n_inits=1`" in text
+    assert "d_model 8;" in text and "1 initializations, 4 examples per template" in text
+    seen.clear()  # without overrides: the smoke recipe's own sizes
+    run_study("symbols-kernel", "smoke", out=tmp_path, quiet=True)
+    assert set(seen) == {(2, 16, 16, 50, "cpu")}
 
 
 def test_overrides_reach_every_run_its_id_and_the_report(tmp_path, monkeypatch, capsys):

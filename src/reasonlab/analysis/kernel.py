@@ -36,19 +36,23 @@ def readout_features(model: nn.Module, batch: Batch) -> torch.Tensor:
 
 
 def template_kernel_matrix(task: object, make_model: Callable[[int], nn.Module], n_inits: int,
-                           n_per_template: int, seed: int = 0) -> np.ndarray:
+                           n_per_template: int, seed: int = 0,
+                           device: torch.device | str = "cpu") -> np.ndarray:
     """N [K, K] for a templates task (needs `templates` and `sample(rng, n, split, template)`),
-    averaged over `n_inits` models `make_model(i)`."""
+    averaged over `n_inits` models `make_model(i)`, computed on `device` (the models and
+    examples are drawn on the CPU, the same on every device, then moved there)."""
     rng = np.random.default_rng(seed)
     K = len(task.templates)  # type: ignore[attr-defined]
-    left = [task.sample(rng, n_per_template, "train", k) for k in range(K)]  # type: ignore
-    right = [task.sample(rng, n_per_template, "test", k) for k in range(K)]  # type: ignore
+    left = [task.sample(rng, n_per_template, "train", k).to(device)  # type: ignore
+            for k in range(K)]
+    right = [task.sample(rng, n_per_template, "test", k).to(device)  # type: ignore
+             for k in range(K)]
     N = np.zeros((K, K))
     for i in range(n_inits):
-        model = make_model(i).eval()
+        model = make_model(i).to(device).eval()
         ml = torch.stack([readout_features(model, b).double().mean(0) for b in left])  # [K, d]
         mr = torch.stack([readout_features(model, b).double().mean(0) for b in right])
-        N += (ml @ mr.T).numpy() / ml.shape[1]
+        N += (ml @ mr.T).cpu().numpy() / ml.shape[1]
     N /= n_inits
     return (N + N.T) / 2  # symmetric in expectation; average out the sampling asymmetry
 

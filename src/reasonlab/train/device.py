@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import torch
 
+from reasonlab.errors import ConfigError
+
 Precision = Literal["fp32", "tf32", "bf16"]
 
 
@@ -36,6 +38,13 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+def check_available(name: str) -> None:
+    """device="cuda" on a machine without CUDA fails before anything is computed or written."""
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device='cuda' but CUDA is not available here (torch "
+                          f"{torch.__version__}); use device=auto or device=cpu")
 
 
 def resolve_dtype(name: str, device: torch.device) -> Precision:

@@ -88,6 +88,14 @@ class Study(ABC):
             raise NotImplementedError(f"study {self.name} trains runs but defines no runs()")
         return []
 
+    def check_overrides(self, scale: Scale, overrides: Mapping[str, Any]) -> None:
+        """For a study that trains nothing: fail with one ConfigError line unless `overrides`
+        (`reasonlab run STUDY key=value`) fit what it computes at `scale`. One that takes them
+        reads them from `Results.overrides` in `analyse`; by default a study takes none. (A
+        study that trains has its overrides checked against its runs' configs instead.)"""
+        raise ConfigError(f"study {self.name} trains no runs and takes no key=value "
+                          "overrides; remove them")
+
     @abstractmethod
     def analyse(self, results: Results, out: Path) -> Report: ...
 
@@ -137,11 +145,10 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     specs = study.runs(scale, seeds) if study.trains else []
     if study.trains and not specs:
         raise ConfigError(f"study {name} has no runs at scale {scale}")
-    if overrides and not study.trains:
-        raise ConfigError(f"study {name} trains no runs, so key=value overrides have nothing "
-                          "to change; remove them")
     if overrides and "seed" in overrides:
         raise ConfigError("choose the seeds with --seeds N, not seed=...")
+    if overrides and not study.trains:  # what it computes, not runs, takes them
+        study.check_overrides(scale, overrides)
     specs = overridden(specs, overrides or {})
     root = out or Path("reasonlab-out")
     out = root / name / (f"{scale}-{overrides_tag(overrides)}" if overrides else scale)
@@ -192,12 +199,7 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
                                            overrides), out)
     report.verdicts = one_verdict_per_claim(study, report.verdicts)
     if overrides:  # first, under the verdicts: the recipe is not the study's own
-        report.sections.insert(0, "## Recipe overrides\n\nEvery run of this report was "
-                               f"trained with the `{scale}` recipe changed by "
-                               + ", ".join(f"`{o}`" for o in override_lines(overrides))
-                               + " (given on the command line; its pretraining runs too). "
-                               "Verdicts at these settings are not the study's "
-                               f"{scale}-scale verdicts.")
+        report.sections.insert(0, overrides_section(study, scale, overrides))
     report.write(out)
     # what `reasonlab site` indexes: which study and scale this report is, and its runs
     write_json_atomic(out / "study.json", {
@@ -207,3 +209,14 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
         "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
                  for s, r in zip(specs, results, strict=True)]})
     return report, out
+
+
+def overrides_section(study: Study, scale: Scale, overrides: Mapping[str, Any]) -> str:
+    """The report's "Recipe overrides" section: what the command line changed."""
+    changed = ", ".join(f"`{o}`" for o in override_lines(overrides))
+    what = (f"Every run of this report was trained with the `{scale}` recipe changed by "
+            f"{changed} (given on the command line; its pretraining runs too)." if study.trains
+            else f"Everything this report computes was computed with the `{scale}` recipe "
+            f"changed by {changed} (given on the command line).")
+    return (f"## Recipe overrides\n\n{what} Verdicts at these settings are not the study's "
+            f"{scale}-scale verdicts.")

@@ -19,7 +19,7 @@ from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.studies.symbols.common import MODEL, SYMBOLS
 from reasonlab.studies.symbols.verdicts import fmt_n, fmt_ratio, n_to_reach
 from reasonlab.tasks.base import build_task
@@ -130,22 +130,21 @@ def ab_values(setting: tuple[bool, bool, bool], d_model: int) -> tuple[float, fl
     return (1 / math.sqrt(d_model) if a_on else 0.0), (1.0 if b_on else 0.0)
 
 
-def kernel_matrices(scale: Scale, tasks: dict[str, dict[str, Any]],
-                    settings: dict[str, tuple[bool, bool, bool]], n_inits: int, n_per: int
-                    ) -> dict[str, dict[str, np.ndarray]]:
-    """task -> setting -> N (analysis/kernel.py) of randomly initialised models of the scale's
-    shape with identity attention, a and b fixed by the setting (a on, b on, zero diag)
-    (`ab_values`), averaged over n_inits initializations, n_per examples per template."""
-    model = MODEL[scale]
+def kernel_matrices(tasks: dict[str, dict[str, Any]],
+                    settings: dict[str, tuple[bool, bool, bool]], model: dict[str, Any],
+                    symbols: dict[str, int], n_inits: int, n_per: int,
+                    device: torch.device | str = "cpu") -> dict[str, dict[str, np.ndarray]]:
+    """task -> setting -> N (analysis/kernel.py) of randomly initialised models of shape `model`
+    (ModelConfig keys) with identity attention, a and b fixed by the setting (a on, b on, zero
+    diag) (`ab_values`), on the templates task with the symbol alphabets `symbols`, averaged
+    over n_inits initializations, n_per examples per template, computed on `device`."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for name, spec in tasks.items():
-        task = build_task({"name": "templates", **SYMBOLS[scale], **spec})
+        task = build_task({"name": "templates", **symbols, **spec})
         out[name] = {}
         for setting, (a_on, b_on, zero_diag) in settings.items():
-            cfg = ModelConfig.build({
-                **model, "attention": {"name": "identity", "zero_diag": zero_diag},
-                "vocab_size": len(task.vocab), "n_classes": task.n_classes,
-                "max_seq_len": task.seq_len})
+            cfg = kernel_model_config(model, zero_diag, len(task.vocab), task.n_classes,
+                                      task.seq_len)
             a, b = ab_values((a_on, b_on, zero_diag), cfg.d_model)
 
             def make(i: int, a: float = a, b: float = b) -> Transformer:
@@ -156,5 +155,16 @@ def kernel_matrices(scale: Scale, tasks: dict[str, dict[str, Any]],
                         layer.attn.b.fill_(b)
                 return m
 
-            out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per)
+            out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per,
+                                                        device=device)
     return out
+
+
+def kernel_model_config(model: dict[str, Any], zero_diag: bool, vocab_size: int,
+                        n_classes: int, max_seq_len: int) -> ModelConfig:
+    """The identity-attention model of the kernel measurement: `model`'s shape, the task's
+    sizes. One ConfigError line (naming `model.KEY`) when `model` holds a bad key or value."""
+    return ModelConfig.build({
+        **model, "attention": {"name": "identity", "zero_diag": zero_diag},
+        "vocab_size": vocab_size, "n_classes": n_classes, "max_seq_len": max_seq_len},
+        where="model")

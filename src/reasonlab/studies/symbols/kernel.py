@@ -14,14 +14,19 @@ Compare the measured data efficiency in `symbols-data-efficiency` (same/differen
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from reasonlab.analysis.kernel import condition_number
+from reasonlab.config import StrictModel
+from reasonlab.errors import ConfigError
 from reasonlab.report import plot_matrices, table
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, Scale, Study
-from reasonlab.studies.symbols.analysis import ab_values, kernel_matrices
-from reasonlab.studies.symbols.common import MODEL
+from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, Scale, Study, merge
+from reasonlab.studies.symbols.analysis import ab_values, kernel_matrices, kernel_model_config
+from reasonlab.studies.symbols.common import MODEL, SYMBOLS
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
 
 TASKS: dict[str, dict[str, Any]] = {
@@ -47,6 +52,51 @@ SIZES: dict[Scale, tuple[int, int]] = {"smoke": (2, 16), "cpu": (32, 256), "pape
 """(initializations averaged, examples per template)."""
 
 
+class Alphabets(StrictModel):
+    """The templates task's symbol alphabets (the rest of each task is the TASKS row's)."""
+
+    n_train_symbols: int = Field(gt=0)
+    n_val_symbols: int = Field(gt=0)
+    n_test_symbols: int = Field(gt=0)
+
+
+class KernelRecipe(StrictModel):
+    """What the study computes at a scale. `reasonlab run symbols-kernel KEY=VALUE` changes it
+    as `reasonlab run` changes a training study's runs (e.g. `n_inits=2 n_per_template=64` to
+    time the paper scale first; `model.d_model=256`; `task.n_train_symbols=1000`; `--device
+    cpu`); the attention of each setting stays the study's."""
+
+    n_inits: int = Field(gt=0)
+    """Random initializations N is averaged over."""
+    n_per_template: int = Field(gt=0)
+    """Examples drawn per template and alphabet."""
+    model: dict[str, Any]
+    """ModelConfig keys: the shape of the randomly initialised models."""
+    task: Alphabets
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where the models compute (`auto`: CUDA when present); the initializations and examples
+    are drawn on the CPU, the same on every device."""
+
+
+def kernel_recipe(scale: Scale, overrides: Mapping[str, Any]) -> KernelRecipe:
+    """The scale's recipe with `overrides` merged in, checked: one ConfigError line naming the
+    override that does not fit."""
+    n_inits, n_per = SIZES[scale]
+    base = {"n_inits": n_inits, "n_per_template": n_per, "model": MODEL[scale],
+            "task": SYMBOLS[scale]}
+    try:
+        recipe = KernelRecipe.build(merge(base, overrides))
+        kernel_model_config(recipe.model, True, 2, 2, 8)  # its keys and values, sizes aside
+    except ConfigError as e:
+        raise ConfigError(f"override does not fit study symbols-kernel: {e} (it takes "
+                          "n_inits, n_per_template, model.*, task.n_train_symbols, "
+                          "task.n_val_symbols, task.n_test_symbols and device)") from None
+    from reasonlab.train.device import check_available  # imports torch: only when checking
+
+    check_available(recipe.device)
+    return recipe
+
+
 @STUDIES.register("symbols-kernel")
 class SymbolsKernel(Study):
     title = "Abstract symbols: conditioning of the kernel's templates x templates matrix N"
@@ -57,18 +107,24 @@ class SymbolsKernel(Study):
     cpu_minutes = 1.8  # measured: 109 s (authors' init)
     trains = False  # kernels of randomly initialised models, at the scale's sizes
 
+    def check_overrides(self, scale: Scale, overrides: Mapping[str, Any]) -> None:
+        kernel_recipe(scale, overrides)
+
     def analyse(self, results: Results, out: Path) -> Report:
-        scale = results.scale
-        Ns = kernel_matrices(scale, TASKS, SETTINGS, *SIZES[scale])
+        from reasonlab.train.device import resolve_device
+
+        r = kernel_recipe(results.scale, results.overrides)
+        Ns = kernel_matrices(TASKS, SETTINGS, r.model, r.task.model_dump(), r.n_inits,
+                             r.n_per_template, resolve_device(r.device))
         conds = {t: {s: condition_number(N) for s, N in by.items()} for t, by in Ns.items()}
         rep = Report(self.title, out)
-        d = MODEL[scale]["d_model"]
+        d = kernel_model_config(r.model, True, 2, 2, 8).d_model
         a, b = ab_values(SETTINGS[MAIN], d)
         rows = [[t, *(f"{c[s]:.3g}" for s in SETTINGS), f"{c['plain'] / c[MAIN]:.3g}"]
                 for t, c in conds.items()]
         rep.sections.append(
             f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
-            f"{SIZES[scale][0]} initializations, {SIZES[scale][1]} examples per "
+            f"{r.n_inits} initializations, {r.n_per_template} examples per "
             "template)\n\n" + table(["task", *SETTINGS, f"plain / ({MAIN})"], rows))
         plot_matrices({f"{s}: cond {condition_number(N):.3g}": N
                        for s, N in Ns["same/different"].items()}, out / "kernel_same_different.png")

@@ -64,6 +64,8 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
         trains = False
 
     assert Computes().runs("cpu", 3) == []
+    with pytest.raises(ConfigError, match="takes no key=value overrides"):  # unless it says
+        Computes().check_overrides("cpu", {"steps": 2})
     for name, cls in STUDIES.items():  # every study is named by its registry entry only
         assert cls.name == name and "\n    name = " not in inspect.getsource(cls)
 
