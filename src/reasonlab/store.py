@@ -174,15 +174,20 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def check_checkpoint(run_dir: Path, verify: bool = True) -> int | None:
-    """The step of the run's checkpoint (None if it has none), after checking that its
-    state.json holds what resuming needs and its safetensors header is readable; with
-    `verify`, also that the tensors match the checksum state.json records (checkpoints written
-    before checksums existed have none and are read as before)."""
+def checkpoint_dir(run_dir: Path) -> Path:
+    """The run's checkpoint folder: ckpt/, or the previous one when a writer was killed
+    between its two renames (train/checkpoint.py)."""
     ckpt = run_dir / CKPT_DIR
     if not (ckpt / "state.json").exists() and (run_dir / f".{CKPT_DIR}.old").exists():
-        ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
-    rel = ckpt.name
+        return run_dir / f".{CKPT_DIR}.old"
+    return ckpt
+
+
+def checkpoint_meta(run_dir: Path) -> dict[str, Any] | None:
+    """The checkpoint's state.json (None if the run has none), checked to hold what resuming
+    needs, and its safetensors header checked readable and of the file's size (cheap: the
+    tensors stay on disk)."""
+    rel = checkpoint_dir(run_dir).name
     meta = _json_file(run_dir, f"{rel}/state.json")
     if meta is None:
         return None
@@ -193,13 +198,30 @@ def check_checkpoint(run_dir: Path, verify: bool = True) -> int | None:
         if not isinstance(meta.get(key), kind):
             raise CorruptRunError(run_dir, f"{rel}/state.json",
                                   f"lacks {key!r} (a {kind.__name__})")
-    check_safetensors(run_dir, f"{rel}/state.safetensors",
-                      meta.get(CHECKSUM) if verify else None)
+    check_safetensors(run_dir, f"{rel}/state.safetensors")
+    return meta
+
+
+def check_checkpoint(run_dir: Path, verify: bool = True) -> int | None:
+    """The step of the run's checkpoint (None if it has none), after checking that its
+    state.json holds what resuming needs and its safetensors header is readable; with
+    `verify`, also that the tensors match the checksum state.json records (checkpoints written
+    before checksums existed have none and are read as before)."""
+    meta = checkpoint_meta(run_dir)
+    if meta is None:
+        return None
+    if verify and meta.get(CHECKSUM) is not None:
+        rel = checkpoint_dir(run_dir).name
+        check_safetensors(run_dir, f"{rel}/state.safetensors", meta[CHECKSUM])
     return meta["step"]
 
 
 CHECKSUM = "sha256"
 """The key in state.json holding the SHA-256 of state.safetensors (train/checkpoint.py)."""
+MODEL_CHECKSUM = "model_sha256"
+"""The key in state.json holding the SHA-256 of the model weights alone
+(train/checkpoint.tensors_sha256): what loading a run for analysis verifies, without reading
+the optimizer state that the whole file's checksum covers."""
 
 
 _HASHED: dict[tuple[str, int, int, int], str] = {}

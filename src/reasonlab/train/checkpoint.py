@@ -1,27 +1,35 @@
 """Checkpoints: tensors in safetensors, everything else in JSON. Never pickle.
 
 A checkpoint is a directory `ckpt/` holding `state.safetensors` (model, optimizer moments,
-RNG states) and `state.json` (step, config hash, optimizer scalars). It is written into a
-temporary directory and renamed into place, so a run killed mid-write leaves the previous
-checkpoint intact.
+RNG states) and `state.json` (step, config hash, optimizer scalars, the checksum of the whole
+file and that of the model weights alone). It is written into a temporary directory and
+renamed into place, so a run killed mid-write leaves the previous checkpoint intact.
+
+Resuming reads and verifies everything; loading a finished run for analysis reads the model
+weights alone (`read_model_weights`): with Adam, the optimizer moments are twice the weights.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import nn
 
 from reasonlab.errors import CheckpointError
-from reasonlab.store import CHECKSUM, file_sha256
+from reasonlab.store import (CHECKSUM, MODEL_CHECKSUM, CorruptRunError, check_checkpoint,
+                             checkpoint_dir, checkpoint_meta, file_sha256)
+
+MODEL_PREFIX = "model."
 
 CKPT_DIR = "ckpt"
 
@@ -29,8 +37,10 @@ CKPT_DIR = "ckpt"
 def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module,
                     optimizer: torch.optim.Optimizer) -> None:
     tensors: dict[str, torch.Tensor] = {
-        f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()
+        f"{MODEL_PREFIX}{k}": v.detach().cpu().contiguous()
+        for k, v in model.state_dict().items()
     }
+    weights_sha256 = tensors_sha256(tensors)  # the model's alone: an analysis verifies these
     opt = optimizer.state_dict()
     scalars: dict[str, Any] = {}
     for pid, st in opt["state"].items():
@@ -48,6 +58,7 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "config_hash": config_hash,
         "param_groups": opt["param_groups"],
         "optim_scalars": scalars,
+        MODEL_CHECKSUM: weights_sha256,
     }
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
@@ -67,6 +78,40 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
     shutil.rmtree(old, ignore_errors=True)
 
 
+def tensors_sha256(tensors: Mapping[str, torch.Tensor]) -> str:
+    """SHA-256 of CPU tensors: each one's name, dtype, shape and bytes, in name order. The
+    bytes are those safetensors stores, so the tensors read back from the file hash alike."""
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        t = tensors[name].contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}\n".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    return h.hexdigest()
+
+
+def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    """The model's state dict from the run's checkpoint, on the CPU, read alone: the optimizer
+    moments and RNG states stay on disk (safetensors reads tensor by tensor). state.json and
+    the header are checked, and the weights against their own checksum (MODEL_CHECKSUM); a
+    checkpoint written before that checksum existed is verified whole, as before."""
+    meta = checkpoint_meta(run_dir)
+    name = f"{checkpoint_dir(run_dir).name}/state.safetensors"
+    if meta is None:
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
+                              "ckpt/state.json); train it first")
+    if meta.get(MODEL_CHECKSUM) is None:
+        check_checkpoint(run_dir)
+    try:
+        with safe_open(str(run_dir / name), framework="pt") as f:
+            tensors = {k: f.get_tensor(k) for k in f.keys() if k.startswith(MODEL_PREFIX)}
+    except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data
+        raise CorruptRunError(run_dir, name, f"is unreadable ({e})") from None
+    if meta.get(MODEL_CHECKSUM) not in (None, tensors_sha256(tensors)):
+        raise CorruptRunError(run_dir, name, "does not match the checksum of its model weights "
+                              "in state.json (its bytes changed after it was written)")
+    return {k.removeprefix(MODEL_PREFIX): v for k, v in tensors.items()}
+
+
 def has_checkpoint(run_dir: Path) -> bool:
     return (run_dir / CKPT_DIR / "state.json").exists() or (run_dir / f".{CKPT_DIR}.old").exists()
 
@@ -74,9 +119,7 @@ def has_checkpoint(run_dir: Path) -> bool:
 def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
                     optimizer: torch.optim.Optimizer) -> int:
     """Restore model, optimizer and RNG states in place; returns the step to continue from."""
-    ckpt = run_dir / CKPT_DIR
-    if not (ckpt / "state.json").exists() and (run_dir / f".{CKPT_DIR}.old").exists():
-        ckpt = run_dir / f".{CKPT_DIR}.old"  # killed between the two renames
+    ckpt = checkpoint_dir(run_dir)  # ckpt/, or .ckpt.old/ if killed between the renames
     try:
         meta = json.loads((ckpt / "state.json").read_text())
         same = meta.get(CHECKSUM) in (None, file_sha256(ckpt / "state.safetensors"))

@@ -17,7 +17,7 @@ from torch import nn
 
 from reasonlab.errors import CheckpointError, ConfigError
 from reasonlab.model.pretrained import map_tokens
-from reasonlab.store import CorruptRunError, check_checkpoint, read_result
+from reasonlab.store import CorruptRunError, read_result
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig, config_id
 
@@ -27,10 +27,11 @@ def run_dir_for(config: TrainConfig, root: Path) -> Path:
 
 
 def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
-    """The config and the latest checkpointed model of a run directory (eval mode)."""
-    from safetensors.torch import load_file
-
+    """The config and the latest checkpointed model of a run directory (eval mode, on the CPU).
+    Reads the model weights alone, checked against their checksum (read_model_weights), never
+    the optimizer state that resuming needs."""
     from reasonlab.model import MODELS
+    from reasonlab.train.checkpoint import read_model_weights
 
     if not (run_dir / "config.json").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
@@ -40,15 +41,10 @@ def load_run_model(run_dir: Path) -> tuple[TrainConfig, Any]:
     if not (run_dir / "ckpt" / "state.safetensors").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "ckpt/state.safetensors); train it first")
-    check_checkpoint(run_dir)  # state.json, the header, and the checksum when it has one
-    try:
-        tensors = load_file(str(run_dir / "ckpt" / "state.safetensors"))
-    except Exception as e:  # noqa: BLE001 - safetensors raises several types for bad data
-        raise CorruptRunError(run_dir, "ckpt/state.safetensors", f"is unreadable ({e})") from None
+    weights = read_model_weights(run_dir)
     model = MODELS[config.model.arch.name](config.model)
     try:
-        model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items()
-                               if k.startswith("model.")})
+        model.load_state_dict(weights)
     except RuntimeError as e:
         raise CorruptRunError(run_dir, "ckpt/state.safetensors", "does not match config.json "
                               f"({str(e).splitlines()[0]})") from None
