@@ -13,7 +13,7 @@ import pytest
 from reasonlab.cli import main
 from reasonlab.runs import config_id
 from reasonlab.studies import STUDIES
-from reasonlab.studies.kit.core import override
+from reasonlab.studies.kit.core import override, overridden
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -111,6 +111,16 @@ def test_override_keeps_everything_else_and_reaches_pretraining_runs():
     assert small.steps == 2 and small.init_run.steps == 2 and small.init_run.n_train == 64
     assert small.n_train == fine.n_train and small.task == fine.task
     assert small.model.max_seq_len == fine.model.max_seq_len  # derived from the task again
+
+
+def test_overridden_runs_keep_their_factors():
+    """The analyses select and group runs by their factors (FPT: task, backbone, lr): an
+    overridden run keeps them, so a trial's report reads like the study's own."""
+    specs = STUDIES["fpt-universal"]().runs("smoke", 1)
+    over = overridden(specs, {"steps": 2})
+    assert [s.factors for s in over] == [s.factors for s in specs]
+    assert any(s.factors.get("task") for s in over)
+    assert all(s.config.steps == 2 for s in over)
 
 
 def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):

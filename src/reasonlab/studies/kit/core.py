@@ -13,7 +13,7 @@ with the scale and seed count they were run at (docs/design.md §6 Studies).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from reasonlab.config import deep_merge
@@ -197,8 +197,8 @@ def overridden(specs: list[RunSpec], overrides: Mapping[str, Any]) -> list[RunSp
                 _has(s.config, section) for s in specs):
             raise ConfigError(f"override {section}.*: no run of this study has a {section} "
                               "section; remove the override")
-    try:
-        return [RunSpec(s.arm, s.seed, override(s.config, overrides)) for s in specs]
+    try:  # the factors stay: analyses select and group runs by them (Results.by, .where)
+        return [replace(s, config=override(s.config, overrides)) for s in specs]
     except ConfigError as e:
         raise ConfigError(f"override does not fit the study's runs: {e}") from None
 
