@@ -189,3 +189,15 @@ def test_smoke_study_under_the_device_guard(name, tmp_path, guard):
         pytest.skip(why)
     report, _ = run_study(name, "smoke", out=tmp_path, workers=1, quiet=True)
     assert report.verdicts
+
+
+def test_the_kernel_study_computes_on_its_device(tmp_path, guard, monkeypatch):
+    """symbols-kernel trains nothing, so train() never moves its models: it moves them itself,
+    with its examples, to the device its recipe resolves to, and computes nothing on the host."""
+    from reasonlab.train import device
+
+    monkeypatch.setattr(device, "resolve_device", lambda name: RUN_DEVICE)
+    guard.strict_compute = True
+    report, _ = run_study("symbols-kernel", "smoke", out=tmp_path, quiet=True,
+                          overrides={"n_inits": 1, "n_per_template": 4})
+    assert report.verdicts
