@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from reasonlab.studies.kit.base import RunSpec, Scale, grid, merge
+from reasonlab.studies.kit.base import RunSpec, Scale, Study, grid, merge
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
@@ -85,6 +85,25 @@ TASK_LIKE = {"similarity": "STS-B", "definition": "MRPC / QNLI", "supersense": "
 
 def seed_avg(row: str) -> float:
     return sum(SEED_TABLE[row]) / len(SEED_TABLE[row])
+
+
+def seed_avgs(*rows: str) -> str:
+    """'row avg, row avg': the seed's Avg of each row, for a claim's paper numbers."""
+    return ", ".join(f"{r} {seed_avg(r):.3f}" for r in rows)
+
+
+class SeedStudy(Study):
+    """Base of the studies of the seed's rows: the natural corpora (English, German,
+    JavaScript, amino acids; tasks/natural.py) come from Debian packages."""
+
+    @classmethod
+    def missing(cls) -> str | None:
+        from reasonlab.tasks.natural import missing_packages
+
+        absent = missing_packages()
+        return None if not absent else (f"needs the Debian packages {', '.join(absent)} "
+                                        f"(`apt-get install {' '.join(absent)}`, which "
+                                        "scripts/setup.sh does)")
 
 
 _MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm_position="pre")
