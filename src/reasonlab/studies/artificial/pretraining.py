@@ -16,33 +16,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.artificial import seed_verdicts as sv
-from reasonlab.studies.artificial.seed import FINETUNE, PRETRAIN, SCRATCH, runs, seed_avg
-from reasonlab.studies.artificial.seed_analysis import (plot_seed_table, pretraining_table,
-                                                        scores, seed_table)
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.artificial.seed import SeedStudy, runs, seed_avg, seed_avgs
+from reasonlab.studies.artificial.seed_analysis import scores, seed_recipes, seed_sections
+from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale
 
 SEED = "Chiang & Lee (arXiv 2012.11995), the seed's Results table"
 
 
-def _avg(*rows: str) -> str:
-    return ", ".join(f"{r} {seed_avg(r):.3f}" for r in rows)
-
-
 @STUDIES.register("artificial-pretraining")
-class ArtificialPretraining(Study):
+class ArtificialPretraining(SeedStudy):
     title = "Pretraining without human language: the seed's table (Chiang & Lee)"
     claims = (
         Claim("random-beats-scratch", "Pretraining on random tokens is better than no "
               "pretraining (the follow-up, arXiv 2109.03537, finds uniform tokens no better: "
               "-0.2; this study follows the seed)", SEED,
-              "Avg: " + _avg("Rand. Baseline", "No Pre-train") + " (+4.5 points); STS-B 0.29 "
+              "Avg: " + seed_avgs("Rand. Baseline", "No Pre-train") + " (+4.5 points); STS-B 0.29 "
               "vs 0.17"),
         Claim("distribution-random", "For unstructured random tokens the token distribution "
               "hardly matters (Zipf vs uniform)", SEED,
-              "Avg: " + _avg("Zipf Baseline", "Rand. Baseline")),
+              "Avg: " + seed_avgs("Zipf Baseline", "Rand. Baseline")),
         Claim("distribution-stack", "For the stack grammar the token distribution hardly "
               "matters (Zipf vs uniform pushes)", SEED,
-              "Avg: " + _avg("Artificial (Zipf)", "Artificial (Uni.)")),
+              "Avg: " + seed_avgs("Artificial (Zipf)", "Artificial (Uni.)")),
         Claim("structure", "The stack grammar transfers better than unstructured random "
               "tokens", SEED, "Avg: Artificial (Uni.) / (Zipf) "
               f"{seed_avg('Artificial (Uni.)'):.3f} / {seed_avg('Artificial (Zipf)'):.3f}; "
@@ -50,18 +45,18 @@ class ArtificialPretraining(Study):
               f"{seed_avg('Zipf Baseline'):.3f}"),
         Claim("vocabulary-size", "A stack grammar over more token types transfers better "
               "(5000 > 500 > 50), the types it never uses left untrained", SEED,
-              "Avg: " + _avg("Artificial (5000)", "Artificial (500)", "Artificial (50)")),
+              "Avg: " + seed_avgs("Artificial (5000)", "Artificial (500)", "Artificial (50)")),
         Claim("substitution", "Writing 50 types as random ids of their group (50-s) recovers "
               "much of the 50-type corpus's loss", SEED,
-              "Avg: " + _avg("Artificial (50-s)", "Artificial (50)", "Artificial (5000)")),
+              "Avg: " + seed_avgs("Artificial (50-s)", "Artificial (50)", "Artificial (5000)")),
         Claim("other-language", "The stack grammar transfers about as well as another human "
               "language (Kannada; ours: German)", SEED,
-              "Avg: " + _avg("Kannada", "Artificial (Zipf)")),
+              "Avg: " + seed_avgs("Kannada", "Artificial (Zipf)")),
         Claim("non-language", "Natural non-language data (proteins, JavaScript) is no better "
               "than random tokens", SEED,
-              "Avg: " + _avg("Amino Acid", "Java Script", "Rand. Baseline", "Zipf Baseline")),
+              "Avg: " + seed_avgs("Amino Acid", "Java Script", "Rand. Baseline", "Zipf Baseline")),
         Claim("english-best", "English pretraining transfers best", SEED,
-              "Avg: " + _avg("Pre-train En", "Kannada") + " (the next best)"),
+              "Avg: " + seed_avgs("Pre-train En", "Kannada") + " (the next best)"),
         Claim("sentence-pair", "The gains lie in sentence-pair tasks (STS-B above all); on "
               "single-sentence tasks no non-English corpus helps", SEED,
               "STS-B: No Pre-train 0.17, Pre-train En / Kannada / Artificial (Zipf) 0.76; "
@@ -70,32 +65,12 @@ class ArtificialPretraining(Study):
     cpu_minutes = None  # set from the measured run (README)
     default_seeds = {"cpu": 3}
 
-    @classmethod
-    def missing(cls) -> str | None:
-        from reasonlab.tasks.natural import missing_packages
-
-        absent = missing_packages()
-        return None if not absent else (f"needs the Debian packages {', '.join(absent)} "
-                                        f"(`apt-get install {' '.join(absent)}`, which "
-                                        "scripts/setup.sh does)")
-
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return runs(scale, seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        s = scores(results)
-        rep = Report(self.title, out)
-        for part, note in ((results.where(phase=PRETRAIN), "Pretraining runs (one per corpus, "
-                            "seed 0)."),
-                           (results.where(phase=FINETUNE, init=SCRATCH), "Fine-tuning runs, "
-                            "no-pretraining arm; a pretrained arm is the same with "
-                            "`init_from` = its corpus's pretraining run.")):
-            if part:
-                rep.recipe(part, note=note)
-        seed_table(rep, results, s)
-        pretraining_table(rep, results)
-        plot_seed_table(s, out / "seed_table.png")
-        rep.figure("seed_table.png", "Average gain over no pretraining per seed row: ours "
-                   "(4 WordNet tasks) beside Chiang & Lee's (8 GLUE tasks)")
+        s = scores(results)  # init -> task -> score per seed
+        rep = seed_recipes(Report(self.title, out), results)
+        seed_sections(rep, results, s, out)
         rep.verdicts = [sv.judge(c, s) for c in self.claims]
         return rep

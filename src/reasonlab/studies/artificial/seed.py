@@ -33,32 +33,26 @@ hundred steps).
 from __future__ import annotations
 
 import copy
+import csv
+from pathlib import Path
 from typing import Any
 
-from reasonlab.studies.kit.base import RunSpec, Scale, grid, merge
+from reasonlab.studies.kit.base import RunSpec, Scale, Study, grid, merge
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
 PRETRAIN, FINETUNE = "pretrain", "finetune"
 
-SEED_COLUMNS = ("STS-B", "QNLI", "QQP", "CoLA", "SST-2", "MNLI", "MRPC", "RTE")
-SEED_TABLE: dict[str, tuple[float, ...]] = {
-    "No Pre-train": (0.17, 0.60, 0.75, 0.13, 0.83, 0.64, 0.67, 0.50),
-    "Pre-train En": (0.76, 0.83, 0.86, 0.34, 0.88, 0.76, 0.77, 0.53),
-    "Rand. Baseline": (0.29, 0.66, 0.80, 0.14, 0.83, 0.65, 0.77, 0.51),
-    "Zipf Baseline": (0.38, 0.66, 0.80, 0.11, 0.82, 0.64, 0.81, 0.49),
-    "Amino Acid": (0.16, 0.65, 0.79, 0.07, 0.82, 0.60, 0.81, 0.44),
-    "Java Script": (0.31, 0.67, 0.77, 0.02, 0.81, 0.66, 0.75, 0.51),
-    "Kannada": (0.76, 0.77, 0.83, 0.12, 0.81, 0.69, 0.80, 0.55),
-    "Artificial (Uni.)": (0.72, 0.77, 0.80, 0.14, 0.81, 0.69, 0.77, 0.52),
-    "Artificial (Zipf)": (0.76, 0.77, 0.83, 0.11, 0.82, 0.69, 0.75, 0.53),
-    "Artificial (5000)": (0.73, 0.76, 0.82, 0.09, 0.84, 0.69, 0.82, 0.53),
-    "Artificial (500)": (0.42, 0.68, 0.80, 0.08, 0.81, 0.68, 0.79, 0.51),
-    "Artificial (50)": (0.18, 0.62, 0.74, 0.06, 0.82, 0.61, 0.77, 0.52),
-    "Artificial (50-s)": (0.65, 0.73, 0.84, 0.06, 0.80, 0.64, 0.75, 0.50),
-}
-"""The seed's "Results" table, verbatim (its Avg column is the mean of the eight: recomputed
-by `seed_avg`, not copied, so it carries the second decimal)."""
+def _read_seed_table() -> tuple[tuple[str, ...], dict[str, tuple[float, ...]]]:
+    with Path(__file__).with_name("seed_table.csv").open(newline="") as f:
+        header, *rows = csv.reader(f)
+    return tuple(header[1:]), {r[0]: tuple(float(v) for v in r[1:]) for r in rows}
+
+
+SEED_COLUMNS, SEED_TABLE = _read_seed_table()
+"""The seed's "Results" table, verbatim (seed_table.csv: its eight GLUE columns, one row per
+pretraining corpus). Its Avg column is the mean of the eight: recomputed by `seed_avg`, not
+copied, so it carries the second decimal."""
 
 ROWS: dict[str, str] = {
     "No Pre-train": SCRATCH, "Pre-train En": "english-fortunes",
@@ -85,6 +79,25 @@ TASK_LIKE = {"similarity": "STS-B", "definition": "MRPC / QNLI", "supersense": "
 
 def seed_avg(row: str) -> float:
     return sum(SEED_TABLE[row]) / len(SEED_TABLE[row])
+
+
+def seed_avgs(*rows: str) -> str:
+    """'row avg, row avg': the seed's Avg of each row, for a claim's paper numbers."""
+    return ", ".join(f"{r} {seed_avg(r):.3f}" for r in rows)
+
+
+class SeedStudy(Study):
+    """Base of the studies of the seed's rows: the natural corpora (English, German,
+    JavaScript, amino acids; tasks/natural.py) come from Debian packages."""
+
+    @classmethod
+    def missing(cls) -> str | None:
+        from reasonlab.tasks.natural import missing_packages
+
+        absent = missing_packages()
+        return None if not absent else (f"needs the Debian packages {', '.join(absent)} "
+                                        f"(`apt-get install {' '.join(absent)}`, which "
+                                        "scripts/setup.sh does)")
 
 
 _MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm_position="pre")

@@ -101,6 +101,28 @@ def baselines(results: Results) -> dict[str, str]:
     return out
 
 
+def seed_recipes(rep: Report, results: Results) -> Report:
+    """The recipes of the pretraining runs and of the no-pretraining fine-tuning arm (a
+    pretrained arm differs only in `init_from`)."""
+    for part, note in ((results.where(phase=PRETRAIN), "Pretraining runs (one per corpus, "
+                        "seed 0)."),
+                       (results.where(phase=FINETUNE, init=SCRATCH), "Fine-tuning runs, "
+                        "no-pretraining arm; a pretrained arm is the same with "
+                        "`init_from` = its corpus's pretraining run.")):
+        if part:
+            rep.recipe(part, note=note)
+    return rep
+
+
+def seed_sections(rep: Report, results: Results, s: Scores, out: Path) -> None:
+    """The seed's table beside ours, the pretraining losses, and the gains as a figure."""
+    seed_table(rep, results, s)
+    pretraining_table(rep, results)
+    plot_seed_table(s, out / "seed_table.png")
+    rep.figure("seed_table.png", "Average gain over no pretraining per seed row: ours "
+               "(4 WordNet tasks) beside Chiang & Lee's (8 GLUE tasks)")
+
+
 def pretraining_table(rep: Report, results: Results) -> None:
     rows = [[s.factors["corpus"], f"{r['final']['loss']:.3f}", f"{r['final']['acc']:.3f}"]
             for s, r in results.where(phase=PRETRAIN)]

@@ -4,6 +4,7 @@ docs/papers.md §4)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.report import grouped_bars, table
-from reasonlab.studies.fpt.common import BASELINES, CHANCE, FPT, RANDOM, metric
+from reasonlab.studies.fpt.backbones import backbone_line
+from reasonlab.studies.fpt.common import (BASELINES, CHANCE, FPT, FULL, LSTM, RANDOM,
+                                          RANDOM_LSTM, accuracy_table, by_task, choose_full,
+                                          chosen_line, finals, metric, params_line,
+                                          task_baselines)
+from reasonlab.studies.fpt.common import by_backbone as backbone_runs
+from reasonlab.studies.fpt.first_layer import plot_maps, run_masses
+from reasonlab.studies.fpt.paper import (ARCHITECTURE_TABLE, PERFORMANCE_TABLE, PRETRAINING_TABLE,
+                                         FITTING_TABLE, SCALING_TABLE)
+from reasonlab.studies.fpt.slides import baselines_text, by_backbone, title
+from reasonlab.studies.kit.base import Report, Results
 
 
 def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], path: Path,
@@ -65,6 +76,166 @@ def slide_table(values: dict[str, dict[str, list[float]]], columns: dict[str, st
         rows.append([t, *cells, *(f"{100 * base[t][b]:.1f}" if t in base else "-"
                                   for b in BASELINES)])
     return table(["task", *columns, *(f"*{b}*" for b in BASELINES)], rows)
+
+
+FREEZE_NOTE = ("Test accuracy at the end of training (%), mean over seeds; bit memory on MASKED "
+               "bits. In brackets the slide's number (GPT-2; all bits on bit memory; MNIST "
+               "beside digits). Last columns: the baselines on the same data.")
+
+SlideLayout = dict[str, tuple[dict[str, str], dict[str, dict[str, str]]]]
+"""A freeze slide per heading: (slide column -> our arm, the slide's numbers)."""
+
+
+def freeze_sections(rep: Report, results: Results, layouts: dict[str, SlideLayout],
+                    arms: list[str], out: Path) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Per backbone: each init's freeze slides (`layouts`: init label -> heading -> layout) as
+    tables in the slides' layout, and one figure of every policy (`arms`) per init; returns
+    backbone title -> init -> task -> arm -> the verdict metric per seed."""
+    base = task_baselines(results)
+    per = {}
+    for name, runs in results.by("backbone").items():
+        values = {i: finals(by_task(runs.where(init=i))) for i in layouts}
+        per[title(name)] = values
+        head = f"{backbone_line(name)}\n\n{FREEZE_NOTE}\n\n"
+        for i, slides in layouts.items():
+            for heading, (columns, paper) in slides.items():
+                rep.add(f"{heading}: {title(name)}",
+                        head + slide_table(values[i], columns, paper, base))
+        plot_policies(values, arms, out / f"policies_{name}.png", title(name))
+        rep.figure(f"policies_{name}.png", f"Final test accuracy per freeze policy, one "
+                   f"line per task, {title(name)}; left: pretrained, right: frozen random")
+    return per
+
+
+UNIVERSAL_NOTE = (
+    "Test accuracy at the end of training (%), mean over seeds; bit memory: MASKED query bits "
+    "only (all bits in the last table). In brackets: the slide's number for that cell (GPT-2 "
+    "backbone; MNIST where we have digits and Fashion-MNIST, whose files the paper used are "
+    "not available offline; the slides' bit memory is on all bits). Last rows: the baselines "
+    "on the same data.")
+UNIVERSAL_ARMS = [FPT, FULL, RANDOM, LSTM, RANDOM_LSTM]
+def universal_sections(rep: Report, results: Results, out: Path
+                       ) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Per backbone (the LSTMs in each): the three slides' tables, the Full arm's chosen
+    learning rate, bit memory on all bits, the parameter counts and a bar figure; returns
+    backbone title -> task -> arm -> the verdict metric per seed (Full: the chosen rate's)."""
+    base = task_baselines(results)
+    per = {}
+    for name, runs_b in backbone_runs(results).items():
+        kept, chosen = choose_full(runs_b)
+        runs = by_task(kept)
+        values = finals(runs)
+        head = f"{backbone_line(name)}\n\n{UNIVERSAL_NOTE}\n\n"
+        rep.add(f"Performance on Multimodal Sequence Benchmarks: {title(name)}", head
+                + accuracy_table(values, [FPT, FULL, LSTM], PERFORMANCE_TABLE, base)
+                + "\n\n" + chosen_line(chosen, runs_b))
+        rep.add(f"Importance of language pre-training: {title(name)}", head
+                + accuracy_table(values, [FPT, RANDOM], PRETRAINING_TABLE, base))
+        rep.add(f"Importance of architecture: random weights: {title(name)}", head
+                + accuracy_table(values, [RANDOM, RANDOM_LSTM], ARCHITECTURE_TABLE, base))
+        if "bit memory" in runs:
+            all_bits = {"bit memory (all bits)": {a: [r["final"]["acc"] for r in rs]
+                                                  for a, rs in runs["bit memory"].items()}}
+            rep.add(f"Bit memory on all bits (%): {title(name)}", "Copying the visible "
+                    "query bits and guessing the rest scores 75% here.\n\n"
+                    + accuracy_table(all_bits, UNIVERSAL_ARMS))
+        rep.add(f"Parameters: {title(name)}", params_line(runs))
+        plot_accuracy(values, UNIVERSAL_ARMS, out / f"accuracy_{name}.png", title(name))
+        rep.figure(f"accuracy_{name}.png", f"Final test accuracy per task and model, "
+                   f"{title(name)} backbone (bit memory: masked bits); black ticks: chance")
+        per[title(name)] = values
+    return per
+
+
+# -- first-layer attention ----------------------------------------------------------------------
+ATTENTION_HEADER = ["backbone", "task", "trained", "before training", "uniform", "accuracy"]
+
+
+def attention_sections(rep: Report, results: Results, n: int, out: Path
+                       ) -> dict[str, dict[str, tuple[float, float, float, float]]]:
+    """Each run's first-layer mass on the needed keys (after, before training, uniform) in one
+    table, and the trained maps of one test input in one figure; returns backbone title -> task
+    -> (after, before, uniform, accuracy), what the verdicts read."""
+    rows, maps, per = [], {}, {}
+    for b, runs in by_backbone(results).items():
+        per[title(b)] = {}
+        for t, rs in runs.by("task").items():
+            spec, result = rs[0]
+            m, trained = run_masses(spec, result, n)
+            acc = metric(result["final"])
+            rows.append([title(b), t, *(f"{x:.3f}" for x in m), f"{acc:.3f}"])
+            per[title(b)][t] = (*m, acc)
+            maps[title(b), t] = trained[0]
+    rep.table("First-layer attention on the needed keys (mean over heads and test inputs)",
+              ATTENTION_HEADER, rows, before=f"{n} test inputs; accuracy: bit memory on masked "
+              "bits.", after=baselines_text(results))
+    plot_maps(maps, out / "first_layer.png")
+    rep.figure("first_layer.png", "First-layer attention, mean over heads, of one test input "
+               "after training (row = query, column = key), as the slides' figures")
+    return per
+
+
+# -- over- and underfitting -------------------------------------------------------------------
+def train_test_accuracy(runs: Results) -> dict[str, tuple[float, float]]:
+    """arm -> (train, test) accuracy at the end of training, means over seeds."""
+    return {a: (float(np.mean([r["final"]["train_acc"] for r in rs])),
+                float(np.mean([r["final"]["acc"] for r in rs])))
+            for a, rs in runs.arms().items()}
+
+
+FITTING_HEADER = ["model", "# layers", "test accuracy", "train accuracy"]
+
+
+def fitting_sections(rep: Report, results: Results
+                     ) -> dict[str, tuple[str, dict[str, tuple[float, float]]]]:
+    """Per backbone the Full arm's chosen learning rate, then one table of every arm's test and
+    train accuracy with the baselines, and the slide's; returns backbone title -> (its task,
+    arm -> (train, test)), the Full arm at its chosen rate."""
+    rows, per = [], {}
+    for b, all_runs in by_backbone(results).items():
+        runs, chosen = choose_full(all_runs)
+        rep.add(f"Full arm's learning rate: {title(b)}", chosen_line(chosen, all_runs))
+        acc = train_test_accuracy(runs)
+        layers = str(runs.first.config.model.n_layers)
+        rows += [[f"{a} ({title(b)})", layers, f"{100 * te:.1f}", f"{100 * tr:.1f}"]
+                 for a, (tr, te) in acc.items()]
+        per[title(b)] = (runs.first.factors["task"], acc)
+    base = task_baselines(results)[results.first.factors["task"]]
+    rows += [[f"*{k}*", "-", f"{100 * v:.1f}", "-"] for k, v in base.items()]
+    rep.table("Test and train accuracy (%), ours", FITTING_HEADER, rows,
+              before="Mean over seeds; train accuracy on the first n_test training examples.")
+    rep.table("Test and train accuracy (%), the slide (CIFAR-10 LRA)", FITTING_HEADER,
+              FITTING_TABLE)
+    return per
+
+
+# -- scaling with size -------------------------------------------------------------------------
+def accuracy_by_size(runs: Results, arms: Sequence[str]) -> dict[str, dict[int, float]]:
+    """arm -> backbone depth (the `layers` factor) -> final test accuracy, mean over seeds."""
+    by_layers = {k: rs.arms() for k, rs in runs.by("layers").items()}
+    return {a: {k: float(np.mean([r["final"]["acc"] for r in by_arm[a]]))
+                for k, by_arm in by_layers.items()} for a in arms}
+
+
+def scaling_sections(rep: Report, results: Results, fpt: str, random: str
+                     ) -> dict[str, tuple[str, dict[str, dict[int, float]]]]:
+    """Accuracy by depth per backbone beside the slide's (CIFAR-10) by size, with the FPT arm's
+    parameter counts; returns backbone title -> (its task, arm -> depth -> mean accuracy)."""
+    rows, per = [], {}
+    for b, runs in results.by("backbone").items():
+        acc = accuracy_by_size(runs, (fpt, random))
+        for k, rs in runs.by("layers").items():
+            f = rs.arms()[fpt][0]["final"]
+            rows.append([title(b), str(k), f"{f['params_total']:,}", f"{f['params_trained']:,}",
+                         f"{100 * acc[fpt][k]:.1f}", f"{100 * acc[random][k]:.1f}"])
+        per[title(b)] = (runs.first.factors["task"], acc)
+    header = ["backbone", "# layers", "total params", "trained params", fpt, random]
+    rep.table(f"Accuracy by size (%), ours ({results.first.factors['task']})", header, rows,
+              before="Test accuracy at the end of training, mean over seeds; parameters "
+              "of the FPT arm.", after=baselines_text(results))
+    rep.table("Accuracy by size (%), the slide (CIFAR-10)", ["model size", *header[1:]],
+              SCALING_TABLE)
+    return per
 
 
 # -- convergence -----------------------------------------------------------------------------

@@ -16,18 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from reasonlab.runs import load_run_model
+from reasonlab.studies.fpt.analysis import attention_sections
 from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
-from reasonlab.studies.fpt.common import metric, recipe, tasks
-from reasonlab.studies.fpt.first_layer import first_layer, mass, plot_maps, uniform
+from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, baselines_text, by_backbone, title
+from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.kit.verdicts import all_of
-from reasonlab.tasks.base import build_task
-from reasonlab.train.init_stages import build_model
 
 TASKS = ("bit XOR", "bit memory")
 CPU_XOR = {"bit XOR": {"model": {"dropout": 0.0}}}
@@ -58,29 +53,10 @@ class FptAttention(SlideStudy):
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
-        claim, rows, maps, verdicts = self.claim("attention-maps"), [], {}, {}
-        for b, runs in by_backbone(results).items():
-            per_task = {}
-            for t, rs in runs.by("task").items():
-                spec, result = rs[0]
-                task = build_task(spec.config.task)
-                batch = task.sample(np.random.default_rng(0), N)
-                targets = task.attention_targets(batch)  # type: ignore[attr-defined]
-                trained = first_layer(load_run_model(Path(result["dir"]))[1], batch)
-                before = first_layer(build_model(spec.config).eval(), batch)
-                flat = uniform(batch.tokens.shape[1], spec.config.model.causal, N)
-                m = [mass(p, targets, batch) for p in (trained, before, flat)]
-                acc = metric(result["final"])
-                rows.append([title(b), t, *(f"{x:.3f}" for x in m), f"{acc:.3f}"])
-                per_task[t] = attention_verdict(claim, t, *m, acc)
-                maps[title(b), t] = trained[0]
-            verdicts[title(b)] = all_of(claim, per_task)
-        rep.table("First-layer attention on the needed keys (mean over heads and test inputs)",
-                  ["backbone", "task", "trained", "before training", "uniform", "accuracy"],
-                  rows, before=f"{N} test inputs; accuracy: bit memory on masked bits.",
-                  after=baselines_text(results))
-        plot_maps(maps, out / "first_layer.png")
-        rep.figure("first_layer.png", "First-layer attention, mean over heads, of one test "
-                   "input after training (row = query, column = key), as the slides' figures")
-        rep.verdicts = [both_backbones(claim, verdicts)]
+        per = attention_sections(rep, results, N, out)  # backbone -> task -> masses, accuracy
+        claim = self.claim("attention-maps")
+        # a backbone reproduces when its maps do on every bit task
+        rep.verdicts = [both_backbones(claim, {
+            b: all_of(claim, {t: attention_verdict(claim, t, *m) for t, m in by_task.items()})
+            for b, by_task in per.items()})]
         return rep

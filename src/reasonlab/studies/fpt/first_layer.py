@@ -7,10 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from reasonlab.analysis.attention import attention_patterns, head_scores, model_inputs
 from reasonlab.report import plt, save
+from reasonlab.runs import load_run_model
+from reasonlab.studies.kit.base import RunSpec
+from reasonlab.tasks.base import build_task
+from reasonlab.train.init_stages import build_model
 
 
 def first_layer(model: torch.nn.Module, batch: Any) -> torch.Tensor:
@@ -29,6 +34,21 @@ def uniform(T: int, causal: bool, B: int) -> torch.Tensor:
     """Uniform attention over the keys a query may see: [B, T, T]."""
     allowed = torch.tril(torch.ones(T, T)) if causal else torch.ones(T, T)
     return (allowed / allowed.sum(-1, keepdim=True)).expand(B, T, T)
+
+
+def run_masses(spec: RunSpec, result: dict[str, Any], n: int
+               ) -> tuple[tuple[float, float, float], torch.Tensor]:
+    """A run's first-layer mass on the keys its task needs (`Task.attention_targets`), on n test
+    inputs drawn with seed 0: (after training, the same model before training, uniform
+    attention); and the trained first layer's pattern, [n, q_pos, k_pos]."""
+    task = build_task(spec.config.task)
+    batch = task.sample(np.random.default_rng(0), n)
+    targets = task.attention_targets(batch)  # type: ignore[attr-defined]
+    trained = first_layer(load_run_model(Path(result["dir"]))[1], batch)
+    before = first_layer(build_model(spec.config).eval(), batch)
+    flat = uniform(batch.tokens.shape[1], spec.config.model.causal, n)
+    after, initial, chance = (mass(p, targets, batch) for p in (trained, before, flat))
+    return (after, initial, chance), trained
 
 
 def plot_maps(maps: dict[tuple[str, str], torch.Tensor], path: Path) -> None:

@@ -16,14 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from reasonlab.studies.fpt.analysis import fitting_sections
 from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
-from reasonlab.studies.fpt.common import (FPT, FULL, FULL_LRS, choose_full, chosen_line,
-                                          recipe, task_baselines, tasks)
-from reasonlab.studies.fpt.paper import FITTING_TABLE
+from reasonlab.studies.fpt.common import FPT, FULL, FULL_LRS, recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, fitting_verdict
-from reasonlab.studies.fpt.slides import SlideStudy, arm, by_backbone, title
+from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
 
 TASK = "Fashion-MNIST"
@@ -62,27 +59,9 @@ class FptFitting(SlideStudy):
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2 + " CIFAR-10 is not "
                                              "available offline: Fashion-MNIST stands in.")
-        rows, verdicts = [], {}
+        per = fitting_sections(rep, results)  # backbone -> (task, arm -> (train, test))
         claim = self.claim("underfitting")
-        for b, all_runs in by_backbone(results).items():
-            runs, chosen = choose_full(all_runs)
-            rep.add(f"Full arm's learning rate: {title(b)}", chosen_line(chosen, all_runs))
-            task = runs.first.factors["task"]
-            acc = {a: (float(np.mean([r["final"]["train_acc"] for r in rs])),
-                       float(np.mean([r["final"]["acc"] for r in rs])))
-                   for a, rs in runs.arms().items()}
-            layers = str(runs.first.config.model.n_layers)
-            rows += [[f"{a} ({title(b)})", layers, f"{100 * te:.1f}", f"{100 * tr:.1f}"]
-                     for a, (tr, te) in acc.items()]
-            verdicts[title(b)] = fitting_verdict(claim, task, acc[FPT], acc[FULL],
-                                                 (FPT, FULL))
-        base = task_baselines(results)[task]
-        rows += [[f"*{k}*", "-", f"{100 * v:.1f}", "-"] for k, v in base.items()]
-        rep.table("Test and train accuracy (%), ours", ["model", "# layers", "test accuracy",
-                                                        "train accuracy"], rows,
-                  before="Mean over seeds; train accuracy on the first n_test training "
-                  "examples.")
-        rep.table("Test and train accuracy (%), the slide (CIFAR-10 LRA)",
-                  ["model", "# layers", "test accuracy", "train accuracy"], FITTING_TABLE)
-        rep.verdicts = [both_backbones(claim, verdicts)]
+        rep.verdicts = [both_backbones(claim, {
+            b: fitting_verdict(claim, task, acc[FPT], acc[FULL], (FPT, FULL))
+            for b, (task, acc) in per.items()})]
         return rep

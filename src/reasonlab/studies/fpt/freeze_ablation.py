@@ -22,26 +22,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.model.fpt import FPT_BACKBONES
-from reasonlab.studies.fpt.analysis import plot_policies, slide_table
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2, backbone_line
-from reasonlab.studies.fpt.common import by_task, finals, recipe, task_baselines, tasks
-from reasonlab.studies.fpt.paper import (FREEZE_MORE, FREEZE_MORE_RANDOM, ONE_GROUP,
-                                         SUCCESSIVE, SUCCESSIVE_RANDOM, SUCCESSIVE_TABLE)
-from reasonlab.studies.fpt.slide_verdicts import both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, title
-from reasonlab.studies.fpt.verdicts import factor_verdict, share_verdict
+from reasonlab.studies.fpt.analysis import freeze_sections
+from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
+from reasonlab.studies.fpt.common import recipe, tasks
+from reasonlab.studies.fpt.freezing import (ALL, INITS, LAYOUTS, OUT, OUT_IN, OUT_LN, OUT_POS,
+                                            POLICIES, group_claim)
+from reasonlab.studies.fpt.paper import TABLES
+from reasonlab.studies.fpt.slides import SlideStudy, arm
+from reasonlab.studies.fpt.verdicts import factor_verdict, freeze_verdicts, share_verdict
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
 
-OUT, OUT_IN, OUT_POS, OUT_LN = ONE_GROUP
-OUT_LN_IN, ALL = "output + layernorm + input", "FPT (all four)"
-POLICIES = {OUT: "output_only", OUT_IN: "input_output", OUT_POS: "output_positions",
-            OUT_LN: "output_norms", OUT_LN_IN: "input_output_norms", ALL: "fpt"}
-"""Arm -> freeze preset (model/freeze.py)."""
-ONE_GROUP_ARMS = dict(zip(ONE_GROUP, (OUT, OUT_IN, OUT_POS, OUT_LN), strict=True))
-SUCCESSIVE_ARMS = dict(zip(SUCCESSIVE, (OUT, OUT_LN, OUT_LN_IN, ALL), strict=True))
-"""The slides' column -> our arm, per table."""
-INITS = {"pretrained": "pretrained", "frozen random": "random"}
-"""The backbone's weights, a factor of every run (`init`) -> model/fpt.py Init."""
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit memory", "bit XOR"),
     "cpu": ("ListOps (fpt2021)", "digits"),
@@ -50,31 +40,23 @@ TASKS: dict[Scale, tuple[str, ...]] = {
 """At cpu scale the slides' tasks that FPT learns with the recipe's dropout in a budget that
 fits (common.tasks: bit XOR stays at chance for 3000 steps, bit memory needs 3000; digits
 stands for MNIST)."""
-SLIDES = "Lu et al. 2021, slides"
-
-
-def _claim(key: str, group: str, init: str) -> Claim:
-    table = "Freezing more parameters" + (" - frozen random" if init != "pretrained" else "")
-    return Claim(key, f"Training the {group} beside the output layer beats the output layer "
-                 f"alone ({init} backbone)", f"{SLIDES}, {table} (output + {group} vs "
-                 "output only)")
 
 
 @STUDIES.register("fpt-freeze-ablation")
 class FptFreezeAblation(SlideStudy):
     title = "FPT: which parameter groups must train (one group, successive; both inits)"
     claims = (
-        _claim("layernorm", "layernorm", "pretrained"),
-        _claim("input", "input layer", "pretrained"),
-        _claim("positions", "positions", "pretrained"),
+        group_claim("layernorm", "layernorm", "pretrained"),
+        group_claim("input", "input layer", "pretrained"),
+        group_claim("positions", "positions", "pretrained"),
         Claim("layernorm-first", "Layernorm alone recovers most of what layernorm, input and "
               "positions together add to the output layer (pretrained backbone)",
-              f"{SLIDES}, Successive finetuning", "output only / + layernorm / + input / + "
+              f"{TABLES}, Successive finetuning", "output only / + layernorm / + input / + "
               "positions: Bit XOR 56 / 98 / 98 / 100%, ListOps 15 / 36 / 36 / 38%, MNIST 23 / "
               "96 / 98 / 98%"),
-        _claim("random-layernorm", "layernorm", "frozen random"),
+        group_claim("random-layernorm", "layernorm", "frozen random"),
         Claim("random-layernorm-first", "On a frozen random transformer layernorm alone "
-              "recovers most of what the three groups add", f"{SLIDES}, Successive finetuning "
+              "recovers most of what the three groups add", f"{TABLES}, Successive finetuning "
               "- frozen random", "Bit XOR 50 / 100 / 100 / 100%, ListOps 17 / 35 / 36 / 37%, "
               "MNIST 25 / 83 / 92 / 92%"),
     )
@@ -92,32 +74,13 @@ class FptFreezeAblation(SlideStudy):
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
-        base = task_baselines(results)
-        note = ("Test accuracy at the end of training (%), mean over seeds; bit memory on MASKED "
-                "bits. In brackets the slide's number (GPT-2; all bits on bit memory; MNIST "
-                "beside digits). Last columns: the baselines on the same data.")
-        tables = ((FREEZE_MORE, SUCCESSIVE_TABLE), (FREEZE_MORE_RANDOM, SUCCESSIVE_RANDOM))
-        per: dict[str, dict[str, dict]] = {}
-        for name, runs_b in results.by("backbone").items():
-            values = {i: finals(by_task(runs_b.where(init=i))) for i in INITS}
-            per[title(name)] = values
-            head = f"{backbone_line(name)}\n\n{note}\n\n"
-            for i, (more, succ) in zip(INITS, tables, strict=True):
-                suffix = "" if i == "pretrained" else " - frozen random"
-                rep.add(f"Freezing more parameters{suffix}: {title(name)}", head + slide_table(
-                    values[i], ONE_GROUP_ARMS, more, base))
-                rep.add(f"Successive finetuning{suffix}: {title(name)}", head + slide_table(
-                    values[i], SUCCESSIVE_ARMS, succ, base))
-            plot_policies(values, list(POLICIES), out / f"policies_{name}.png", title(name))
-            rep.figure(f"policies_{name}.png", f"Final test accuracy per freeze policy, one "
-                       f"line per task, {title(name)}; left: pretrained, right: frozen random")
-        rules = {"layernorm": (factor_verdict, "pretrained", OUT_LN),
-                 "input": (factor_verdict, "pretrained", OUT_IN),
-                 "positions": (factor_verdict, "pretrained", OUT_POS),
-                 "layernorm-first": (share_verdict, "pretrained", OUT_LN),
-                 "random-layernorm": (factor_verdict, "frozen random", OUT_LN),
-                 "random-layernorm-first": (share_verdict, "frozen random", OUT_LN)}
-        rep.verdicts = [both_backbones(self.claim(k), {
-            b: rule(self.claim(k), v[init], group, OUT, ALL) for b, v in per.items()})
-            for k, (rule, init, group) in rules.items()]
+        per = freeze_sections(rep, results, LAYOUTS, list(POLICIES), out)
+        # each factor from its one-group arm, "first" from the successive table's share
+        rep.verdicts = freeze_verdicts(self.claim, per, {
+            "layernorm": (factor_verdict, "pretrained", OUT_LN),
+            "input": (factor_verdict, "pretrained", OUT_IN),
+            "positions": (factor_verdict, "pretrained", OUT_POS),
+            "layernorm-first": (share_verdict, "pretrained", OUT_LN),
+            "random-layernorm": (factor_verdict, "frozen random", OUT_LN),
+            "random-layernorm-first": (share_verdict, "frozen random", OUT_LN)}, OUT, ALL)
         return rep

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone
+from reasonlab.studies.fpt.analysis import scaling_sections
 from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
 from reasonlab.studies.fpt.common import recipe, tasks
-from reasonlab.studies.fpt.paper import SCALING_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, lead_verdict, scaling_verdict
-from reasonlab.studies.fpt.slides import SlideStudy, arm, baselines_text, by_backbone, title
+from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
 
 FPT, RANDOM = "FPT", "Random"
@@ -65,27 +63,11 @@ class FptScaling(SlideStudy):
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2 + " CIFAR-10 is not "
                                              "available offline: Fashion-MNIST stands in.")
-        rows, grow, lead = [], {}, {}
-        for b, runs in by_backbone(results).items():
-            task = runs.first.factors["task"]
-            acc: dict[str, dict[int, float]] = {FPT: {}, RANDOM: {}}
-            for k, rs in runs.by("layers").items():
-                arms = rs.arms()
-                for a in acc:
-                    acc[a][k] = float(np.mean([r["final"]["acc"] for r in arms[a]]))
-                f = arms[FPT][0]["final"]
-                rows.append([title(b), str(k), f"{f['params_total']:,}",
-                             f"{f['params_trained']:,}", f"{100 * acc[FPT][k]:.1f}",
-                             f"{100 * acc[RANDOM][k]:.1f}"])
-            grow[title(b)] = scaling_verdict(self.claim("scaling"), task, acc[FPT])
-            lead[title(b)] = lead_verdict(self.claim("scaling-lead"), task, acc[FPT],
-                                          acc[RANDOM])
-        header = ["backbone", "# layers", "total params", "trained params", "FPT", "Random"]
-        rep.table(f"Accuracy by size (%), ours ({TASK[results.scale]})", header, rows,
-                  before="Test accuracy at the end of training, mean over seeds; parameters "
-                  "of the FPT arm.", after=baselines_text(results))
-        rep.table("Accuracy by size (%), the slide (CIFAR-10)", ["model size", *header[1:]],
-                  SCALING_TABLE)
-        rep.verdicts = [both_backbones(self.claim("scaling"), grow),
-                        both_backbones(self.claim("scaling-lead"), lead)]
+        per = scaling_sections(rep, results, FPT, RANDOM)  # backbone -> (task, arm -> depth)
+        grow, lead = self.claim("scaling"), self.claim("scaling-lead")
+        rep.verdicts = [
+            both_backbones(grow, {b: scaling_verdict(grow, task, acc[FPT])
+                                  for b, (task, acc) in per.items()}),
+            both_backbones(lead, {b: lead_verdict(lead, task, acc[FPT], acc[RANDOM])
+                                  for b, (task, acc) in per.items()})]
         return rep

@@ -92,6 +92,14 @@ def better_verdict(claim: Claim, m: Mapping[str, Mapping[str, float]], better: s
                     bool(gains), "neither arm learned any task")
 
 
+def better_on_both(claim: Claim, m: Mapping[str, Mapping[str, Mapping[str, float]]],
+                   better: str, worse: str) -> Verdict:
+    """`better_verdict` on each backbone (m: backbone title -> task -> arm -> mean), joined by
+    `both_backbones`."""
+    return both_backbones(claim, {b: better_verdict(claim, v, better, worse)
+                                  for b, v in m.items()})
+
+
 # -- Over- and underfitting -------------------------------------------------------------------
 def fitting_verdict(claim: Claim, task: str, fpt: tuple[float, float],
                     scratch: tuple[float, float], names: tuple[str, str]) -> Verdict:

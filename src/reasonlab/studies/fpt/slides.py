@@ -16,9 +16,9 @@ import numpy as np
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone, Init
 from reasonlab.model.pretrained import PRETRAINED
 from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth
-from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals,
-                                          task_baselines)
-from reasonlab.studies.kit.base import Report, Results, Scale
+from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, metric,
+                                          recipe, task_baselines, tasks)
+from reasonlab.studies.kit.base import Report, Results, Scale, merge
 
 
 class SlideStudy(FPTStudy):
@@ -40,6 +40,24 @@ def arm(backbone: Backbone, scale: Scale, init: Init = "pretrained", trainable: 
     weights as `init` says, the groups of `trainable` trained (model/freeze.py)."""
     return {**backbone.fields(n_layers or depth(backbone, scale), init),
             "trainable": trainable}
+
+
+BIT_TASK: dict[Scale, dict[str, Any]] = {
+    "smoke": {"task": {"name": "bit_memory", "n_bits": 20, "patch": 10}, "steps": 4},
+    "cpu": {"task": {"name": "bit_memory", "n_bits": 60, "patch": 10}, "steps": 1500},
+    "paper": {"task": {"name": "bit_memory", "n_bits": 5000, "patch": 50}, "steps": 20_000},
+}
+"""The bit-memory pretraining per scale: 5 patterns and a query as the paper, patterns long
+enough that the learned position table covers every downstream task (cpu: 36 tokens >=
+ListOps' 32; paper: 600 >= ListOps' 512)."""
+
+
+def bit_pretraining(backbone: Backbone, scale: Scale) -> dict[str, Any]:
+    """The Bit backbone's pretraining run: the architecture at random init, every parameter
+    trained on bit memory, with the downstream recipe (Adam lr 1e-3, batch 4 as the authors')."""
+    task = tasks(scale)["bit memory"]
+    return merge(recipe(scale), task, arm(backbone, scale, "random", "full"), BIT_TASK[scale],
+                 {"n_train": BIT_TASK[scale]["steps"] * task["batch_size"]})
 
 
 def by_backbone(results: Results) -> dict[str, Results]:
@@ -74,6 +92,15 @@ def baselines_text(results: Results) -> str:
     return "Baselines on the same data (test, %): " + "; ".join(
         f"{t}: " + ", ".join(f"{b} {100 * v:.1f}" for b, v in base.items())
         for t, base in task_baselines(results).items()) + "."
+
+
+def pretraining_section(rep: Report, results: Results) -> None:
+    """The masked-bit accuracy of each backbone's bit-memory pretraining run (factor
+    phase=pretrain) at its end: a Bit backbone that never learned bit memory tests nothing."""
+    rep.add("The Bit backbones' pretraining", "Masked-bit accuracy of each backbone's "
+            "bit-memory pretraining run at its end (chance 0.5):\n\n" + "\n".join(
+                f"- {title(b)}: {metric(rs.where(phase='pretrain')[0][1]['final']):.3f}"
+                for b, rs in by_backbone(results).items()))
 
 
 def title(name: str) -> str:

@@ -25,22 +25,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.fpt.analysis import plot_accuracy
-from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_line
 from reasonlab.model.fpt import FPT_BACKBONES
-from reasonlab.studies.fpt.backbones import BACKBONES
+from reasonlab.studies.fpt.analysis import universal_sections
+from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
 from reasonlab.studies.fpt.common import (FPT, FULL, FULL_LRS, LSTM, RANDOM, RANDOM_LSTM,
-                                          accuracy_table, by_backbone, by_task, choose_full,
-                                          chosen_line, finals, lstm_arm, params_line, recipe,
-                                          task_baselines, tasks)
-from reasonlab.studies.fpt.paper import ARCHITECTURE_TABLE, PERFORMANCE_TABLE, PRETRAINING_TABLE
-from reasonlab.studies.fpt.slide_verdicts import both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, title
+                                          lstm_arm, recipe, tasks)
+from reasonlab.studies.fpt.paper import TABLES as SLIDES
+from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.fpt.verdicts import universal_verdicts
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
-
-SLIDES = "Lu et al. 2021, slides"
-ARMS = [FPT, FULL, RANDOM, LSTM, RANDOM_LSTM]
+from reasonlab.studies.kit.verdicts import all_of_each
 
 
 @STUDIES.register("fpt-universal")
@@ -80,36 +74,8 @@ class FptUniversal(SlideStudy):
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
-        base = task_baselines(results)
-        note = ("Test accuracy at the end of training (%), mean over seeds; bit memory: MASKED "
-                "query bits only (all bits in the last table). In brackets: the slide's number "
-                "for that cell (GPT-2 backbone; MNIST where we have digits and Fashion-MNIST, "
-                "whose files the paper used are not available offline; the slides' bit memory "
-                "is on all bits). Last rows: the baselines on the same data.")
-        verdicts = {}
-        for name, runs_b in by_backbone(results).items():
-            kept, chosen = choose_full(runs_b)
-            runs = by_task(kept)
-            values = finals(runs)
-            head = f"{backbone_line(name)}\n\n{note}\n\n"
-            rep.add(f"Performance on Multimodal Sequence Benchmarks: {title(name)}", head
-                    + accuracy_table(values, [FPT, FULL, LSTM], PERFORMANCE_TABLE, base)
-                    + "\n\n" + chosen_line(chosen, runs_b))
-            rep.add(f"Importance of language pre-training: {title(name)}", head
-                    + accuracy_table(values, [FPT, RANDOM], PRETRAINING_TABLE, base))
-            rep.add(f"Importance of architecture: random weights: {title(name)}", head
-                    + accuracy_table(values, [RANDOM, RANDOM_LSTM], ARCHITECTURE_TABLE, base))
-            if "bit memory" in runs:
-                all_bits = {"bit memory (all bits)": {a: [r["final"]["acc"] for r in rs]
-                                                      for a, rs in runs["bit memory"].items()}}
-                rep.add(f"Bit memory on all bits (%): {title(name)}", "Copying the visible "
-                        "query bits and guessing the rest scores 75% here.\n\n"
-                        + accuracy_table(all_bits, ARMS))
-            rep.add(f"Parameters: {title(name)}", params_line(runs))
-            plot_accuracy(values, ARMS, out / f"accuracy_{name}.png", title(name))
-            rep.figure(f"accuracy_{name}.png", f"Final test accuracy per task and model, "
-                       f"{title(name)} backbone (bit memory: masked bits); black ticks: chance")
-            verdicts[title(name)] = universal_verdicts(self.claim, values)
-        rep.verdicts = [both_backbones(c, {b: vs[i] for b, vs in verdicts.items()})
-                        for i, c in enumerate(self.claims)]
+        values = universal_sections(rep, results, out)  # backbone -> task -> arm -> per seed
+        # a claim holds when it holds on both backbones
+        rep.verdicts = all_of_each(self.claims, {b: universal_verdicts(self.claim, v)
+                                                 for b, v in values.items()})
         return rep

@@ -7,7 +7,7 @@ results per task and arm (`common.by_task`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -147,6 +147,22 @@ def share_verdict(claim: Claim, values: dict[str, dict[str, list[float]]], arm: 
           f"({top} beats {base} by < {MIN_ACCURACY_GAIN}): " + _left_out(m, tasks))
     return requires(threshold_verdict(claim, share, ev, at_least(MOST), at_most(1 - MOST)),
                     bool(shares), f"on no task does {top} beat {base}")
+
+
+FreezeRule = Callable[[Claim, dict[str, dict[str, list[float]]], str, str, str], Verdict]
+"""A freeze-table rule: (claim, task -> arm -> metric per seed, arm, base, top) -> verdict."""
+
+
+def freeze_verdicts(claim: Callable[[str], Claim],
+                    per: Mapping[str, Mapping[str, dict[str, dict[str, list[float]]]]],
+                    rules: Mapping[str, tuple[FreezeRule, str, str]], base: str,
+                    top: str) -> list[Verdict]:
+    """One verdict per claim key of `rules` (key -> (rule, init, arm)): the rule judges `arm`
+    against `base` (and `top`, the FPT policy) on each backbone's runs of that init
+    (`per`: backbone -> init -> values), and the backbones are joined by `all_of`."""
+    return [all_of(claim(k), {b: rule(claim(k), v[init], arm, base, top)
+                              for b, v in per.items()})
+            for k, (rule, init, arm) in rules.items()]
 
 
 def no_help_verdict(claim: Claim, values: dict[str, dict[str, list[float]]], arm: str,

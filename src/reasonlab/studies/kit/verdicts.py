@@ -130,3 +130,11 @@ def all_of(claim: Claim, verdicts: Mapping[str, Verdict]) -> Verdict:
                       "not reproduced" if "not reproduced" in statuses else "inconclusive")
     ev = "; ".join(f"{arm} ({v.status}): {v.evidence}" for arm, v in verdicts.items())
     return Verdict(claim, status, ev)
+
+
+def all_of_each(claims: Sequence[Claim], verdicts: Mapping[str, Sequence[Verdict]]
+                ) -> list[Verdict]:
+    """`all_of` per claim, when each part (a backbone, say) judged every claim: part -> its
+    verdicts; the verdicts are matched by claim key and come back in the order of `claims`."""
+    by_key = {part: {v.claim.key: v for v in vs} for part, vs in verdicts.items()}
+    return [all_of(c, {part: vs[c.key] for part, vs in by_key.items()}) for c in claims]

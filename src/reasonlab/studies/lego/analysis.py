@@ -27,7 +27,7 @@ from reasonlab.model.transformer import Transformer
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
-from reasonlab.studies.lego.common import CKPT, N_TRAIN_VARS, PRETRAINED, RANDOM
+from reasonlab.studies.lego.common import CKPT, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
 from reasonlab.studies.kit.curves import Curve, loss_at
 from reasonlab.studies.lego.verdicts import (PLATEAU_MARGIN, first_pass_steps, left_plateau,
                                              step_text)
@@ -182,6 +182,20 @@ def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[fl
     with torch.no_grad():
         pred = model(b.tokens, b.label_pos, b.pad_mask).argmax(-1).numpy()  # [n, chain]
     return (pred == one_hop_rule(task, b)).mean(0).tolist()
+
+
+def pass_order_section(rep: Report, results: Results, arms: tuple[str, ...], heading: str,
+                       caption: str, name: str, label: str
+                       ) -> dict[str, list[list[dict[str, Any]]]]:
+    """The arms' accuracy per chain position during training (one figure) and the first step
+    each position reaches PASS per seed, titled with `label` and the evaluation period that
+    resolves it; returns arm -> each seed's curve."""
+    curves = results.curves(arms)
+    rep.curves(curves, heading, caption, name)
+    every = next(s.config.eval_every for s, _ in results if s.arm == arms[0])
+    rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
+                   f"First step at accuracy >= {PASS}, {label} (evaluated every {every} steps)")
+    return curves
 
 
 def one_hop_section(rep: Report, results: Results, label: str = "run") -> Report:

@@ -21,10 +21,9 @@ from pathlib import Path
 
 from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
                                         grid, merge)
-from reasonlab.studies.lego.common import (
-    MIMIC_RECIPE, N_CLAUSES, PASS, WITH_LONG, albert, mimic, recipe)
-from reasonlab.studies.kit.verdicts import all_of
-from reasonlab.studies.lego.verdicts import first_pass_steps, last_first_verdict, span_gain
+from reasonlab.studies.lego.analysis import pass_order_section
+from reasonlab.studies.lego.common import MIMIC_RECIPE, N_CLAUSES, WITH_LONG, albert, mimic, recipe
+from reasonlab.studies.lego.verdicts import last_first_every_arm, span_gain
 
 ALL, FIRST6, SHORTCUT, SHORTCUT_MIMIC = "#0-#11", "#0-#5", "#0-#4 + #11", "#0-#4 + #11, mimic"
 ALL_TIED = "#0-#11, ALBERT"
@@ -67,23 +66,18 @@ class LegoShortcut(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         finals = results.per_position()
-        finals = {arm: finals[arm] for arm in ARMS}
+        finals = {arm: finals[arm] for arm in ARMS}  # display order: the evidence follows it
         rep = Report(self.title, out).recipe(results)
         rep.positions({a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},
                       heading="Final test accuracy per chain position (mean over seeds; arm = "
                       "supervised positions)", caption="Final accuracy per position under #0-#5, "
                       "#0-#4 + #11, and #0-#4 + #11 after mimicking init")
-        curves = results.curves((ALL, ALL_TIED))
-        rep.curves(curves, "all 12 variables supervised: accuracy per chain position",
-                   "All 12 supervised, BERT-like and ALBERT-like: accuracy per position during "
-                   "training (#11 is the brightest)", "curves_all12.png")
-        every = next(s.config.eval_every for s, _ in results if s.arm == ALL)
-        rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
-                       f"First step at accuracy >= {PASS}, all 12 supervised (evaluated every "
-                       f"{every} steps)")
+        curves = pass_order_section(
+            rep, results, (ALL, ALL_TIED), "all 12 variables supervised: accuracy per chain "
+            "position", "All 12 supervised, BERT-like and ALBERT-like: accuracy per position "
+            "during training (#11 is the brightest)", "curves_all12.png", "all 12 supervised")
         rep.verdicts = [
-            all_of(self.claim("last-first"), {a: last_first_verdict(self.claim("last-first"), cs)
-                                              for a, cs in curves.items()}),
+            last_first_every_arm(self.claim("last-first"), curves),
             span_gain(self.claim("shortcut-hurts"), finals, FIRST6, SHORTCUT, MIDDLE, COMMON),
             span_gain(self.claim("mimic-prevents"), finals, SHORTCUT_MIMIC, SHORTCUT, MIDDLE,
                       COMMON),

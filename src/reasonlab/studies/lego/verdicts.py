@@ -177,6 +177,13 @@ def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verd
     return verdict(claim, ok, ev)
 
 
+def last_first_every_arm(claim: Claim, curves: dict[str, list[list[dict[str, Any]]]]
+                         ) -> Verdict:
+    """`last_first_verdict` under each arm (arm -> each seed's curve), joined by `all_of`: the
+    paper's claim covers BERT and ALBERT alike (§4.3)."""
+    return all_of(claim, {a: last_first_verdict(claim, cs) for a, cs in curves.items()})
+
+
 SLOWER = 2.0
 """The random root 'stays on the plateau far longer': its first position passes PASS at least
 this many times later than under the one-token roots (or never within the run)."""

@@ -19,8 +19,9 @@ from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.kit.base import Report, Results, RunSpec
-from reasonlab.studies.symbols.common import MODEL, SYMBOLS
+from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.core import overridden
+from reasonlab.studies.symbols.common import MODEL, SYMBOLS, recipe, width
 from reasonlab.studies.symbols.verdicts import fmt_n, fmt_ratio, n_to_reach
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig
@@ -85,6 +86,16 @@ def readout_of_initial_networks(results: Results, ns: list[int]
             {n: [f["train_acc"] for f in fs] for n, fs in fits.items()})
 
 
+def frozen_networks(results: Results, label: str, n: int, widths: list[int]) -> list[RunSpec]:
+    """The frozen random same/different networks of a width sweep (d_mlp = 4 d_model), one per
+    width and seed, as specs of the study: the command line's overrides reach them, and a trial
+    run (n_test=N) fits them on N examples."""
+    return overridden(grid(recipe(results.scale, preset="same_different"),
+                           {label: {"n_train": results.sample_size(n)}},
+                           [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths],
+                           results.seeds), results.overrides)
+
+
 def frozen_width_section(rep: Report, frozen: list[RunSpec], widths: list[int], n: int,
                          label: str) -> tuple[str, list[float]]:
     """The converged read-out of the frozen random networks `frozen` (one per width and seed,
@@ -109,6 +120,26 @@ def drop_note(name: str, by: dict[int, list[float]]) -> str:
     lo, hi = min(by), max(by)
     return (f"{name}: d={lo} {fmt_seeds(by[lo])}, d={hi} {fmt_seeds(by[hi])}, "
             f"drop {float(np.mean(by[lo]) - np.mean(by[hi])):+.3f}")
+
+
+def copy_sections(rep: Report, results: Results
+                  ) -> tuple[dict[str, dict[int, list[float]]],
+                             dict[str, dict[str, dict[int, list[float]]]]]:
+    """Copy accuracy on unseen symbols against the embedding dimension: every arm read out as
+    it was trained (one figure), then every arm under each read-out of READOUTS; returns
+    (arm -> width -> per seed as trained, read-out -> the same)."""
+    both = readout_sweeps(results, width)
+    test = results.sweep(x=width)  # each arm read out as it trains: its `final` accuracy
+    chance = 1 / results.first.config.task.n_test_symbols  # type: ignore[attr-defined]
+    rep.sweep(test, "d_model", "Copy accuracy on unseen symbols (mean ± std over seeds)",
+              xlabel="embedding dimension d_model", title="copy `$w0 $w1 -> $w0`, unseen symbols",
+              name="accuracy_vs_width.png", chance=chance, caption="Copy accuracy on unseen "
+              "symbols against the embedding dimension (band: ±1 std over seeds)",
+              before="Each arm read out as it was trained: the authors' arms over all tokens, "
+              "the BERT-init arm among the test symbols.")
+    for key in READOUTS:
+        rep.sweep(both[key], "d_model", f"Every arm read out over {key}")
+    return test, both
 
 
 def readout_sweeps(results: Results, x: Callable[[RunSpec], Any]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reasonlab.studies.kit.base import Scale, merge
+from reasonlab.studies.kit.base import RunSpec, Scale, merge
 
 
 # Per-scale model and optimisation. `cpu`: d_model 64, 1000 steps of batch 64 (about 10-20 s
@@ -102,6 +102,11 @@ n_heads at every width (as measured at cpu scale)."""
 def copy_recipe(scale: Scale) -> dict[str, Any]:
     """The copy task (`$w0 $w1 -> $w0`) with the read-out tied to the embedding."""
     return merge(recipe(scale), COPY[scale], {"model": {"tie_head": True}})
+
+
+def width(spec: RunSpec) -> int:
+    """A width sweep's x: the run's embedding dimension."""
+    return spec.config.model.d_model
 
 
 def width_sweep(scale: Scale) -> list[dict[str, Any]]:

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.symbols.analysis import READOUTS, drop_note, readout_sweeps
-from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
 from reasonlab.studies.kit.verdicts import trend_verdict
+from reasonlab.studies.symbols.analysis import copy_sections, drop_note
+from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
 from reasonlab.studies.symbols.verdicts import MIN_DROP, b_fixes_verdict
 
 ALL_TOKENS = {"answer_classes": "all_tokens"}
@@ -41,10 +41,6 @@ ARMS: dict[str, dict[str, Any]] = {
     "transformer, BERT init, masked read-out": {"model": BERT_INIT},
 }
 """The claims read the first two arms (recipe and widths: symbols.common.COPY)."""
-
-
-def width(spec: RunSpec) -> int:
-    return spec.config.model.d_model
 
 
 @STUDIES.register("symbols-copy-embedding-dim")
@@ -62,18 +58,8 @@ class SymbolsCopyEmbeddingDim(Study):
         return grid(copy_recipe(scale), ARMS, width_sweep(scale), seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        both = readout_sweeps(results, width)  # read-out -> arm -> width -> per seed
-        test = results.sweep(x=width)  # each arm read out as it trains: its `final` accuracy
-        chance = 1 / results.first.config.task.n_test_symbols  # type: ignore[attr-defined]
-        rep = Report(self.title, out).recipe(results).sweep(
-            test, "d_model", "Copy accuracy on unseen symbols (mean ± std over seeds)",
-            xlabel="embedding dimension d_model", title="copy `$w0 $w1 -> $w0`, unseen symbols",
-            name="accuracy_vs_width.png", chance=chance, caption="Copy accuracy on unseen "
-            "symbols against the embedding dimension (band: ±1 std over seeds)",
-            before="Each arm read out as it was trained: the authors' arms over all tokens, "
-            "the BERT-init arm among the test symbols.")
-        for key in READOUTS:
-            rep.sweep(both[key], "d_model", f"Every arm read out over {key}")
+        rep = Report(self.title, out).recipe(results)
+        test, both = copy_sections(rep, results)  # arm -> d_model -> per seed
         plain, b = test["transformer"], test["+ b term"]
         notes = [drop_note("ranked among the test symbols instead",
                            both["test symbols"]["transformer"]),

@@ -22,8 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.core import overridden
-from reasonlab.studies.symbols.analysis import (TEST_HEADING, frozen_width_section,
+from reasonlab.studies.symbols.analysis import (TEST_HEADING, frozen_networks,
+                                                frozen_width_section,
                                                 readout_of_initial_networks, samples_section)
 from reasonlab.studies.symbols.common import n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
@@ -65,13 +65,8 @@ class SymbolsReadoutVsFull(Study):
         # run's, n_test=N, on its first N examples)
         ro, ro_train = readout_of_initial_networks(results, list(full))  # n -> seeds
         n_sweep, widths = SWEEP[results.scale]
-        # frozen networks of the study too: the command line's overrides reach them, and a
-        # trial run (n_test=N) fits them on N examples
-        frozen = overridden(grid(recipe(results.scale, preset="same_different"),
-                                 {READOUT: {"n_train": results.sample_size(n_sweep)}},
-                                 [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths],
-                                 results.seeds), results.overrides)
-        n_sweep = frozen[0].config.n_train
+        frozen = frozen_networks(results, READOUT, n_sweep, widths)
+        n_sweep = frozen[0].config.n_train  # as the overrides left it
         rep = samples_section(Report(self.title, out).recipe(results),
                               {FULL: full, READOUT: ro,
                                f"{READOUT}: training accuracy": ro_train},

@@ -4,7 +4,8 @@ reachable, and a table without the paper's effect never reads reproduced."""
 from __future__ import annotations
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.fpt.slide_verdicts import (attention_verdict, better_verdict,
+from reasonlab.studies.fpt.slide_verdicts import (attention_verdict, better_on_both,
+                                                  better_verdict,
                                                   both_backbones, fitting_verdict, lead_verdict,
                                                   scaling_verdict, statistics_verdict)
 
@@ -91,4 +92,13 @@ def test_both_backbones_reproduce_only_together():
     bad = attention_verdict(claim, "bit XOR", 0.22, 0.1, 0.2, 1.0)
     assert both_backbones(claim, {"a": ok, "b": ok}).status == "reproduced"
     v = both_backbones(claim, {"SmolLM2-135M": ok, "MiniLM-L6": bad})
+    assert v.status == "not reproduced" and "MiniLM-L6 (not reproduced)" in v.evidence
+
+
+def test_better_on_both_needs_the_gain_on_each_backbone():
+    claim = STUDIES["fpt-modality"].claim("bit-over-random")
+    gain = {"digits": {"Bit": 0.9, "Random": 0.8}}
+    none = {"digits": {"Bit": 0.8, "Random": 0.8}}
+    assert better_on_both(claim, {"a": gain, "b": gain}, "Bit", "Random").status == "reproduced"
+    v = better_on_both(claim, {"SmolLM2-135M": gain, "MiniLM-L6": none}, "Bit", "Random")
     assert v.status == "not reproduced" and "MiniLM-L6 (not reproduced)" in v.evidence

@@ -8,6 +8,7 @@ from reasonlab.studies import STUDIES
 from reasonlab.studies.fpt.common import FPT, FULL, LSTM, RANDOM, RANDOM_LSTM, metric
 from reasonlab.studies.fpt.freeze_ablation import ALL, OUT, OUT_IN, OUT_LN, OUT_POS
 from reasonlab.studies.fpt.verdicts import (convergence_verdict, factor_verdict, first_step,
+                                            freeze_verdicts,
                                             learned, no_help_verdict, share_verdict, speedup,
                                             universal_verdicts)
 
@@ -157,3 +158,19 @@ def test_one_learned_rule_decides_which_tasks_count():
     ListOps): exactly at the margin counts, just below does not."""
     assert learned("bit XOR", [0.5, 0.6]) and not learned("bit XOR", [0.59, 0.3])
     assert learned("ListOps (fpt2021)", [0.2]) and not learned("ListOps (fpt2021)", [0.19])
+
+
+def test_freeze_verdicts_judge_each_init_on_both_backbones():
+    """Each claim reads its init's values on every backbone; one backbone without the effect
+    makes the claim not reproduced (all_of)."""
+    flat = table(**{OUT: (0.56, 0.25), OUT_LN: (0.56, 0.25), ALL: (1.0, 0.81)})
+    per = {"SmolLM2": {"pretrained": SLIDES, "frozen random": flat},
+           "MiniLM": {"pretrained": SLIDES, "frozen random": SLIDES}}
+    v = freeze_verdicts(A, per, {"layernorm": (factor_verdict, "pretrained", OUT_LN),
+                                 "random-layernorm": (factor_verdict, "frozen random", OUT_LN),
+                                 "layernorm-first": (share_verdict, "pretrained", OUT_LN)},
+                        OUT, ALL)
+    assert [x.claim.key for x in v] == ["layernorm", "random-layernorm", "layernorm-first"]
+    assert [x.status for x in v] == ["reproduced", "not reproduced", "reproduced"]
+    assert "SmolLM2 (not reproduced)" in v[1].evidence
+    assert "MiniLM (reproduced)" in v[1].evidence

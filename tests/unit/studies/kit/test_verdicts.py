@@ -12,9 +12,10 @@ from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdic
                                                majority_verdict, phase_verdicts)
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.symbols.verdicts import n_to_reach, ratio_verdict
-from reasonlab.studies.kit.verdicts import (above, all_of, at_least, at_most, below, gain_status,
-                                            gain_verdict, never, requires, standard_error,
-                                            threshold_verdict, trend_verdict, verdict)
+from reasonlab.studies.kit.verdicts import (above, all_of, all_of_each, at_least, at_most, below,
+                                            gain_status, gain_verdict, never, requires,
+                                            standard_error, threshold_verdict, trend_verdict,
+                                            verdict)
 
 C = Claim("k", "text", "src")
 CLAIMS = (Claim("a", "a", "s"), Claim("b", "b", "s"), Claim("c", "c", "s"))
@@ -246,3 +247,15 @@ def test_b_fixes_verdict_needs_a_fall_to_remove():
     assert b_fixes_verdict(C, plain, {64: [0.95], 256: [0.7]}, fell).status == "not reproduced"
     v = b_fixes_verdict(C, plain, {64: [0.95], 256: [0.93]}, flat)
     assert v.status == "inconclusive" and "no fall to remove" in v.evidence
+
+
+def test_all_of_each_joins_every_parts_verdict_per_claim_by_key():
+    a, b = CLAIMS[0], CLAIMS[1]
+    ok, no = "reproduced", "not reproduced"
+    # the second part lists its verdicts in another order: matched by key, not by position
+    v = all_of_each((a, b), {"p": [Verdict(a, ok, "1"), Verdict(b, ok, "2")],
+                             "q": [Verdict(b, no, "4"), Verdict(a, ok, "3")]})
+    assert [x.claim.key for x in v] == ["a", "b"]
+    assert [x.status for x in v] == [ok, no]
+    assert v[0].evidence == "p (reproduced): 1; q (reproduced): 3"
+    assert v[1].evidence == "p (reproduced): 2; q (not reproduced): 4"

@@ -5,7 +5,8 @@ import numpy as np
 from reasonlab.studies.kit.base import Claim
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 from reasonlab.studies.lego.verdicts import (closed_verdict, converge_verdict, first_pass_steps,
-                                             last_first_verdict, needs_fit, span_gain)
+                                             last_first_every_arm, last_first_verdict,
+                                             needs_fit, span_gain)
 from reasonlab.studies.kit.verdicts import gain_verdict
 
 C = Claim("k", "text", "src")
@@ -247,3 +248,11 @@ def test_span_gain_compares_a_span_once_an_arm_fits():
     unfit = {"c": finals["c"], "d": [lost + [0.2] * 6, lost + [0.2] * 6]}
     v = span_gain(C, unfit, "c", "d", slice(6, 11), slice(0, 5))
     assert v.status == "inconclusive" and "no arm fits #0-#4 (c 0.500, d 0.500" in v.evidence
+
+
+def test_last_first_every_arm_needs_each_arm():
+    early = curve([[0.95, 0.5, 0.5, 0.92], [0.95, 0.91, 0.5, 0.95], [0.95] * 4])
+    late = curve([[0.95, 0.95, 0.95, 0.5], [0.95] * 4])
+    assert last_first_every_arm(C, {"BERT": [early], "ALBERT": [early]}).status == "reproduced"
+    v = last_first_every_arm(C, {"BERT": [early], "ALBERT": [late]})
+    assert v.status == "not reproduced" and "ALBERT (not reproduced)" in v.evidence
