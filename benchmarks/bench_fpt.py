@@ -1,6 +1,5 @@
 """FPT training step: reasonlab's FPT model vs the same computation around `transformers`'
-LlamaModel / BertModel, and the FPT step vs a full-training step (docs/papers.md §4; issue 13
-item 6).
+LlamaModel / BertModel, and the FPT step vs a full-training step (docs/papers.md §4).
 
 Two backbones, random weights (speed does not depend on their values):
   smollm2  the FPT studies' cpu backbone: SmolLM2's architecture, its first CPU_LAYERS layers

@@ -1,4 +1,4 @@
-"""Run-store scan: `reasonlab runs` over 10,000 run folders (issue 16: under 2 s).
+"""Run-store scan: `reasonlab runs` over 10,000 run folders (target: under 2 s).
 
 Builds 10,000 fake run folders in a temporary directory, shaped like real ones (config.json,
 metrics.jsonl, ckpt/state.json, run.json, and result.json for the finished 90%), then times

@@ -15,7 +15,7 @@ LEGACY_KEYS: dict[str, tuple[str, str, str]] = {
     "mlp_equality": ("arch", "mlp_baseline", "equality"),
     "init_gamma": ("init", "rate", "gamma"),
 }
-"""Flat keys of the ModelConfig before variants owned their options (issue 12) -> (field,
+"""Flat keys of the ModelConfig before variants owned their options -> (field,
 entry, option). Still accepted as input, so that old config files, the config.json of old run
 folders (`reasonlab runs show/diff`) and flat overrides keep validating. Old dumps hold null for
 an unset key; null is skipped."""

@@ -1,9 +1,9 @@
 """A word vocabulary of the WordNet glosses, with unigram and bigram counts (LEGO §5's masked-LM
-task; issue 14's artificial corpora reuse it: docs/papers.md §1.1).
+task; the artificial corpora reuse it: docs/papers.md §1.1).
 
 Words: the glosses lowercased and split into runs of letters / digits and single punctuation
 marks (`tokenize`). No library tokenizer is used on purpose: a word-piece model would need
-training data or a download, and the artificial corpora of issue 14 are defined over words.
+training data or a download, and the artificial corpora are defined over words.
 
 Counting the 1.7M words of the glosses takes seconds, so the counts over ALL glosses (every
 type, and every pair of adjacent words inside one gloss) are computed once and cached as JSON

@@ -17,7 +17,7 @@ from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
 RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
 """Part of every run id: bump it when a code change alters results (see runs.py).
-Not bumped by issue 12 (variants own their options): no result changed; a run naming a
+Not bumped when variants came to own their options: no result changed; a run naming a
 non-default attention/init/arch entry dumps it as an object ({"name": ...}) and so has a new
 id anyway, the other runs keep theirs, and old run folders still load (ModelConfig.LEGACY_KEYS);
 docs/model.md §1. Not bumped by the renames (norm_position, norm_layer, mlp_baseline, init_from,

@@ -10,7 +10,7 @@ an association target (1 where the tokens are identical, diagonal zeroed); each 
 model attention smoothed by +1e-3; Adam 5e-5, batches of 200 fresh sentences, 100 steps x 10
 epochs (BERT).
 
-As the authors' script runs it (issue 18): the model is in train mode, so dropout is on and
+As the authors' script runs it: the model is in train mode, so dropout is on and
 the loss reads the attention AFTER dropout (`hook_pattern_dropped`, what Hugging Face's BERT
 returns as attentions); the learning rate follows a cosine from `lr` to 0 over the steps; the
 KL is summed over mimicked layers and heads. `mode="eval"`, `schedule="constant"` and

@@ -1,4 +1,4 @@
-"""A LayerNorm on the embeddings undoes small initialization (our finding, issue 17; no paper
+"""A LayerNorm on the embeddings undoes small initialization (our finding; no paper
 or public code reports it).
 
 The anchor paper (Zhang et al. 2024, arXiv 2405.05409, §3) finds that a small initialization

@@ -192,7 +192,7 @@ MINILM_MIMIC: dict[Scale, dict[str, Any]] = {  # the mimicking stage of the Mini
     # 60 steps x batch 16 at lr 1e-3 took the loss from 3.9 to ~0.6 in a probe run (~2.5 s a
     # step on one core); in the measured cpu run the heads reached manipulation ~0.53 and
     # association ~0.65 in every layer (README). Re-measured with the association scores of
-    # issue 18 (mimicking as the authors: train mode, cosine, summed KL): manipulation 0.46-0.52
+    # the authors' mimicking (train mode, cosine, summed KL): manipulation 0.46-0.52
     # (0.99 with self), association 0.61-0.64 on any token but 0.03-0.04 on variable queries,
     # at its clause-permuted control (0.03): the head links `=`, `,` and ops, not variables
     # (eval / constant / mean: 0.03-0.13, the same picture).
@@ -203,7 +203,7 @@ MINILM_MIMIC: dict[Scale, dict[str, Any]] = {  # the mimicking stage of the Mini
 
 MINILM_FINETUNE: dict[Scale, dict[str, Any]] = {
     # The authors' mimicking script fine-tunes with batch 400: 60k steps = 200 epochs of 120k
-    # sentences (issue 18); evaluated every 5 epochs.
+    # sentences (the authors' script); evaluated every 5 epochs.
     "paper": dict(batch_size=400, steps=60_000, eval_every=1500, ckpt_every=3000),
 }
 """Fine-tuning overrides of lego-mimicking's three arms, per scale (none: lego-pretraining's

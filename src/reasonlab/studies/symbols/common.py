@@ -6,7 +6,7 @@ checked by tests/unit/test_authors_structure.py): a pre-LayerNorm transformer, b
 Q/K/V/O, an MLP with biases and GELU, LayerNorm eps 1e-5, learned positions, a read-out token
 appended at the end (the task's [OUT]) read through a final LayerNorm without gain or bias and
 a linear map, 2 layers (the depth of most of the paper's experiments), and PyTorch's default
-initialization (`torch_default`: embeddings N(0, 1), linears kaiming-uniform). Before issue 17
+initialization (`torch_default`: embeddings N(0, 1), linears kaiming-uniform). Before we adopted it
 the studies used BERT's N(0, 0.02^2) (`BERT_INIT`); where that changes a verdict the study
 reports it as an arm.
 
@@ -90,7 +90,7 @@ COPY: dict[Scale, dict[str, Any]] = {
 }
 """Overrides of the copy study: a small training alphabet (fewer symbols than the largest
 width, so that inverse scaling can show at CPU widths), its sample count and budget."""
-# cpu: 64 / 128 / 256 since issue 17 (was 16 / 64 / 256: at d 16 the model does not fit the
+# cpu: 64 / 128 / 256 since the authors' init (was 16 / 64 / 256: at d 16 the model does not fit the
 # training symbols, README), the widths of the issue's measurement.
 WIDTHS: dict[Scale, list[int]] = {"smoke": [8, 16], "cpu": [64, 128, 256],
                                   "paper": [64, 256, 1024, 4096]}

@@ -14,7 +14,7 @@ initialization (embeddings N(0, 1)) and the read-out tied over ALL tokens in tra
 evaluation (`answer_classes="all_tokens"`). Reported besides:
 
   - every run's accuracy under both read-outs: argmax over all tokens (the authors') and
-    argmax among the test symbols only (ours before issue 17);
+    argmax among the test symbols only (our earlier recipe);
   - the arm "transformer, BERT init, masked read-out": our previous recipe, N(0, 0.02^2)
     embeddings with the softmax masked to the training symbols in training and the test
     symbols in evaluation. With embeddings 50x smaller, Adam moves them far past their

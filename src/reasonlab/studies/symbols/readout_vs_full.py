@@ -7,7 +7,7 @@ only (converged)": the same randomly initialised transformer (the network the al
 starts from), frozen, with a linear read-out fitted to convergence on the features its head
 reads -- closed-form least squares on one-hot targets with a tiny relative ridge
 (`analysis/readout.py`), the square-loss kernel regression of the paper's theory. Nothing is
-trained for it, so it costs one forward pass over the data. Before issue 17 this arm trained
+trained for it, so it costs one forward pass over the data. In our earlier recipe this arm trained
 the read-out by 1000 Adam steps and stopped at training accuracy 0.86-0.89, short of
 convergence; the report now gives the fitted read-out's training accuracy.
 
