@@ -35,7 +35,7 @@ class AnchorsEmbeddingNorm(Study):
               "with it, small init no longer gives inferential solutions",
               "our finding, on Zhang et al. 2024 §3; no paper reports it"),
     )
-    cpu_minutes = 4.6  # measured: 278 s (6 new runs; the authors' arm is the phase study's cell)
+    cpu_minutes = 2.4  # measured: 142 s (6 new runs; the authors' arm is the phase study's cell)
     cpu_after = "anchors-init-phase"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
