@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the study reports are (default reasonlab-out)")
     s.add_argument("--summary", action="store_true", help="only the per-paper counts, as a "
                    "Markdown table (the README's)")
-    s.add_argument("--scale", choices=["smoke", "cpu", "paper"], default="cpu",
+    s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default="cpu",
                    help="the scale --summary counts (default cpu)")
     s.set_defaults(fn=cmd_claims)
 
