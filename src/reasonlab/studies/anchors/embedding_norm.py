@@ -24,17 +24,14 @@ from reasonlab.studies.anchors.analysis import (heldout_section, layer1_rms, run
                                                 share_of)
 from reasonlab.studies.anchors.common import DEPTH, GRID, STRUCTURES, cell, recipe
 from reasonlab.studies.anchors.verdicts import undoes_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("anchors-embedding-norm")
 class AnchorsEmbeddingNorm(Study):
     title = "Anchor functions: a LayerNorm on the embeddings and small initialization"
-    claims = (
-        Claim("embedding-ln", "A LayerNorm on the embeddings undoes small initialization: "
-              "with it, small init no longer gives inferential solutions",
-              "our finding, on Zhang et al. 2024 §3; no paper reports it"),
-    )
+    claims = family_claims(__package__)["anchors-embedding-norm"]
     cpu_minutes = 2.4  # measured: 142 s (6 new runs; the authors' arm is the phase study's cell)
     cpu_after = "anchors-init-phase"
 

@@ -15,21 +15,14 @@ from pathlib import Path
 from reasonlab.studies.anchors.analysis import phase_cells, phase_figures, phase_section
 from reasonlab.studies.anchors.common import PHASE, by_reading, cell, phase_gammas, recipe
 from reasonlab.studies.anchors.verdicts import phase_verdicts
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("anchors-init-phase")
 class AnchorsInitPhase(Study):
     title = "Anchor functions: solution type over initialization rate x depth"
-    base_claims = (
-        Claim("small-init", "Small initialization (large gamma) gives inferential solutions on "
-              "the held-out pair (4,3)", "Zhang et al. 2024, §3 phase diagram"),
-        Claim("large-init", "Large initialization (small gamma) gives symmetric solutions "
-              "(4,3) -> x-6", "Zhang et al. 2024, §3 phase diagram"),
-        Claim("no-fit", "Very large initialization in deep models fails to fit the seen pairs",
-              "Zhang et al. 2024, §3 phase diagram"),
-    )
-    claims_by_reading = by_reading(base_claims)
+    claims_by_reading = by_reading(family_claims(__package__)["anchors-init-phase"])
     claims = sum(claims_by_reading.values(), ())
     cpu_minutes = 10.6  # measured: 636 s, both readings (24 runs x 2400 steps), 2 workers
 

@@ -15,7 +15,8 @@ from reasonlab.studies.anchors.analysis import (cells_by, heldout_section, mean_
                                                 readings_note, run_solution, runs_at_gamma)
 from reasonlab.studies.anchors.common import SCALES, by_reading, cell, read_gammas, recipe
 from reasonlab.studies.anchors.verdicts import effect_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.55, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
@@ -40,12 +41,7 @@ MIN_INFERENTIAL_GAIN = 0.1
 @STUDIES.register("anchors-lr-weight-decay")
 class AnchorsLrWeightDecay(Study):
     title = "Anchor functions: learning rate and weight decay near the phase boundary"
-    claims_by_reading = by_reading((
-        Claim("lr", "A larger learning rate pushes towards inferential solutions",
-              "Zhang et al. 2024, §3"),
-        Claim("wd", "A larger weight decay pushes towards inferential solutions",
-              "Zhang et al. 2024, §3"),
-    ))
+    claims_by_reading = by_reading(family_claims(__package__)["anchors-lr-weight-decay"])
     claims = sum(claims_by_reading.values(), ())
     cpu_minutes = 8.6  # measured: 514 s, both readings (24 runs x 2400 steps), 2 workers
 

@@ -23,7 +23,8 @@ from reasonlab.studies.anchors.analysis import (mechanism_figures, mechanism_rec
                                                 mechanism_tables)
 from reasonlab.studies.anchors.common import DEPTH, GRID, cell, recipe
 from reasonlab.studies.anchors.verdicts import MIN_ORDER_GAP, MIN_RESID_GAP, group_gap_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 
 
 def arms(scale: Scale) -> dict[str, dict[str, Any]]:
@@ -36,15 +37,7 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
 @STUDIES.register("anchors-mechanism")
 class AnchorsMechanism(Study):
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
-    claims = (
-        Claim("additive", "In inferential models the two anchors combine additively: the "
-              "held-out pair's representation is predicted by an additive fit on the "
-              "compositional pairs, better than in symmetric models",
-              "Zhang et al. 2024, §4-5"),
-        Claim("embedding", "Inferential models arrange the anchor embeddings by their "
-              "primitive (cosine similarity follows the distance between shifts) more than "
-              "symmetric models (lower complexity)", "Zhang et al. 2024, §5"),
-    )
+    claims = family_claims(__package__)["anchors-mechanism"]
     cpu_minutes = 0.1  # measured: 4 s; every run is a depth-2 cell of anchors-init-phase
     cpu_after = "anchors-init-phase"
 

@@ -21,27 +21,14 @@ from reasonlab.studies.artificial.analysis import head_sections, label, speed_se
 from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, SCRATCH, recipes,
                                                  runs, structured)
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("artificial-pretraining-lego")
 class ArtificialPretrainingLego(Study):
     title = "Artificial pretraining and LEGO's heads"
-    claims = (
-        Claim("nesting-heads", "Pretraining on nested parentheses yields association heads "
-              "without any LEGO data (hypothesis; BERT-like encoder)",
-              "our hypothesis; LEGO §4.2.1 heads, Chiang & Lee's nesting corpus "
-              "(docs/papers.md §1, §4)"),
-        Claim("structured-faster", "Encoders pretrained on structured corpora learn LEGO "
-              "faster than those pretrained on token statistics (hypothesis; BERT-like)",
-              "our hypothesis; docs/papers.md §4"),
-        Claim("nesting-heads-albert", "The same for the ALBERT-like encoder: nesting "
-              "pretraining yields association heads (hypothesis)",
-              "our hypothesis; docs/papers.md §1, §4"),
-        Claim("structured-faster-albert", "The same for the ALBERT-like encoder: structured "
-              "corpora learn LEGO faster than token statistics (hypothesis)",
-              "our hypothesis; docs/papers.md §4"),
-    )
+    claims = family_claims(__package__)["artificial-pretraining-lego"]
     # measured 554 s when artificial-pretraining had trained its BERT-like runs; that study now
     # follows the seed's table and shares none, so this study trains them too: not re-measured
     cpu_minutes = None

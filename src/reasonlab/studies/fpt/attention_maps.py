@@ -21,7 +21,8 @@ from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import all_of
 
 TASKS = ("bit XOR", "bit memory")
@@ -38,10 +39,7 @@ N = 64
 @STUDIES.register("fpt-attention")
 class FptAttention(SlideStudy):
     title = "FPT: first-layer attention on the bit tasks"
-    claims = (Claim("attention-maps", "FPT's first attention layer attends to the bits each "
-                    "output needs (bit XOR: bit j of either string; bit memory: the same patch "
-                    "of every stored pattern)", "Lu et al. 2021, slides, GPT-2 - first layer "
-                    "attention for bit XOR / bit memory (figures); the authors' demo notebook"),)
+    claims = family_claims(__package__)["fpt-attention"]
     # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
     # measured at the earlier ones, on the loaded machine
     cpu_minutes = None

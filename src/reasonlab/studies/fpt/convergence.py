@@ -21,7 +21,8 @@ from reasonlab.studies.fpt.paper import STEPS_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.verdicts import LEVELS, convergence_verdict, first_step, speedup
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 
 RANDOM_LONGER = 4
 """The frozen random arm's run length in units of FPT's (the slides' speedups: 1-40x)."""
@@ -30,9 +31,7 @@ RANDOM_LONGER = 4
 @STUDIES.register("fpt-convergence")
 class FptConvergence(SlideStudy):
     title = "FPT: convergence, pretrained vs random frozen backbone"
-    claims = (Claim("faster", "FPT converges faster than random initialisation",
-                    "Lu et al. 2021, slides, Training duration",
-                    "speedup 4x bit memory, 40x bit XOR, 3x ListOps, 4x MNIST"),)
+    claims = family_claims(__package__)["fpt-convergence"]
     cpu_minutes = None  # not measured with today's recipe (README)
     cpu_after = "fpt-universal"
     default_seeds = {"cpu": 1, "paper": 3}

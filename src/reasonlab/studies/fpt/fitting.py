@@ -21,7 +21,8 @@ from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
 from reasonlab.studies.fpt.common import FPT, FULL, FULL_LRS, recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, fitting_verdict
 from reasonlab.studies.fpt.slides import SlideStudy, arm
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, merge
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
+from reasonlab.studies.kit.claims import family_claims
 
 TASK = "Fashion-MNIST"
 EPOCHS: dict[Scale, dict[str, Any]] = {
@@ -37,11 +38,7 @@ so that a model able to memorise its training set has the time to."""
 @STUDIES.register("fpt-fitting")
 class FptFitting(SlideStudy):
     title = "FPT: train vs test accuracy (under- and overfitting)"
-    claims = (Claim("underfitting", "FPT underfits (train accuracy = test accuracy) where a "
-                    "transformer trained from scratch overfits",
-                    "Lu et al. 2021, slides, Over- and underfitting (CIFAR-10 LRA)",
-                    "test / train: FPT 38.6 / 38.5%, vanilla transformer 42 / 70%, Linformer "
-                    "39 / 97%"),)
+    claims = family_claims(__package__)["fpt-fitting"]
     # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
     # measured at the earlier ones, on the loaded machine
     cpu_minutes = None

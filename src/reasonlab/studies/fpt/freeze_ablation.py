@@ -26,11 +26,11 @@ from reasonlab.studies.fpt.analysis import freeze_sections
 from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.freezing import (ALL, INITS, LAYOUTS, OUT, OUT_IN, OUT_LN, OUT_POS,
-                                            POLICIES, group_claim)
-from reasonlab.studies.fpt.paper import TABLES
+                                            POLICIES)
 from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.fpt.verdicts import factor_verdict, freeze_verdicts, share_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit memory", "bit XOR"),
@@ -45,21 +45,7 @@ stands for MNIST)."""
 @STUDIES.register("fpt-freeze-ablation")
 class FptFreezeAblation(SlideStudy):
     title = "FPT: which parameter groups must train (one group, successive; both inits)"
-    claims = (
-        group_claim("layernorm", "layernorm", "pretrained"),
-        group_claim("input", "input layer", "pretrained"),
-        group_claim("positions", "positions", "pretrained"),
-        Claim("layernorm-first", "Layernorm alone recovers most of what layernorm, input and "
-              "positions together add to the output layer (pretrained backbone)",
-              f"{TABLES}, Successive finetuning", "output only / + layernorm / + input / + "
-              "positions: Bit XOR 56 / 98 / 98 / 100%, ListOps 15 / 36 / 36 / 38%, MNIST 23 / "
-              "96 / 98 / 98%"),
-        group_claim("random-layernorm", "layernorm", "frozen random"),
-        Claim("random-layernorm-first", "On a frozen random transformer layernorm alone "
-              "recovers most of what the three groups add", f"{TABLES}, Successive finetuning "
-              "- frozen random", "Bit XOR 50 / 100 / 100 / 100%, ListOps 17 / 35 / 36 / 37%, "
-              "MNIST 25 / 83 / 92 / 92%"),
-    )
+    claims = family_claims(__package__)["fpt-freeze-ablation"]
     cpu_minutes = None  # not measured at today's budgets (README)
     cpu_after = "fpt-universal"
     default_seeds = {"cpu": 3, "paper": 3}

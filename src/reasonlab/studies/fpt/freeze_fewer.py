@@ -19,24 +19,17 @@ from reasonlab.studies.fpt.paper import FEWER_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.verdicts import no_help_verdict
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.claims import family_claims
 
 FF, ATTN, BOTH = "+ feedforward", "+ attention", "+ both"
 POLICIES = {FPT: "fpt", FF: "fpt_mlp", ATTN: "fpt_attention", BOTH: "full"}
-SOURCE = "Lu et al. 2021, slides, Freezing fewer parameters"
 
 
 @STUDIES.register("fpt-freeze-fewer")
 class FptFreezeFewer(SlideStudy):
     title = "FPT: training more of the pretrained backbone"
-    claims = (
-        Claim("feedforward-no-harm", "Training the feedforward layers as well does not hurt",
-              SOURCE, "+ Feedforward: ListOps 36.0%, MNIST 98.3% (FPT 38.4 / 98.0%)"),
-        Claim("attention-no-help", "Training the attention as well does not help", SOURCE,
-              "+ Attention: ListOps 36.8%, MNIST 89.0% (FPT 38.4 / 98.0%)"),
-        Claim("both-no-help", "Training attention and feedforward together does not help",
-              SOURCE, "+ Both: ListOps 35.8%, MNIST 93.1% (FPT 38.4 / 98.0%)"),
-    )
+    claims = family_claims(__package__)["fpt-freeze-fewer"]
     cpu_minutes = None  # not measured (README)
     cpu_after = "fpt-universal"
     default_seeds = {"cpu": 3, "paper": 3}

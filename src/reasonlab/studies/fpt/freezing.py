@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from reasonlab.studies.fpt.analysis import SlideLayout
 from reasonlab.studies.fpt.paper import (FREEZE_MORE, FREEZE_MORE_RANDOM, ONE_GROUP,
-                                         SUCCESSIVE, SUCCESSIVE_RANDOM, SUCCESSIVE_TABLE, TABLES)
-from reasonlab.studies.kit.base import Claim
+                                         SUCCESSIVE, SUCCESSIVE_RANDOM, SUCCESSIVE_TABLE)
 
 OUT, OUT_IN, OUT_POS, OUT_LN = ONE_GROUP
 OUT_LN_IN, ALL = "output + layernorm + input", "FPT (all four)"
@@ -32,12 +31,3 @@ LAYOUTS: dict[str, SlideLayout] = {
         f"Freezing more parameters{RANDOM_SUFFIX}": (ONE_GROUP_ARMS, FREEZE_MORE_RANDOM),
         f"Successive finetuning{RANDOM_SUFFIX}": (SUCCESSIVE_ARMS, SUCCESSIVE_RANDOM)}}
 """Init label -> the slides the report prints for its runs, in the slides' layout."""
-
-
-def group_claim(key: str, group: str, init: str) -> Claim:
-    """'Training `group` beside the output layer beats the output layer alone', read from the
-    "Freezing more parameters" table of the `init` backbone."""
-    table = "Freezing more parameters" + (RANDOM_SUFFIX if init != "pretrained" else "")
-    return Claim(key, f"Training the {group} beside the output layer beats the output layer "
-                 f"alone ({init} backbone)", f"{TABLES}, {table} (output + {group} vs "
-                 "output only)")

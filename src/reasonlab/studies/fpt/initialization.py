@@ -21,7 +21,8 @@ from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.paper import INIT_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, statistics_verdict
 from reasonlab.studies.fpt.slides import SlideStudy, arm, backbone_tables, title
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.claims import family_claims
 
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit XOR",),
@@ -34,13 +35,7 @@ TASKS: dict[Scale, tuple[str, ...]] = {
 @STUDIES.register("fpt-init")
 class FptInit(SlideStudy):
     title = "FPT: pretrained vs Statistics Only vs default initialization"
-    claims = (Claim("statistics-only",
-                    "Initializing with each pretrained tensor's mean and std (Statistics Only) "
-                    "recovers much of pretraining's advantage over the default init",
-                    "Lu et al. 2021, slides, Weight initialization",
-                    "Pretrained / Statistics Only / Default: bit memory 100 / 100 / 75.8%, "
-                    "ListOps 38.4 / 37.4 / 34.3%, MNIST 98.0 / 97.2 / 91.7%, C10 68.2 / 56.5 "
-                    "/ 61.7%"),)
+    claims = family_claims(__package__)["fpt-init"]
     # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
     # measured at the earlier ones, on the loaded machine
     cpu_minutes = None

@@ -24,7 +24,8 @@ from reasonlab.studies.fpt.paper import MODALITY_TABLE
 from reasonlab.studies.fpt.slide_verdicts import better_on_both
 from reasonlab.studies.fpt.slides import (SlideStudy, arm, backbone_tables, bit_pretraining,
                                           pretraining_section, title)
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.train.config import TrainConfig
 
 FPT, RANDOM, BIT, PRETRAINING = "FPT", "Random", "Bit", "Bit pretraining (bit memory)"
@@ -33,15 +34,7 @@ FPT, RANDOM, BIT, PRETRAINING = "FPT", "Random", "Bit", "Bit pretraining (bit me
 @STUDIES.register("fpt-modality")
 class FptModality(SlideStudy):
     title = "FPT: language vs bit-memory pretraining vs random backbone"
-    claims = (
-        Claim("language-over-bit", "Language pretraining transfers better than pretraining on "
-              "bit memory", "Lu et al. 2021, slides, Importance of language pre-training",
-              "FPT / Bit: ListOps 38.4 / 35.4%, MNIST 98.0 / 97.8%, C10 68.2 / 62.6%"),
-        Claim("bit-over-random", "Pretraining on bit memory transfers better than a random "
-              "backbone", "Lu et al. 2021, slides, Importance of language pre-training",
-              "Bit / Random: bit memory 100 / 75.8%, ListOps 35.4 / 34.3%, MNIST 97.8 / 91.7%, "
-              "C10 62.6 / 61.7%, Homology 7.8 / 9.3%"),
-    )
+    claims = family_claims(__package__)["fpt-modality"]
     cpu_minutes = None
     cpu_after = "fpt-init"
     default_seeds = {"cpu": 1, "paper": 3}

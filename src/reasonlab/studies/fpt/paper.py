@@ -1,8 +1,5 @@
-"""The FPT paper (the slide deck) and its tables that no study tests yet."""
-
-from reasonlab.studies.kit.ledger import Paper, untested
-
-TABLES = "Lu et al. 2021, slides"
+"""The FPT slides' numbers (Lu et al. 2021, slides), which the reports print beside ours in the
+slides' layout. The paper's claims, tested or not, are in claims.toml."""
 
 # -- the slides' numbers beside ours, in their layout (%) -------------------------------------
 SLIDE_TASK = {"bit memory": "Bit Memory", "bit XOR": "XOR", "ListOps (lra)": "ListOps",
@@ -93,24 +90,3 @@ SCALING_TABLE = [["Small (Base)", "12", "117M", "106K", "68.2", "61.7"],
                  ["Large", "36", "774M", "300K", "72.1", "65.7"]]
 """fpt-scaling: "Scaling with size", CIFAR-10: size, layers, total and trained parameters,
 FPT and Random accuracy (%)."""
-
-PAPER = Paper(
-    key="fpt",
-    citation="Lu et al. 2021",
-    title="Pretrained Transformers as Universal Computation Engines",
-    seed="frozen-pretrained-transformers.txt, first half (a slide deck)",
-    untested=(
-        untested("vit",
-                 "ViT (image) pretraining transfers about as well as language pretraining",
-                 f"{TABLES}, Importance of language pre-training (ViT row)",
-                 "no ViT weights are available offline (fpt-modality runs the FPT, Random and "
-                 "Bit rows)",
-                 "FPT / ViT: ListOps 38.4 / 37.4%, MNIST 98.0 / 97.8%, C10 68.2 / 72.5%"),
-        untested("other-backbones",
-                 "BERT transfers like GPT-2; T5 and Longformer less",
-                 f"{TABLES}, Model - differences with GPT",
-                 "no study compares backbones",
-                 "GPT-2 / BERT / T5 / Longformer: ListOps 38.4 / 38.3 / 15.4 / 17.0%, "
-                 "CIFAR-10 68.2 / 68.8 / 64.7 / 66.8%"),
-    ),
-)

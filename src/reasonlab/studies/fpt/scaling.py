@@ -20,7 +20,8 @@ from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, lead_verdict, scaling_verdict
 from reasonlab.studies.fpt.slides import SlideStudy, arm
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 
 FPT, RANDOM = "FPT", "Random"
 TASK: dict[Scale, str] = {"smoke": "bit XOR", "cpu": "Fashion-MNIST", "paper": "Fashion-MNIST"}
@@ -36,14 +37,7 @@ def sizes(backbone: Backbone, scale: Scale) -> tuple[int, ...]:
 @STUDIES.register("fpt-scaling")
 class FptScaling(SlideStudy):
     title = "FPT: accuracy against backbone size (depth)"
-    claims = (
-        Claim("scaling", "Larger pretrained backbones transfer better",
-              "Lu et al. 2021, slides, Scaling with size (CIFAR-10)",
-              "FPT: Small 68.2%, Medium 69.8%, Large 72.1%"),
-        Claim("scaling-lead", "Pretrained backbones keep their lead over random ones at every "
-              "size", "Lu et al. 2021, slides, Scaling with size (CIFAR-10)",
-              "FPT / Random: Small 68.2 / 61.7%, Medium 69.8 / 64.0%, Large 72.1 / 65.7%"),
-    )
+    claims = family_claims(__package__)["fpt-scaling"]
     # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
     # measured at the earlier ones, on the loaded machine
     cpu_minutes = None

@@ -30,29 +30,17 @@ from reasonlab.studies.fpt.analysis import universal_sections
 from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
 from reasonlab.studies.fpt.common import (FPT, FULL, FULL_LRS, LSTM, RANDOM, RANDOM_LSTM,
                                           lstm_arm, recipe, tasks)
-from reasonlab.studies.fpt.paper import TABLES as SLIDES
 from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.fpt.verdicts import universal_verdicts
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import all_of_each
 
 
 @STUDIES.register("fpt-universal")
 class FptUniversal(SlideStudy):
     title = "FPT: frozen pretrained transformers as universal computation engines"
-    claims = (
-        Claim("matches-full", "FPT reaches the accuracy of a fully trained transformer",
-              f"{SLIDES}, Performance on Multimodal Sequence Benchmarks (FPT vs Full)"),
-        Claim("random-worse", "A frozen random transformer is worse than FPT",
-              f"{SLIDES}, Importance of language pre-training (FPT vs Random)"),
-        Claim("lstm-worse", "The LSTM is much worse on the bit tasks",
-              f"{SLIDES}, Performance on Multimodal Sequence Benchmarks (LSTM row)",
-              "Bit memory 60.9% vs FPT 100%, bit XOR 50.1% vs 100%"),
-        Claim("random-lstm", "A frozen random LSTM is far worse than a frozen random "
-              "transformer", f"{SLIDES}, Importance of architecture: random weights",
-              "Trans. / LSTM: Bit memory 75.8 / 50.9%, XOR 100 / 50.0%, ListOps 34.3 / "
-              "16.8%, MNIST 91.7 / 70.9%"),
-    )
+    claims = family_claims(__package__)["fpt-universal"]
     cpu_minutes = None  # not measured with today's recipe (README)
     default_seeds = {"cpu": 1, "paper": 3}
 

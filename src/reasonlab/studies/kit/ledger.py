@@ -1,19 +1,20 @@
 """The claims ledger: per paper, every claim the lab knows of, the study that tests it (or why
 none does yet), and the latest verdict in a store at each scale (`reasonlab claims [PAPER]`).
 
-A family declares its paper in `<family>/paper.py` (`PAPER = Paper(...)`), with the paper's
-claims that no study tests yet; the tested claims are read from the family's studies, so the
-ledger cannot drift from what `reasonlab run` judges.
+A family declares its paper in `<family>/claims.toml` (kit/claims.py): the paper, the claims
+each study judges and the claims no study tests yet, with why. The tested claims are read from
+the registered studies (which declare them from the same file), so the ledger cannot drift from
+what `reasonlab run` judges.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reasonlab.errors import ConfigError
+from reasonlab.studies.kit.claims import CLAIMS_FILE, claim_row, family_file
 from reasonlab.studies.kit.core import SCALES, Claim
 
 UNTESTED = "untested"
@@ -27,12 +28,6 @@ class Untested:
 
     claim: Claim
     why: str
-
-
-def untested(key: str, text: str, source: str, why: str, paper_numbers: str = "") -> Untested:
-    """An untested claim: its key, text, source (section, table, figure or slide), why no
-    study tests it yet, and the paper's own numbers where it gives them."""
-    return Untested(Claim(key, text, source, paper_numbers), why)
 
 
 @dataclass(frozen=True)
@@ -71,12 +66,27 @@ class ReportLike(Protocol):
     verdicts: list[dict[str, Any]]
 
 
+def paper_of(family: str) -> Paper:
+    """The family's paper and its untested claims, as its claims file lists them."""
+    package = f"reasonlab.studies.{family}"
+    where = f"{package}/{CLAIMS_FILE}"
+    data = family_file(package)
+    if "paper" not in data:
+        raise ConfigError(f"{where}: no [paper] table (citation, title, seed)")
+    p = data["paper"]
+    rows = data.get("untested", [])
+    for u in rows:
+        if "why" not in u:  # an untested claim without its reason is a gap the ledger hides
+            raise ConfigError(f"{where}: untested claim {u.get('key', '?')!r} has no why")
+    return Paper(family, p["citation"], p["title"], p["seed"],
+                 tuple(Untested(claim_row(u, where, extra=("why",)), u["why"]) for u in rows))
+
+
 def papers() -> dict[str, Paper]:
     """Every family's paper, by key, in family order."""
     from reasonlab.studies import families
 
-    return {f: importlib.import_module(f"reasonlab.studies.{f}.paper").PAPER
-            for f in families()}
+    return {f: paper_of(f) for f in families()}
 
 
 def family_of(study: type) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.sizes import n_params
 from reasonlab.studies.lego.programs import (SCALES, arms, by_value, edge_verdict,
                                              plot_by_program)
@@ -26,9 +27,7 @@ from reasonlab.train.loop import make_data
 @STUDIES.register("lego-conv-qkv-programs")
 class LegoConvQKVPrograms(Study):
     title = "LEGO (earlier version): convolutional key/query/value maps on program execution"
-    claims = (Claim("conv-qkv-edge", "Convolutional key/query/value maps give an edge on "
-                    "learning to execute programs (equal parameter count)",
-                    "Zhang et al. 2022, earlier version, abstract"),)
+    claims = family_claims(__package__)["lego-conv-qkv-programs"]
     cpu_minutes = 5.0  # measured: 298 s on the 2-core machine, otherwise idle (README)
     default_seeds = {"cpu": 2}
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import one_hop_section, op_split_section
 from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import classical_verdict, extrapolation_gain
@@ -23,12 +24,7 @@ ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions
 @STUDIES.register("lego-extrapolation")
 class LegoExtrapolation(Study):
     title = "LEGO length extrapolation: BERT-like vs ALBERT-like"
-    claims = (
-        Claim("classical", "BERT and ALBERT both reach classical generalization on #0-#5",
-              "Zhang et al. 2022, §3 Fig. 3"),
-        Claim("extrapolation", "ALBERT extrapolates further than BERT on #6-#8",
-              "Zhang et al. 2022, §3 Fig. 3"),
-    )
+    claims = family_claims(__package__)["lego-extrapolation"]
     cpu_minutes = 12.3  # measured: 735 s on the 2-core machine (RESULTS_VERSION 3, README)
     scales = WITH_LONG
     default_seeds = SEEDS

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.curves import early_step, plot_loss_curves
 from reasonlab.studies.kit.sizes import flops_per_step
 from reasonlab.studies.kit.verdicts import requires
@@ -31,16 +32,7 @@ from reasonlab.tasks.base import build_task
 @STUDIES.register("lego-hardcoded-attention")
 class LegoHardcodedAttention(Study):
     title = "LEGO §5: hardcoded attention (Hardcode, Hybrid) vs BERT on masked-LM pretraining"
-    claims = (
-        Claim("hardcode-early", "Hardcode learns faster at the beginning than BERT",
-              "Zhang et al. 2022, §5, Fig. 9"),
-        Claim("hardcode-late", "Hardcode falls short of BERT at the end",
-              "Zhang et al. 2022, §5, Fig. 9 (1.66 vs 1.49)"),
-        Claim("hybrid-final", "Hybrid reaches a validation loss at least as low as BERT's",
-              "Zhang et al. 2022, §5, Fig. 9 (1.47 vs 1.49)"),
-        Claim("hybrid-flops", "Hybrid costs fewer FLOPs per token than BERT",
-              "Zhang et al. 2022, §5, Fig. 8"),
-    )
+    claims = family_claims(__package__)["lego-hardcoded-attention"]
     cpu_minutes = 9.1  # measured: 546 s (6 runs x 500 steps; README)
     default_seeds = {"cpu": 2}
 

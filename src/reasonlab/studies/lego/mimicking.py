@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import mimicked_heads, substitution_note
 from reasonlab.studies.lego.common import (MIMIC, MINILM_FINETUNE, MINILM_MIMIC, RANDOM,
                                            NeedsMiniLM, accuracy_report, extrapolation_span, mimic,
@@ -24,9 +25,7 @@ from reasonlab.studies.lego.verdicts import closed_verdict
 @STUDIES.register("lego-mimicking")
 class LegoMimicking(NeedsMiniLM):
     title = "LEGO: mimicking initialisation vs random and pretrained init"
-    claims = (Claim("closes-gap", "Mimicking association and manipulation heads closes most of "
-                    "the gap between random and pretrained init, with no pretraining data",
-                    "Zhang et al. 2022, §4.2.2, Fig. 6"),)
+    claims = family_claims(__package__)["lego-mimicking"]
     cpu_minutes = 4.7  # measured: 282 s; its random and pretrained runs reused
     cpu_after = "lego-pretraining"
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.common import (
     N_CLAUSES, N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain, span_means
@@ -52,9 +53,7 @@ def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) ->
 @STUDIES.register("lego-mixed-lengths")
 class LegoMixedLengths(Study):
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
-    claims = (Claim("mixed-lengths", f"Training on mixed chain lengths ({SHORTEST}-{N_CLAUSES} "
-                    f"clauses: the last variable never supervised) improves BERT's "
-                    "extrapolation (#6-#8)", "Zhang et al. 2022, §1 and §4"),)
+    claims = family_claims(__package__)["lego-mixed-lengths"]
     cpu_minutes = 8.8  # measured: 527 s after lego-extrapolation (4 new runs)
     scales = WITH_LONG
     cpu_after = "lego-extrapolation"

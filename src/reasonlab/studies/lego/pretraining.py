@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import association_table, head_evidence, substitution_note
 from reasonlab.studies.lego.common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
                                            extrapolation_span, minilm_arms, minilm_recipe)
@@ -32,17 +33,7 @@ RENAMED = "pretrained, renamed ops"
 @STUDIES.register("lego-pretraining")
 class LegoPretraining(NeedsMiniLM):
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
-    claims = (
-        Claim("extrapolation", "Pretrained weights extrapolate better than random init",
-              "Zhang et al. 2022, §4.2, Fig. 6"),
-        Claim("convergence", "Pretrained weights converge in fewer steps than random init",
-              "Zhang et al. 2022, §4.2, Fig. 6"),
-        Claim("renaming", "Renaming `=`, `,` and the operators to arbitrary tokens keeps the "
-              "advantage over random init", "Zhang et al. 2022, §4.2.1"),
-        Claim("heads", "Before fine-tuning, the pretrained model has association heads "
-              "(between occurrences of the same variable, beyond what position explains) and "
-              "manipulation heads", "Zhang et al. 2022, §4.2.1, Fig. 7"),
-    )
+    claims = family_claims(__package__)["lego-pretraining"]
     cpu_minutes = 6.7  # measured: 404 s on the 2-core machine (RESULTS_VERSION 3)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import probe_sections
 from reasonlab.studies.lego.common import N_TRAIN_VARS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import needs_fit
@@ -25,9 +26,7 @@ from reasonlab.studies.kit.verdicts import gain_verdict
 @STUDIES.register("lego-probes")
 class LegoProbes(Study):
     title = "LEGO: information percolation by linear probes (BERT-like vs ALBERT-like)"
-    claims = (Claim("for-loop", "ALBERT's probe map is closer to the one-layer-per-step "
-                    "for-loop than BERT's (higher diagonal score on the supervised depths)",
-                    "Zhang et al. 2022, §4.1 Q2, Fig. 4"),)
+    claims = family_claims(__package__)["lego-probes"]
     cpu_minutes = 4.8  # measured: 287 s; its 4 runs reused; trains seed 2
     scales = WITH_LONG
     cpu_after = "lego-extrapolation"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                        grid, merge)
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import pass_order_section
 from reasonlab.studies.lego.common import MIMIC_RECIPE, N_CLAUSES, WITH_LONG, albert, mimic, recipe
 from reasonlab.studies.lego.verdicts import last_first_every_arm, span_gain
@@ -38,15 +38,7 @@ COMMON = slice(0, 5)  # #0-#4: supervised in every arm
 @STUDIES.register("lego-shortcut")
 class LegoShortcut(Study):
     title = "LEGO: shortcut solutions through the last variable"
-    claims = (
-        Claim("last-first", "Supervised on all 12 variables, the last variable (#11) is "
-              "learned before the middle ones, by BERT and by ALBERT",
-              "Zhang et al. 2022, §4.3, Fig. 3a"),
-        Claim("shortcut-hurts", "Supervising #0-#4 + #11 instead of #0-#5 degrades #6-#10",
-              "Zhang et al. 2022, §4.3"),
-        Claim("mimic-prevents", "Mimicking init improves #6-#10 under #0-#4 + #11 supervision",
-              "Zhang et al. 2022, §4.3 and Appendix A"),
-    )
+    claims = family_claims(__package__)["lego-shortcut"]
     cpu_minutes = 8.9  # measured: 535 s after lego-extrapolation (4 new runs)
     scales = WITH_LONG
     cpu_after = "lego-extrapolation"

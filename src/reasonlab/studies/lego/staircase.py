@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                        grid, merge)
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import lever_section, one_hop_section, op_split_section
 from reasonlab.studies.lego.common import LEVERS, PASS, WITH_LONG, accuracy_report, recipe
 from reasonlab.studies.lego.verdicts import first_pass_steps, staircase_verdict
@@ -35,10 +35,7 @@ MODES = {FIXED: "fixed", "given (authors' code)": "given",
 @STUDIES.register("lego-staircase")
 class LegoStaircase(Study):
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
-    claims = (Claim("staircase", "With a one-token root (the paper's task) the chain is learned "
-                    "position by position; with a random root (every label a parity of >= 2 "
-                    "tokens) training stays on the plateau far longer",
-                    "Zhang et al. 2022 §2 (root fixed); our finding"),)
+    claims = family_claims(__package__)["lego-staircase"]
     cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
     scales = WITH_LONG
     cpu_after = "lego-extrapolation"

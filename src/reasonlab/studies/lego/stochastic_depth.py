@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import (STUDIES, Claim, Report, Results, RunSpec, Scale, Study,
-                                        grid, merge)
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.common import (
     N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, albert, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain
@@ -22,8 +22,7 @@ FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
 @STUDIES.register("lego-stochastic-depth")
 class LegoStochasticDepth(Study):
     title = "LEGO: stochastic depth for ALBERT"
-    claims = (Claim("stochastic-depth", "Stochastic depth improves ALBERT's extrapolation to "
-                    "#6 and beyond (#6-#8)", "Zhang et al. 2022, §4.1 Q3, Fig. 5"),)
+    claims = family_claims(__package__)["lego-stochastic-depth"]
     cpu_minutes = 3.0  # measured: 178 s; its 2 ALBERT runs reused
     scales = WITH_LONG
     cpu_after = "lego-extrapolation"

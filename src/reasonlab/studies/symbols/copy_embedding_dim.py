@@ -28,7 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import trend_verdict
 from reasonlab.studies.symbols.analysis import copy_sections, drop_note
 from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
@@ -46,12 +47,7 @@ ARMS: dict[str, dict[str, Any]] = {
 @STUDIES.register("symbols-copy-embedding-dim")
 class SymbolsCopyEmbeddingDim(Study):
     title = "Abstract symbols: copying unseen symbols against the embedding dimension"
-    claims = (
-        Claim("inverse-scaling", "Copying accuracy on unseen symbols falls as the embedding "
-              "dimension grows", "Boix-Adsera et al. 2024, §5 and Fig. 3a"),
-        Claim("b-fixes", "The b term (output += b_h Attn_h X) removes the fall",
-              "Boix-Adsera et al. 2024, §5 and Fig. 3a"),
-    )
+    claims = family_claims(__package__)["symbols-copy-embedding-dim"]
     cpu_minutes = 4.7  # measured: 283 s (27 runs)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -24,7 +24,8 @@ from reasonlab.analysis.kernel import condition_number
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 from reasonlab.report import plot_matrices, table
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, Scale, Study, merge
+from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study, merge
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import ab_values, kernel_matrices, kernel_model_config
 from reasonlab.studies.symbols.common import MODEL, SYMBOLS
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
@@ -100,10 +101,7 @@ def kernel_recipe(scale: Scale, overrides: Mapping[str, Any]) -> KernelRecipe:
 @STUDIES.register("symbols-kernel")
 class SymbolsKernel(Study):
     title = "Abstract symbols: conditioning of the kernel's templates x templates matrix N"
-    claims = (
-        Claim("conditioning", "The identity terms (a I in W_Q W_K^T, b I in W_V W_O) improve "
-              "the condition number of N", "Boix-Adsera et al. 2024, §4.3"),
-    )
+    claims = family_claims(__package__)["symbols-kernel"]
     cpu_minutes = 1.8  # measured: 109 s (authors' init)
     trains = False  # kernels of randomly initialised models, at the scale's sizes
 

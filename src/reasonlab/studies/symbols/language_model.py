@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from reasonlab.report import plot_perplexity
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.common import lm_recipe
 from reasonlab.studies.symbols.verdicts import perplexity_verdict
 
@@ -25,11 +26,7 @@ ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identit
 @STUDIES.register("symbols-language-model")
 class SymbolsLanguageModel(Study):
     title = "Abstract symbols: identity-augmented attention in a small causal LM (WordNet glosses)"
-    claims = (
-        Claim("perplexity", "The a/b modification slightly lowers validation perplexity of a "
-              "language model trained from scratch, at equal steps",
-              "Boix-Adsera et al. 2024, §6 and Fig. 4 (GPT-2 on WikiText)"),
-    )
+    claims = family_claims(__package__)["symbols-language-model"]
     cpu_minutes = 4  # measured under the shared lock (README)
     default_seeds = {"cpu": 2, "paper": 2}
 

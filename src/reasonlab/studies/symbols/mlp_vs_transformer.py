@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import samples_section
 from reasonlab.studies.symbols.common import BERT_INIT, mlp_arm, n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import chance_verdict, reaches_verdict
@@ -44,16 +45,7 @@ this: halfway from chance to perfect."""
 @STUDIES.register("symbols-mlp-vs-transformer")
 class SymbolsMlpVsTransformer(Study):
     title = "Abstract symbols: MLP vs transformer on unseen symbols (same/different)"
-    claims = (
-        Claim("mlp-chance", "An MLP trained by SGD stays at chance on unseen symbols (one-hot "
-              "tokens into position-specific first-layer weights, the theorem's input)",
-              "Boix-Adsera et al. 2024, §3 (MLPs fail to reason; permutation symmetry)"),
-        Claim("transformer-generalises", "A transformer generalises to unseen symbols given "
-              "enough training samples", "Boix-Adsera et al. 2024, Thm 1.1 (§4) and Fig. 1"),
-        Claim("shared-table-equality", "An MLP whose positions share one embedding table "
-              "(N(0, 1) rows) beats chance on unseen symbols: a repeated symbol gives the same "
-              "vector twice", "our finding (the reading the paper's §3 argument excludes)"),
-    )
+    claims = family_claims(__package__)["symbols-mlp-vs-transformer"]
     # measured: 1738 s with 6 arms on a machine at load ~12-15 on 2 cores, where its transformer
     # runs took 6.5x their quiet-machine time (the 3-arm study took 59 s quiet): about 4.5 min
     cpu_minutes = 4.5

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Claim, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import (TEST_HEADING, frozen_networks,
                                                 frozen_width_section,
                                                 readout_of_initial_networks, samples_section)
@@ -45,14 +46,7 @@ FULL, READOUT = "all layers", "read-out only (converged)"
 @STUDIES.register("symbols-readout-vs-full")
 class SymbolsReadoutVsFull(Study):
     title = "Abstract symbols: training the read-out only vs training all layers"
-    claims = (
-        Claim("readout-generalises", "Training only the read-out of a random transformer "
-              "generalises to unseen symbols given enough samples",
-              "Boix-Adsera et al. 2024, Thm 1.1 (§4, random-features regime)"),
-        Claim("full-more-efficient", "Training all layers needs fewer samples than training "
-              "the read-out only", "Boix-Adsera et al. 2024, §4 discussion and OpenReview "
-              "response (feature learning vs NTK)"),
-    )
+    claims = family_claims(__package__)["symbols-readout-vs-full"]
     cpu_minutes = 4.7  # measured: 279 s (9 trained runs + closed-form read-out fits)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

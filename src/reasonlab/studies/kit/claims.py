@@ -1,0 +1,60 @@
+"""Claims as data. Each family ships one `claims.toml` listing every claim the lab knows of for
+its paper: the paper itself (`[paper]`), then per study (`[[studies.<registered name>]]`) the
+claims it judges in the order its verdicts come, then the claims no study tests yet
+(`[[untested]]`, each with `why`). Each claim holds key, text, source and, where the paper gives
+them, paper_numbers.
+
+A study declares its claims from the file by its registered name, in its class body:
+
+    claims = family_claims(__package__)["lego-probes"]
+
+so the wording of a claim lives in one place, the ledger (`reasonlab claims`) and the studies
+read the same rows, and a paper's claims can be read, and edited, without reading code.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from importlib.resources import files
+from types import MappingProxyType
+from typing import Any
+
+from reasonlab.errors import ConfigError
+from reasonlab.studies.kit.core import Claim
+
+CLAIMS_FILE = "claims.toml"
+REQUIRED = ("key", "text", "source")
+OPTIONAL = ("paper_numbers",)
+
+
+@cache
+def family_file(package: str) -> Mapping[str, Any]:
+    """The parsed claims file of a family package (e.g. `reasonlab.studies.lego`), read once:
+    every study of the family asks for it at import."""
+    try:
+        text = (files(package) / CLAIMS_FILE).read_text(encoding="utf-8")
+        return MappingProxyType(tomllib.loads(text))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{package}: cannot read {CLAIMS_FILE}: {e}") from e
+
+
+def claim_row(row: Mapping[str, str], where: str, extra: tuple[str, ...] = ()) -> Claim:
+    """One claim of a claims file; a missing or misspelt field fails here, at import, not as a
+    claim silently without its source or numbers."""
+    missing = [f for f in REQUIRED if f not in row]
+    unknown = sorted(set(row) - {*REQUIRED, *OPTIONAL, *extra})
+    if missing or unknown:
+        raise ConfigError(f"{where}: claim {row.get('key', '?')!r} lacks {missing or 'nothing'}, "
+                          f"has unknown fields {unknown or 'none'}")
+    return Claim(row["key"], row["text"], row["source"], row.get("paper_numbers", ""))
+
+
+@cache
+def family_claims(package: str) -> Mapping[str, tuple[Claim, ...]]:
+    """Registered study name -> the claims it declares, in the order of the family's file."""
+    studies = family_file(package).get("studies", {})
+    return MappingProxyType({
+        name: tuple(claim_row(r, f"{package}/{CLAIMS_FILE} [{name}]") for r in rows)
+        for name, rows in studies.items()})
