@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from reasonlab.analysis.kernel import template_kernel_matrix
+from reasonlab.analysis.kernel import condition_number, template_kernel_matrix
 from reasonlab.analysis.readout import converged_readout
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer
-from reasonlab.report import fmt_seeds
+from reasonlab.report import fmt_seeds, plot_matrices, table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
 from reasonlab.studies.kit.core import overridden
@@ -199,3 +199,23 @@ def kernel_model_config(model: dict[str, Any], zero_diag: bool, vocab_size: int,
         **model, "attention": {"name": "identity", "zero_diag": zero_diag},
         "vocab_size": vocab_size, "n_classes": n_classes, "max_seq_len": max_seq_len},
         where="model")
+
+
+def kernel_section(rep: Report, Ns: dict[str, dict[str, np.ndarray]],
+                   conds: dict[str, dict[str, float]], recipe: Any,
+                   settings: dict[str, tuple[bool, bool, bool]], main: str) -> Report:
+    """symbols-kernel's table (cond(N) per task and setting, and plain / `main`) and its figure
+    (N of same/different per setting); `recipe` is the study's KernelRecipe."""
+    d = kernel_model_config(recipe.model, True, 2, 2, 8).d_model
+    a, b = ab_values(settings[main], d)
+    rows = [[t, *(f"{c[s]:.3g}" for s in settings), f"{c['plain'] / c[main]:.3g}"]
+            for t, c in conds.items()]
+    rep.sections.append(
+        f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
+        f"{recipe.n_inits} initializations, {recipe.n_per_template} examples per "
+        "template)\n\n" + table(["task", *settings, f"plain / ({main})"], rows))
+    plot_matrices({f"{s}: cond {condition_number(N):.3g}": N
+                   for s, N in Ns["same/different"].items()}, rep.out / "kernel_same_different.png")
+    rep.figure("kernel_same_different.png", "N for same/different (rows, columns: templates "
+               "`$a $a`, `$a $b`) at initialization")
+    return rep

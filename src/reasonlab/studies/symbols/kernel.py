@@ -16,18 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from reasonlab.analysis.kernel import condition_number
-from reasonlab.config import StrictModel
-from reasonlab.errors import ConfigError
-from reasonlab.report import plot_matrices, table
-from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study, merge
+from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study
 from reasonlab.studies.kit.claims import family_claims
-from reasonlab.studies.symbols.analysis import ab_values, kernel_matrices, kernel_model_config
-from reasonlab.studies.symbols.common import MODEL, SYMBOLS
+from reasonlab.studies.symbols.analysis import kernel_matrices, kernel_section
+from reasonlab.studies.symbols.kernel_recipe import kernel_recipe
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
 
 TASKS: dict[str, dict[str, Any]] = {
@@ -49,53 +44,6 @@ position, the read-out token included, attend mostly to itself (diag(X X^T) = d_
 LayerNorm, much larger than the off-diagonal terms), so the read-out sees little of the input
 and N degenerates (measured: the with-diag row); we found this on a trial before the cpu run,
 and report both."""
-SIZES: dict[Scale, tuple[int, int]] = {"smoke": (2, 16), "cpu": (32, 256), "paper": (256, 1024)}
-"""(initializations averaged, examples per template)."""
-
-
-class Alphabets(StrictModel):
-    """The templates task's symbol alphabets (the rest of each task is the TASKS row's)."""
-
-    n_train_symbols: int = Field(gt=0)
-    n_val_symbols: int = Field(gt=0)
-    n_test_symbols: int = Field(gt=0)
-
-
-class KernelRecipe(StrictModel):
-    """What the study computes at a scale. `reasonlab run symbols-kernel KEY=VALUE` changes it
-    as `reasonlab run` changes a training study's runs (e.g. `n_inits=2 n_per_template=64` to
-    time the paper scale first; `model.d_model=256`; `task.n_train_symbols=1000`; `--device
-    cpu`); the attention of each setting stays the study's."""
-
-    n_inits: int = Field(gt=0)
-    """Random initializations N is averaged over."""
-    n_per_template: int = Field(gt=0)
-    """Examples drawn per template and alphabet."""
-    model: dict[str, Any]
-    """ModelConfig keys: the shape of the randomly initialised models."""
-    task: Alphabets
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """Where the models compute (`auto`: CUDA when present); the initializations and examples
-    are drawn on the CPU, the same on every device."""
-
-
-def kernel_recipe(scale: Scale, overrides: Mapping[str, Any]) -> KernelRecipe:
-    """The scale's recipe with `overrides` merged in, checked: one ConfigError line naming the
-    override that does not fit."""
-    n_inits, n_per = SIZES[scale]
-    base = {"n_inits": n_inits, "n_per_template": n_per, "model": MODEL[scale],
-            "task": SYMBOLS[scale]}
-    try:
-        recipe = KernelRecipe.build(merge(base, overrides))
-        kernel_model_config(recipe.model, True, 2, 2, 8)  # its keys and values, sizes aside
-    except ConfigError as e:
-        raise ConfigError(f"override does not fit study symbols-kernel: {e} (it takes "
-                          "n_inits, n_per_template, model.*, task.n_train_symbols, "
-                          "task.n_val_symbols, task.n_test_symbols and device)") from None
-    from reasonlab.train.device import check_available  # imports torch: only when checking
-
-    check_available(recipe.device)
-    return recipe
 
 
 @STUDIES.register("symbols-kernel")
@@ -115,18 +63,6 @@ class SymbolsKernel(Study):
         Ns = kernel_matrices(TASKS, SETTINGS, r.model, r.task.model_dump(), r.n_inits,
                              r.n_per_template, resolve_device(r.device))
         conds = {t: {s: condition_number(N) for s, N in by.items()} for t, by in Ns.items()}
-        rep = Report(self.title, out)
-        d = kernel_model_config(r.model, True, 2, 2, 8).d_model
-        a, b = ab_values(SETTINGS[MAIN], d)
-        rows = [[t, *(f"{c[s]:.3g}" for s in SETTINGS), f"{c['plain'] / c[MAIN]:.3g}"]
-                for t, c in conds.items()]
-        rep.sections.append(
-            f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
-            f"{r.n_inits} initializations, {r.n_per_template} examples per "
-            "template)\n\n" + table(["task", *SETTINGS, f"plain / ({MAIN})"], rows))
-        plot_matrices({f"{s}: cond {condition_number(N):.3g}": N
-                       for s, N in Ns["same/different"].items()}, out / "kernel_same_different.png")
-        rep.figure("kernel_same_different.png", "N for same/different (rows, columns: templates "
-                   "`$a $a`, `$a $b`) at initialization")
+        rep = kernel_section(Report(self.title, out), Ns, conds, r, SETTINGS, MAIN)
         rep.verdicts = [conditioning_verdict(self.claim("conditioning"), conds, MAIN)]
         return rep
