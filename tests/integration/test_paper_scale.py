@@ -50,11 +50,14 @@ RUN = {"steps": 2, "batch_size": 4, "n_test": 16, "eval_every": 1, "ckpt_every":
 FEW = {"n_train": 64}
 FPT_VAL = {"n_val": 16}
 CORPUS = {"init_from": {"task": {"corpus_tokens": 20_000}}}  # artificial corpora: 100M tokens
+MIMIC = {"mimic": {"steps": 2, "batch_size": 4}}
+"""The mimicking warm-up is an init stage with its own steps and batch (paper: 1000 x 200 through
+MiniLM): shrunk like the training it precedes; runs without mimicking are left alone."""
 
 SHRINK: dict[str, dict] = {
     **{n: FEW for n in ("lego-extrapolation", "lego-staircase", "lego-stochastic-depth",
-                        "lego-probes", "lego-shortcut", "lego-mixed-lengths",
-                        "lego-pretraining", "lego-mimicking", "lego-hardcoded-attention",
+                        "lego-probes", "lego-mixed-lengths",
+                        "lego-pretraining", "lego-hardcoded-attention",
                         "lego-conv-qkv-programs", "anchors-init-phase",
                         "anchors-lr-weight-decay", "anchors-mechanism", "anchors-embedding-norm",
                         "symbols-copy-embedding-dim", "symbols-language-model")},
@@ -62,6 +65,7 @@ SHRINK: dict[str, dict] = {
     **{name: merge(FEW, FPT_VAL) for name in (
         "fpt-universal", "fpt-freeze-ablation", "fpt-freeze-fewer", "fpt-convergence",
         "fpt-init", "fpt-modality", "fpt-fitting", "fpt-attention", "fpt-scaling")},
+    **{name: merge(FEW, MIMIC) for name in ("lego-mimicking", "lego-shortcut")},
     "artificial-pretraining": merge(FEW, CORPUS),
     "artificial-pretraining-lego": merge(FEW, CORPUS),
     # n_train is swept
