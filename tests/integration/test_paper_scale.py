@@ -29,6 +29,7 @@ says what was measured):
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -79,6 +80,16 @@ SHRINK: dict[str, dict] = {
 }
 """Per study: on top of RUN for a study that trains; the whole of what a study that trains
 nothing (RUN's keys are not its own) is given, {} to run it as it is."""
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Every core, not the suite's one thread (tests/conftest.py): the paper's shapes are slow
+    on a CPU, and no test here compares runs made at different thread counts."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    yield
+    torch.set_num_threads(n)
 
 
 def test_every_study_has_a_shrink():
