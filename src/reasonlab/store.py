@@ -193,11 +193,12 @@ def checkpoint_meta(run_dir: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(meta, dict):
         raise CorruptRunError(run_dir, f"{rel}/state.json", "is not a JSON object")
-    for key, kind in (("step", int), ("config_hash", str), ("param_groups", list),
+    # param_groups is null in a run's last checkpoint: it holds no optimizer state
+    for key, kind in (("step", int), ("config_hash", str), ("param_groups", (list, type(None))),
                       ("optim_scalars", dict)):
-        if not isinstance(meta.get(key), kind):
-            raise CorruptRunError(run_dir, f"{rel}/state.json",
-                                  f"lacks {key!r} (a {kind.__name__})")
+        if key not in meta or not isinstance(meta[key], kind):
+            what = kind[0].__name__ if isinstance(kind, tuple) else kind.__name__
+            raise CorruptRunError(run_dir, f"{rel}/state.json", f"lacks {key!r} (a {what})")
     check_safetensors(run_dir, f"{rel}/state.safetensors")
     return meta
 

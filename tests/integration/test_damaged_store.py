@@ -152,7 +152,8 @@ def test_analysis_loads_the_model_weights_alone(finished, tmp_path, monkeypatch)
     run = next(p for p in (store / "runs").iterdir() if p.is_dir())
     path = run / "ckpt" / "state.safetensors"
     saved = load_file(str(path))
-    assert any(k.startswith("optim.") for k in saved)
+    # a finished run's last checkpoint: weights and RNG states, no optimizer moments
+    assert not any(k.startswith("optim.") for k in saved) and "rng.torch_cpu" in saved
 
     read, hashed = [], []
 
@@ -183,7 +184,7 @@ def test_analysis_loads_the_model_weights_alone(finished, tmp_path, monkeypatch)
     assert all(torch.equal(v, saved[f"model.{k}"]) for k, v in model.state_dict().items())
     monkeypatch.undo()
 
-    # the optimizer state gone from the file: analysis loads the same weights, reuse refuses
+    # the RNG state gone from the file: analysis loads the same weights, reuse refuses
     save_file({k: v for k, v in saved.items() if k.startswith("model.")}, str(path))
     _, again = load_run_model(run)
     assert all(torch.equal(v, saved[f"model.{k}"]) for k, v in again.state_dict().items())
@@ -196,6 +197,23 @@ def test_analysis_loads_the_model_weights_alone(finished, tmp_path, monkeypatch)
     with pytest.raises(CorruptRunError, match="state.safetensors does not match the checksum "
                        "of its model weights"):
         load_run_model(run)
+
+
+def test_a_last_checkpoint_is_never_resumed_mid_run(finished, tmp_path):
+    """The final step's checkpoint holds no optimizer state, so it cannot continue a run: one
+    put where a mid-run checkpoint belongs (state.json claiming step 2 of 4) is refused in one
+    line, never trained on with fresh Adam moments."""
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    run = next(p for p in (store / "runs").iterdir() if p.is_dir())
+    meta = json.loads((run / "ckpt" / "state.json").read_text())
+    assert meta["step"] == 4 and meta["param_groups"] is None and meta["optim_scalars"] == {}
+    (run / "ckpt" / "state.json").write_text(json.dumps({**meta, "step": 2}))
+    (run / "result.json").unlink()
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    (run / "metrics.jsonl").write_text(lines[0] + "\n")
+    with pytest.raises(CheckpointError, match="holds no optimizer state .* at step 2 of 4"):
+        execute(TrainConfig.build(TINY), store, quiet=True)
 
 
 def test_gc_removes_a_linked_run_folder_not_its_target(finished, tmp_path, capsys):

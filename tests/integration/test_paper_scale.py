@@ -84,10 +84,11 @@ nothing (RUN's keys are not its own) is given, {} to run it as it is."""
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    """Every core, not the suite's one thread (tests/conftest.py): the paper's shapes are slow
-    on a CPU, and no test here compares runs made at different thread counts."""
+    """Every core this process may use (its affinity: `taskset` leaves the others to other
+    work), not the suite's one thread (tests/conftest.py): the paper's shapes are slow on a
+    CPU, and no test here compares runs made at different thread counts."""
     n = torch.get_num_threads()
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
     yield
     torch.set_num_threads(n)
 

@@ -49,6 +49,10 @@ def test_resume_is_bitwise_identical(tmp_path, monkeypatch):
         train(config, tmp_path / "resumed", quiet=True)
     lines = (tmp_path / "resumed" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in lines] == [10, 20]
+    from safetensors.torch import load_file
+
+    mid = load_file(str(tmp_path / "resumed" / "ckpt" / "state.safetensors"))
+    assert any(k.startswith("optim.") for k in mid)  # what resuming at step 20 needs
     steps = []  # the resumed run trains steps 20..39 only: it resumed, it did not restart
     monkeypatch.setattr(loop, "slot_loss", lambda *a: steps.append(1) or real(*a))
     resumed = train(config, tmp_path / "resumed", quiet=True)
@@ -58,11 +62,10 @@ def test_resume_is_bitwise_identical(tmp_path, monkeypatch):
     a = (tmp_path / "full" / "metrics.jsonl").read_text()
     b = (tmp_path / "resumed" / "metrics.jsonl").read_text()
     assert a == b
-    from safetensors.torch import load_file
-
     wa = load_file(str(tmp_path / "full" / "ckpt" / "state.safetensors"))
     wb = load_file(str(tmp_path / "resumed" / "ckpt" / "state.safetensors"))
     assert wa.keys() == wb.keys()
+    assert not any(k.startswith("optim.") for k in wa)  # the last checkpoint: no moments
     for k in wa:
         assert torch.equal(wa[k], wb[k]), k
 

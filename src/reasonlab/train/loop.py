@@ -144,7 +144,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     metrics_path = run_dir / "metrics.jsonl"
     start = 0
     if has_checkpoint(run_dir):
-        start = load_checkpoint(run_dir, chash, model, optimizer)
+        start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
     _truncate_metrics(metrics_path, start)
 
     autocast = autocast_for(precision, device)
@@ -178,7 +178,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                 f.write(json.dumps(last) + "\n")
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
             if done % config.ckpt_every == 0 or done == config.steps:
-                save_checkpoint(run_dir, done, chash, model, optimizer)
+                # the last holds no optimizer state: nothing resumes a finished run
+                save_checkpoint(run_dir, done, chash, model,
+                                optimizer if done < config.steps else None)
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
         rows = read_metrics(run_dir)

@@ -81,11 +81,6 @@ def seed_avg(row: str) -> float:
     return sum(SEED_TABLE[row]) / len(SEED_TABLE[row])
 
 
-def seed_avgs(*rows: str) -> str:
-    """'row avg, row avg': the seed's Avg of each row, for a claim's paper numbers."""
-    return ", ".join(f"{r} {seed_avg(r):.3f}" for r in rows)
-
-
 class SeedStudy(Study):
     """Base of the studies of the seed's rows: the natural corpora (English, German,
     JavaScript, amino acids; tasks/natural.py) come from Debian packages."""
