@@ -27,16 +27,20 @@ from reasonlab.tasks.base import build_task
 
 
 @torch.no_grad()
-def similarity_spearman(run_dir: Path, n: int) -> float:
+def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) -> float:
     """Spearman correlation of the predicted grade (softmax expectation) with the gold path
     similarity 1 / (1 + distance), on n pairs of held-out synsets (rng 0: the same pairs for
-    every run of a task config); 0 for a constant prediction."""
+    every run of a task config); 0 for a constant prediction. Forward passes of `batch_size`
+    pairs (default: the run's eval_batch_size)."""
     config, model = load_run_model(run_dir)
     task = build_task(config.task)
     batch = task.sample(np.random.default_rng(0), n, "test")
     device = next(model.parameters()).device
-    b = batch.to(device)
-    logits = model(b.tokens, b.label_pos, b.pad_mask)[:, 0].float()  # [n, grades]
+    # in batches of the run's eval_batch_size: the paper scale's 5,000 pairs of 127 tokens in
+    # one BERT-base forward pass took 23 GB (its 3072-wide MLP activations alone are 7.8 GB)
+    k = batch_size or config.eval_batch_size
+    logits = torch.cat([model(b.tokens, b.label_pos, b.pad_mask)[:, 0].float()  # [k, grades]
+                        for b in (batch[i: i + k].to(device) for i in range(0, n, k))])
     grades = torch.arange(logits.shape[-1], device=device, dtype=torch.float32)
     pred = (logits.softmax(-1) * grades).sum(-1).cpu().numpy()
     gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
@@ -47,7 +51,7 @@ def similarity_spearman(run_dir: Path, n: int) -> float:
 def scores(results: Results) -> Scores:
     """task -> init -> per-seed score (seed order)."""
     out: Scores = {}
-    n = SCALES[results.scale]["eval_pairs"]
+    n = results.sample_size(SCALES[results.scale]["eval_pairs"])
     for t, by_task in results.where(phase=FINETUNE).by("task").items():
         out[t] = {}
         for i, runs_ in by_task.by("init").items():

@@ -1,0 +1,33 @@
+"""artificial.seed_analysis.similarity_spearman: batched forward passes give the one-pass
+answer, and a trial of the paper scale (n_test=N) evaluates N pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from reasonlab.runs import execute, load_run_model, run_dir_for
+from reasonlab.studies.artificial.seed import FINETUNE, SCRATCH, runs
+from reasonlab.studies.artificial.seed_analysis import similarity_spearman
+from reasonlab.tasks.base import build_task
+
+
+def test_batched_spearman_is_the_one_pass_spearman(tmp_path):
+    (spec,) = [s for s in runs("smoke", 1) if s.factors["phase"] == FINETUNE
+               and s.factors["task"] == "similarity" and s.factors["init"] == SCRATCH]
+    execute(spec.config, tmp_path, quiet=True)
+    run = run_dir_for(spec.config, tmp_path)
+    n = 50
+    # the naive reference: every pair in one forward pass
+    config, model = load_run_model(run)
+    batch = build_task(config.task).sample(np.random.default_rng(0), n, "test")
+    with torch.no_grad():
+        logits = model(batch.tokens, batch.label_pos, batch.pad_mask)[:, 0].float()
+    pred = (logits.softmax(-1) * torch.arange(logits.shape[-1])).sum(-1).numpy()
+    gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
+    want = float(spearmanr(pred, gold).statistic)
+    if not np.isfinite(want):
+        want = 0.0
+    for k in (7, 50, 500):  # uneven, exact and larger than n
+        assert abs(similarity_spearman(run, n, batch_size=k) - want) < 1e-9, k
