@@ -274,17 +274,26 @@ def check_report(name: str, root: Path, out: Path) -> None:
 # ----------------------------------------------------------------------------- every kind
 
 def kinds() -> dict[str, tuple[str, TrainConfig]]:
-    """One paper-scale config per distinct kind of run across all studies, shrunk."""
+    """Paper-scale configs, shrunk, that between them show every value of every dimension of
+    a run that resuming touches: the task (its data and evaluation), the architecture, the
+    init stage (pretrained checkpoint, a pretraining run, the mimicking warm-up) and what is
+    trained (the optimizer's parameter set). A config joins when it shows a value no earlier
+    one showed; all combinations would be 164 paper-sized runs, hours on a CPU."""
     out: dict[str, tuple[str, TrainConfig]] = {}
-    for name, cls in STUDIES.items():
+    seen: set[tuple[str, str]] = set()
+    for name, cls in sorted(STUDIES.items()):
         if not cls.trains or cls.missing():
             continue
         for s in overridden(cls().runs("paper", 1), shrink(name)):
             c = s.config
-            kind = (f"{c.task.name}/{c.model.arch.name}/checkpoint={c.init_checkpoint}/"
-                    f"run={c.init_run is not None}/mimic={c.mimic is not None}/"
-                    f"trainable={c.trainable}")
-            out.setdefault(kind, (name, c))
+            dims = {"task": c.task.name, "arch": c.model.arch.name,
+                    # an init loads per architecture (MiniLM into FPT or into BERT)
+                    "checkpoint": f"{c.model.arch.name}:{c.init_checkpoint}",
+                    "run": f"{c.model.arch.name}:{c.init_run is not None}",
+                    "mimic": str(c.mimic is not None), "trainable": str(c.trainable)}
+            if not set(dims.items()) <= seen:
+                seen |= set(dims.items())
+                out["/".join(f"{k}={v}" for k, v in dims.items())] = (name, c)
     return out
 
 
