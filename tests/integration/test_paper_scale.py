@@ -83,7 +83,7 @@ nothing (RUN's keys are not its own) is given, {} to run it as it is."""
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
+def _one_thread():  # the name overrides tests/conftest.py's autouse fixture
     """Every core this process may use (its affinity: `taskset` leaves the others to other
     work), not the suite's one thread (tests/conftest.py): the paper's shapes are slow on a
     CPU, and no test here compares runs made at different thread counts."""

@@ -8,7 +8,9 @@ import torch
 from scipy.stats import spearmanr
 
 from reasonlab.runs import execute, load_run_model, run_dir_for
-from reasonlab.studies.artificial.seed import FINETUNE, SCRATCH, runs
+from reasonlab.studies.kit.base import Results
+from reasonlab.studies.artificial.seed import FINETUNE, SCALES, SCRATCH, runs
+from reasonlab.studies.artificial import seed_analysis
 from reasonlab.studies.artificial.seed_analysis import similarity_spearman
 from reasonlab.tasks.base import build_task
 
@@ -27,7 +29,22 @@ def test_batched_spearman_is_the_one_pass_spearman(tmp_path):
     pred = (logits.softmax(-1) * torch.arange(logits.shape[-1])).sum(-1).numpy()
     gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
     want = float(spearmanr(pred, gold).statistic)
-    if not np.isfinite(want):
-        want = 0.0
+    assert np.isfinite(want) and want != 0.0  # a real ranking, not the constant-prediction 0
     for k in (7, 50, 500):  # uneven, exact and larger than n
         assert abs(similarity_spearman(run, n, batch_size=k) - want) < 1e-9, k
+
+
+def test_a_trial_scores_the_pairs_its_n_test_allows(monkeypatch):
+    """scores() asks similarity_spearman for the scale's eval_pairs, or the overridden n_test
+    when that is smaller (Results.sample_size), as the other analyses of a trial run do."""
+    asked = []
+    monkeypatch.setattr(seed_analysis, "similarity_spearman",
+                        lambda run_dir, n: asked.append(n) or 0.5)
+    specs = [s for s in runs("paper", 1) if s.factors["phase"] == FINETUNE
+             and s.factors["task"] == "similarity"]
+    pairs = [(s, {"dir": "unused", "final": {"acc": 0.0}}) for s in specs]
+    full = SCALES["paper"]["eval_pairs"]
+    for overrides, want in (({}, full), ({"n_test": 16}, 16), ({"n_test": 10**6}, full)):
+        asked.clear()
+        seed_analysis.scores(Results(pairs, "paper", 1, overrides))
+        assert asked == [want] * len(specs), overrides
