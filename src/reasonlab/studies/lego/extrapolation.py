@@ -26,6 +26,7 @@ class LegoExtrapolation(Study):
     title = "LEGO length extrapolation: BERT-like vs ALBERT-like"
     claims = family_claims(__package__)["lego-extrapolation"]
     cpu_minutes = 12.3  # measured: 735 s on the 2-core machine (RESULTS_VERSION 3, README)
+    minutes = {"long": 15.8}  # measured: 947 s, a fresh store, 2 quiet cores (README)
     scales = WITH_LONG
     default_seeds = SEEDS
 
