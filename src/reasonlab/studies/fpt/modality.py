@@ -35,7 +35,7 @@ FPT, RANDOM, BIT, PRETRAINING = "FPT", "Random", "Bit", "Bit pretraining (bit me
 class FptModality(SlideStudy):
     title = "FPT: language vs bit-memory pretraining vs random backbone"
     claims = family_claims(__package__)["fpt-modality"]
-    cpu_minutes = None
+    cpu_minutes = 5.8  # measured: 345 s after fpt-init, 2 quiet cores (README)
     cpu_after = "fpt-init"
     default_seeds = {"cpu": 1, "paper": 3}
 
