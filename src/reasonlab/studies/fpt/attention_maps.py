@@ -40,8 +40,7 @@ N = 64
 class FptAttention(SlideStudy):
     title = "FPT: first-layer attention on the bit tasks"
     claims = family_claims(__package__)["fpt-attention"]
-    # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
-    # measured at the earlier ones, on the loaded machine
+    # timed at today's budgets only with --workers 1 on one core (README); not on 2 cores
     cpu_minutes = None
     default_seeds = {"cpu": 1, "paper": 1}
 

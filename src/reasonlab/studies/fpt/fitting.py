@@ -39,8 +39,6 @@ so that a model able to memorise its training set has the time to."""
 class FptFitting(SlideStudy):
     title = "FPT: train vs test accuracy (under- and overfitting)"
     claims = family_claims(__package__)["fpt-fitting"]
-    # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
-    # measured at the earlier ones, on the loaded machine
     cpu_minutes = 3.5  # measured: 212 s, an empty store, 2 quiet cores (README)
     default_seeds = {"cpu": 1, "paper": 3}
 

@@ -36,8 +36,7 @@ TASKS: dict[Scale, tuple[str, ...]] = {
 class FptInit(SlideStudy):
     title = "FPT: pretrained vs Statistics Only vs default initialization"
     claims = family_claims(__package__)["fpt-init"]
-    # not measured at today's budgets (dropout 0.1, longer runs); the README gives the time
-    # measured at the earlier ones, on the loaded machine
+    # timed at today's budgets only with --workers 1 on one core (README); not on 2 cores
     cpu_minutes = None
     default_seeds = {"cpu": 1, "paper": 3}
 
