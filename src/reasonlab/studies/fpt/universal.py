@@ -41,7 +41,11 @@ from reasonlab.studies.kit.verdicts import all_of_each
 class FptUniversal(SlideStudy):
     title = "FPT: frozen pretrained transformers as universal computation engines"
     claims = family_claims(__package__)["fpt-universal"]
-    cpu_minutes = None  # not measured with today's recipe (README)
+    # measured: 2541 s for its 46 runs not shared with fpt-init (and fpt-attention's bit
+    # memory FPT runs), 2 quiet cores (README); over the 30 minutes budgeted: the Full arm's
+    # learning-rate sweep is 55% of its CPU time, the LSTMs 35%
+    cpu_minutes = 42.4
+    cpu_after = "fpt-init"
     default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
