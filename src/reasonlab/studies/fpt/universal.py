@@ -41,9 +41,9 @@ from reasonlab.studies.kit.verdicts import all_of_each
 class FptUniversal(SlideStudy):
     title = "FPT: frozen pretrained transformers as universal computation engines"
     claims = family_claims(__package__)["fpt-universal"]
-    # measured: 2541 s for its 46 runs not shared with fpt-init (and fpt-attention's bit
-    # memory FPT runs), 2 quiet cores (README); over the 30 minutes budgeted: the Full arm's
-    # learning-rate sweep is 55% of its CPU time, the LSTMs 35%
+    # measured: 2541 s on 2 quiet cores for the 46 runs that neither fpt-init nor fpt-attention
+    # (its 2 bit-memory FPT runs, ~3 min more without it) had trained (README); over the 30
+    # minutes budgeted: the Full arm's learning-rate sweep is 55% of its CPU time, the LSTMs 35%
     cpu_minutes = 42.4
     cpu_after = "fpt-init"
     default_seeds = {"cpu": 1, "paper": 3}
