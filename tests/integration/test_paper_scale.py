@@ -64,7 +64,8 @@ SHRINK: dict[str, dict] = {
                         "symbols-copy-embedding-dim", "symbols-language-model")},
     # the FPT runs hold a validation split out of n_train (fpt.common.tasks)
     **{name: merge(FEW, FPT_VAL) for name in (
-        "fpt-universal", "fpt-freeze-ablation", "fpt-freeze-fewer", "fpt-convergence",
+        "fpt-universal", "fpt-lstm", "fpt-freeze-ablation", "fpt-freeze-random",
+        "fpt-freeze-fewer", "fpt-convergence",
         "fpt-init", "fpt-modality", "fpt-fitting", "fpt-attention", "fpt-scaling")},
     **{name: merge(FEW, MIMIC) for name in ("lego-mimicking", "lego-shortcut")},
     "artificial-pretraining": merge(FEW, CORPUS),

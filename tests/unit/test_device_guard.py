@@ -175,7 +175,7 @@ def test_the_guard_catches_host_compute_and_numpy(guard):
 
 
 GUARDED = ("lego-extrapolation", "lego-probes", "lego-shortcut", "anchors-mechanism",
-           "symbols-readout-vs-full", "symbols-copy-embedding-dim", "fpt-universal",
+           "symbols-readout-vs-full", "symbols-copy-embedding-dim", "fpt-universal", "fpt-lstm",
            "artificial-pretraining-lego", "artificial-pretraining")
 """Smoke studies covering the loop, every init stage (pretraining run, shipped checkpoint,
 mimicking, freezing), the metrics and the analyses (probes, read-out fit, anchors' solutions,

@@ -34,7 +34,7 @@ def plot_accuracy(values: dict[str, dict[str, list[float]]], arms: list[str], pa
     for i, t in enumerate(values):
         ax.hlines(CHANCE[t], i - 0.05, i + 0.75, color="k", lw=1.5)
     ax.set(ylabel="final test accuracy", ylim=(0, 1.02),
-           title=f"FPT vs fully trained vs frozen random vs LSTM ({backbone} backbone)")
+           title=f"{' vs '.join(arms)} ({backbone} backbone)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -103,7 +103,7 @@ def freeze_sections(rep: Report, results: Results, layouts: dict[str, SlideLayou
                         head + slide_table(values[i], columns, paper, base))
         plot_policies(values, arms, out / f"policies_{name}.png", title(name))
         rep.figure(f"policies_{name}.png", f"Final test accuracy per freeze policy, one "
-                   f"line per task, {title(name)}; left: pretrained, right: frozen random")
+                   f"line per task, {title(name)}; panels: {', '.join(layouts)} backbone")
     return per
 
 
@@ -113,12 +113,26 @@ UNIVERSAL_NOTE = (
     "backbone; MNIST where we have digits and Fashion-MNIST, whose files the paper used are "
     "not available offline; the slides' bit memory is on all bits). Last rows: the baselines "
     "on the same data.")
-UNIVERSAL_ARMS = [FPT, FULL, RANDOM, LSTM, RANDOM_LSTM]
-def universal_sections(rep: Report, results: Results, out: Path
+
+SlideRows = tuple[str, list[str], dict[str, dict[str, str]]]
+"""One slide table: (its title, our arms as its rows, the slide's numbers)."""
+UNIVERSAL_SLIDES: list[SlideRows] = [
+    ("Performance on Multimodal Sequence Benchmarks", [FPT, FULL], PERFORMANCE_TABLE),
+    ("Importance of language pre-training", [FPT, RANDOM], PRETRAINING_TABLE)]
+"""fpt-universal's slides (the Performance slide's LSTM row is fpt-lstm's)."""
+LSTM_SLIDES: list[SlideRows] = [
+    ("Performance on Multimodal Sequence Benchmarks, LSTM row", [FPT, LSTM], PERFORMANCE_TABLE),
+    ("Importance of architecture: random weights", [RANDOM, RANDOM_LSTM], ARCHITECTURE_TABLE)]
+"""fpt-lstm's slides."""
+
+
+def universal_sections(rep: Report, results: Results, out: Path, slides: list[SlideRows]
                        ) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """Per backbone (the LSTMs in each): the three slides' tables, the Full arm's chosen
-    learning rate, bit memory on all bits, the parameter counts and a bar figure; returns
-    backbone title -> task -> arm -> the verdict metric per seed (Full: the chosen rate's)."""
+    """Per backbone (the LSTMs, which have none, in each): the `slides` as tables, the Full
+    arm's chosen learning rate where it ran, bit memory on all bits, the parameter counts and
+    a bar figure; returns backbone title -> task -> arm -> the verdict metric per seed (Full:
+    the chosen rate's)."""
+    arms = list(dict.fromkeys(a for _, rows, _ in slides for a in rows))
     base = task_baselines(results)
     per = {}
     for name, runs_b in backbone_runs(results).items():
@@ -126,21 +140,18 @@ def universal_sections(rep: Report, results: Results, out: Path
         runs = by_task(kept)
         values = finals(runs)
         head = f"{backbone_line(name)}\n\n{UNIVERSAL_NOTE}\n\n"
-        rep.add(f"Performance on Multimodal Sequence Benchmarks: {title(name)}", head
-                + accuracy_table(values, [FPT, FULL, LSTM], PERFORMANCE_TABLE, base)
-                + "\n\n" + chosen_line(chosen, runs_b))
-        rep.add(f"Importance of language pre-training: {title(name)}", head
-                + accuracy_table(values, [FPT, RANDOM], PRETRAINING_TABLE, base))
-        rep.add(f"Importance of architecture: random weights: {title(name)}", head
-                + accuracy_table(values, [RANDOM, RANDOM_LSTM], ARCHITECTURE_TABLE, base))
+        for heading, rows, paper in slides:
+            rep.add(f"{heading}: {title(name)}", head
+                    + accuracy_table(values, rows, paper, base)
+                    + (f"\n\n{chosen_line(chosen, runs_b)}" if FULL in rows else ""))
         if "bit memory" in runs:
             all_bits = {"bit memory (all bits)": {a: [r["final"]["acc"] for r in rs]
                                                   for a, rs in runs["bit memory"].items()}}
             rep.add(f"Bit memory on all bits (%): {title(name)}", "Copying the visible "
                     "query bits and guessing the rest scores 75% here.\n\n"
-                    + accuracy_table(all_bits, UNIVERSAL_ARMS))
+                    + accuracy_table(all_bits, arms))
         rep.add(f"Parameters: {title(name)}", params_line(runs))
-        plot_accuracy(values, UNIVERSAL_ARMS, out / f"accuracy_{name}.png", title(name))
+        plot_accuracy(values, arms, out / f"accuracy_{name}.png", title(name))
         rep.figure(f"accuracy_{name}.png", f"Final test accuracy per task and model, "
                    f"{title(name)} backbone (bit memory: masked bits); black ticks: chance")
         per[title(name)] = values

@@ -1,9 +1,11 @@
 """FPT: which parameter groups must train? (Lu et al. 2021, slides: "Freezing more
-parameters" and "Successive finetuning", each for the pretrained and the frozen random
-backbone; docs/papers.md §4).
+parameters" and "Successive finetuning", each for the pretrained backbone (`fpt-freeze-ablation`)
+and the frozen random one (`fpt-freeze-random`, the slides' tables of the same names ending
+"- frozen random"); docs/papers.md §4).
 
-Each offline backbone (fpt.backbones: SmolLM2 and MiniLM, factor `backbone`), pretrained and at
-random init (factor `init`), under the slides' freeze policies (model/freeze.py): ONE group
+Each offline backbone (fpt.backbones: SmolLM2 and MiniLM, factor `backbone`), pretrained or at
+random init (factor `init`, one per study so that each fits the cpu budget), under the slides'
+freeze policies (model/freeze.py): ONE group
 trained beside the output layer per column -- output only, output + input, output + positions,
 output + layernorm -- and the successive ones -- + layernorm, + input, + positions (= FPT). The
 FPT policy's runs are fpt-universal's FPT and frozen random arms (same configs: trained once in
@@ -28,7 +30,8 @@ from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.freezing import (ALL, INITS, LAYOUTS, OUT, OUT_IN, OUT_LN, OUT_POS,
                                             POLICIES)
 from reasonlab.studies.fpt.slides import SlideStudy, arm
-from reasonlab.studies.fpt.verdicts import factor_verdict, freeze_verdicts, share_verdict
+from reasonlab.studies.fpt.verdicts import (FreezeRule, factor_verdict, freeze_verdicts,
+                                            share_verdict)
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
 from reasonlab.studies.kit.claims import family_claims
 
@@ -44,31 +47,42 @@ stands for MNIST)."""
 
 @STUDIES.register("fpt-freeze-ablation")
 class FptFreezeAblation(SlideStudy):
-    title = "FPT: which parameter groups must train (one group, successive; both inits)"
+    title = "FPT: which parameter groups must train (one group, successive; pretrained)"
     claims = family_claims(__package__)["fpt-freeze-ablation"]
-    # measured: 2142 s for the 136 runs fpt-universal had not trained, 2 quiet cores (README);
-    # over the 30 minutes budgeted
-    cpu_minutes = 35.7
+    # measured: see the fpt README
+    cpu_minutes = None
     cpu_after = "fpt-universal"
     default_seeds = {"cpu": 3, "paper": 3}
+    init = "pretrained"
+    """The backbone's weights: a key of freezing.INITS."""
+    rules: dict[str, tuple[FreezeRule, str]] = {
+        "layernorm": (factor_verdict, OUT_LN), "input": (factor_verdict, OUT_IN),
+        "positions": (factor_verdict, OUT_POS), "layernorm-first": (share_verdict, OUT_LN)}
+    """Claim key -> (rule, arm): each factor from its one-group arm, "first" from the
+    successive table's share."""
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {k: v for k, v in tasks(scale).items() if k in TASKS[scale]}
-        return [spec for name in BACKBONES for label, init in INITS.items()
-                for spec in grid(recipe(scale), {
-                    a: arm(FPT_BACKBONES[name], scale, init, p) for a, p in POLICIES.items()},
-                    sweep=points, seeds=seeds, factors={"backbone": name, "init": label},
-                    sweep_factor="task")]
+        return [spec for name in BACKBONES for spec in grid(
+            recipe(scale),
+            {a: arm(FPT_BACKBONES[name], scale, INITS[self.init], p) for a, p in POLICIES.items()},
+            sweep=points, seeds=seeds, factors={"backbone": name, "init": self.init},
+            sweep_factor="task")]
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=NO_GPT2)
-        per = freeze_sections(rep, results, LAYOUTS, list(POLICIES), out)
-        # each factor from its one-group arm, "first" from the successive table's share
+        per = freeze_sections(rep, results, {self.init: LAYOUTS[self.init]}, list(POLICIES),
+                              out)
         rep.verdicts = freeze_verdicts(self.claim, per, {
-            "layernorm": (factor_verdict, "pretrained", OUT_LN),
-            "input": (factor_verdict, "pretrained", OUT_IN),
-            "positions": (factor_verdict, "pretrained", OUT_POS),
-            "layernorm-first": (share_verdict, "pretrained", OUT_LN),
-            "random-layernorm": (factor_verdict, "frozen random", OUT_LN),
-            "random-layernorm-first": (share_verdict, "frozen random", OUT_LN)}, OUT, ALL)
+            k: (rule, self.init, a) for k, (rule, a) in self.rules.items()}, OUT, ALL)
         return rep
+
+
+@STUDIES.register("fpt-freeze-random")
+class FptFreezeRandom(FptFreezeAblation):
+    title = "FPT: which parameter groups must train (one group, successive; frozen random)"
+    claims = family_claims(__package__)["fpt-freeze-random"]
+    cpu_minutes = None
+    init = "frozen random"
+    rules = {"random-layernorm": (factor_verdict, OUT_LN),
+             "random-layernorm-first": (share_verdict, OUT_LN)}

@@ -61,14 +61,14 @@ def _mean_gain(claim: Claim, values: dict[str, dict[str, list[float]]], better: 
                     bool(gains), "no task was learned")
 
 
-# -- fpt-universal ---------------------------------------------------------------------------
+# -- fpt-universal and fpt-lstm ---------------------------------------------------------------
+def _pair_learned(values: dict[str, dict[str, list[float]]], t: str, a: str, b: str) -> bool:
+    return learned(t, (np.mean(values[t][a]), np.mean(values[t][b])))
+
+
 def universal_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str, list[float]]]
                        ) -> list[Verdict]:
-    """FPT reaches Full; frozen random is worse than FPT; the LSTM is much worse on the bits;
-    the frozen random LSTM is far worse than the frozen random transformer."""
-    def pair_learned(t: str, a: str, b: str) -> bool:
-        return learned(t, (np.mean(values[t][a]), np.mean(values[t][b])))
-
+    """FPT reaches Full; frozen random is worse than FPT."""
     match = claim("matches-full")
     per_task = {}
     for t, v in values.items():
@@ -76,10 +76,17 @@ def universal_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str
         ev = f"FPT {np.mean(v[FPT]):.3f} vs Full {np.mean(v[FULL]):.3f}, gap {gap:+.3f}"
         per_task[t] = requires(threshold_verdict(match, gap, ev, at_least(-MATCH),
                                                  at_most(-3 * MATCH)),
-                               pair_learned(t, FPT, FULL),
+                               _pair_learned(values, t, FPT, FULL),
                                f"neither arm is {LEARNED} above chance")
     random_v = _mean_gain(claim("random-worse"), values, FPT, RANDOM, MIN_ACCURACY_GAIN,
                           "FPT - frozen random")
+    return [all_of(match, per_task), random_v]
+
+
+def lstm_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str, list[float]]]
+                  ) -> list[Verdict]:
+    """The LSTM is much worse than FPT on the bit tasks; the frozen random LSTM is far worse
+    than the frozen random transformer."""
     lstm_worse = claim("lstm-worse")
     bits = {}
     for t in ("bit memory", "bit XOR"):
@@ -89,10 +96,10 @@ def universal_verdicts(claim: Callable[[str], Claim], values: dict[str, dict[str
             bits[t] = requires(threshold_verdict(
                 lstm_worse, gap, f"FPT {np.mean(v[FPT]):.3f} vs LSTM {np.mean(v[LSTM]):.3f}, "
                 f"gap {gap:+.3f} (needs >= {MUCH})", at_least(MUCH), at_most(0)),
-                pair_learned(t, FPT, LSTM), f"neither arm is {LEARNED} above chance")
+                _pair_learned(values, t, FPT, LSTM), f"neither arm is {LEARNED} above chance")
     random_lstm = _mean_gain(claim("random-lstm"), values, RANDOM, RANDOM_LSTM, LEARNED,
                              "frozen random transformer - frozen random LSTM")
-    return [all_of(match, per_task), random_v, all_of(lstm_worse, bits), random_lstm]
+    return [all_of(lstm_worse, bits), random_lstm]
 
 
 # -- freeze tables ---------------------------------------------------------------------------

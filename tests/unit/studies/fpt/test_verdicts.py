@@ -10,9 +10,10 @@ from reasonlab.studies.fpt.freeze_ablation import ALL, OUT, OUT_IN, OUT_LN, OUT_
 from reasonlab.studies.fpt.verdicts import (convergence_verdict, factor_verdict, first_step,
                                             freeze_verdicts,
                                             learned, no_help_verdict, share_verdict, speedup,
-                                            universal_verdicts)
+                                            lstm_verdicts, universal_verdicts)
 
 U = STUDIES["fpt-universal"].claim
+L = STUDIES["fpt-lstm"].claim
 
 
 def uni(fpt, full, random, lstm, random_lstm=0.5, task="bit memory"):
@@ -20,30 +21,40 @@ def uni(fpt, full, random, lstm, random_lstm=0.5, task="bit memory"):
                    RANDOM_LSTM: [random_lstm]}}
 
 
+def both(values):
+    """fpt-universal's verdicts, then fpt-lstm's, on the same numbers."""
+    return universal_verdicts(U, values) + lstm_verdicts(L, values)
+
+
 def test_universal_all_reproduced():
-    v = universal_verdicts(U, {**uni(0.98, 1.0, 0.8, 0.55),
-                               **uni(1.0, 1.0, 0.9, 0.5, task="bit XOR")})
+    v = both({**uni(0.98, 1.0, 0.8, 0.55), **uni(1.0, 1.0, 0.9, 0.5, task="bit XOR")})
     assert [x.status for x in v] == ["reproduced"] * 4
 
 
 def test_universal_not_reproduced_and_inconclusive():
-    v = universal_verdicts(U, {**uni(0.7, 0.95, 0.8, 0.7, 0.9),
-                               **uni(0.9, 0.9, 0.9, 0.88, 0.95, "bit XOR")})
+    v = both({**uni(0.7, 0.95, 0.8, 0.7, 0.9), **uni(0.9, 0.9, 0.9, 0.88, 0.95, "bit XOR")})
     assert [x.status for x in v] == ["not reproduced"] * 4
     # FPT 0.1 below full: inconclusive band; LSTM 0.1 below: inconclusive
-    v = universal_verdicts(U, {**uni(0.85, 0.95, 0.8, 0.75, 0.75),
-                               **uni(0.9, 0.9, 0.88, 0.8, 0.83, "bit XOR")})
+    v = both({**uni(0.85, 0.95, 0.8, 0.75, 0.75), **uni(0.9, 0.9, 0.88, 0.8, 0.83, "bit XOR")})
     assert [x.status for x in v] == ["inconclusive"] * 4  # random-lstm: mean gain 0.05 < 0.1
 
 
 def test_universal_chance_level_task_is_inconclusive():
-    v = universal_verdicts(U, uni(0.52, 0.53, 0.5, 0.5))  # bit memory: chance 0.5
+    v = both(uni(0.52, 0.53, 0.5, 0.5))  # bit memory: chance 0.5
     assert [x.status for x in v] == ["inconclusive"] * 4
     assert "chance" in v[0].evidence and "chance" in v[2].evidence
     # a task nobody learned is left out of the random-vs-FPT mean
     v = universal_verdicts(U, {**uni(0.5, 0.5, 0.5, 0.5),
                                **uni(0.95, 0.95, 0.6, 0.5, task="bit XOR")})
     assert v[1].status == "reproduced" and "left out" in v[1].evidence
+
+
+def test_each_study_judges_only_its_own_claims():
+    values = uni(0.98, 1.0, 0.8, 0.55)
+    assert [v.claim.key for v in universal_verdicts(U, values)] == [
+        c.key for c in STUDIES["fpt-universal"].claims]
+    assert [v.claim.key for v in lstm_verdicts(L, values)] == [
+        c.key for c in STUDIES["fpt-lstm"].claims]
 
 
 A = STUDIES["fpt-freeze-ablation"].claim
@@ -161,16 +172,27 @@ def test_one_learned_rule_decides_which_tasks_count():
 
 
 def test_freeze_verdicts_judge_each_init_on_both_backbones():
-    """Each claim reads its init's values on every backbone; one backbone without the effect
-    makes the claim not reproduced (all_of)."""
+    """Each study's claims read its own init's values on every backbone; one backbone without
+    the effect makes the claim not reproduced (all_of)."""
     flat = table(**{OUT: (0.56, 0.25), OUT_LN: (0.56, 0.25), ALL: (1.0, 0.81)})
     per = {"SmolLM2": {"pretrained": SLIDES, "frozen random": flat},
            "MiniLM": {"pretrained": SLIDES, "frozen random": SLIDES}}
+    R = STUDIES["fpt-freeze-random"].claim
     v = freeze_verdicts(A, per, {"layernorm": (factor_verdict, "pretrained", OUT_LN),
-                                 "random-layernorm": (factor_verdict, "frozen random", OUT_LN),
                                  "layernorm-first": (share_verdict, "pretrained", OUT_LN)},
                         OUT, ALL)
-    assert [x.claim.key for x in v] == ["layernorm", "random-layernorm", "layernorm-first"]
-    assert [x.status for x in v] == ["reproduced", "not reproduced", "reproduced"]
-    assert "SmolLM2 (not reproduced)" in v[1].evidence
-    assert "MiniLM (reproduced)" in v[1].evidence
+    v += freeze_verdicts(R, per, {"random-layernorm": (factor_verdict, "frozen random", OUT_LN)},
+                         OUT, ALL)
+    assert [x.claim.key for x in v] == ["layernorm", "layernorm-first", "random-layernorm"]
+    assert [x.status for x in v] == ["reproduced", "reproduced", "not reproduced"]
+    assert "SmolLM2 (not reproduced)" in v[2].evidence
+    assert "MiniLM (reproduced)" in v[2].evidence
+
+
+def test_each_freeze_study_reads_one_init_and_rules_its_own_claims():
+    for name, init in (("fpt-freeze-ablation", "pretrained"),
+                       ("fpt-freeze-random", "frozen random")):
+        cls = STUDIES[name]
+        assert cls.init == init
+        assert list(cls.rules) == [c.key for c in cls.claims]
+        assert {s.factors["init"] for s in cls().runs("cpu", 1)} == {init}
