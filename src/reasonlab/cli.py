@@ -87,7 +87,9 @@ def scale_cost(cls: Any, scale: str) -> str:
     minutes = cls.measured(scale)
     if minutes is None:
         return f"{scale}: not measured" + (" (for a GPU)" if scale == "paper" else "")
-    after = f" once {cls.cpu_after} has run" if cls.cpu_after and scale == "cpu" else ""
+    before = " and ".join(cls.cpu_after)
+    after = (f" once {before} {'has' if len(cls.cpu_after) == 1 else 'have'} run"
+             if cls.cpu_after and scale == "cpu" else "")
     return f"{scale}: about {minutes:g} min on 2 cores{after}"
 
 

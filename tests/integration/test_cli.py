@@ -87,6 +87,28 @@ def test_studies_lists_claims(capsys):
     assert ("long" in anchors.scales) == ("long:" in head["anchors-init-phase"])
 
 
+def test_a_measured_time_names_every_study_it_assumes():
+    from reasonlab.cli import scale_cost
+    from reasonlab.studies import STUDIES
+
+    for name, cls in STUDIES.items():
+        assert set(cls.cpu_after) <= set(STUDIES) - {name}, name
+
+    class Study:
+        cpu_after = ("fpt-init", "fpt-attention")
+
+        @staticmethod
+        def measured(scale):
+            return 29.5
+
+    assert scale_cost(Study, "cpu") == (
+        "cpu: about 29.5 min on 2 cores once fpt-init and fpt-attention have run")
+    Study.cpu_after = ("fpt-init",)
+    assert scale_cost(Study, "cpu").endswith("once fpt-init has run")
+    Study.cpu_after = ()
+    assert scale_cost(Study, "cpu") == "cpu: about 29.5 min on 2 cores"
+
+
 def test_data_anchors_jsonl_answers_match_the_text(capsys):
     assert main(["data", "anchors", "--n", "20", "--format", "jsonl"]) == 0
     lines = capsys.readouterr().out.splitlines()

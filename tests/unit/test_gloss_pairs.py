@@ -64,3 +64,40 @@ def test_definition_pair_blanks_the_word():
 
     assert blank("the dog barked all night", ("dog", "domestic dog")) == ("the ", " barked all night")
     assert blank("hotdogs", ("dog",)) is None
+
+
+@pytest.mark.parametrize("negatives", ["random", "same-word"])
+def test_definition_negatives_follow_their_reading(negatives):
+    """random: a "no" definition is another synset of the split with the example's part of
+    speech; same-word: another sense of the blanked word whenever the split has one."""
+    task = build_task({"name": "gloss_pair", "pair": "definition", "words": 2000,
+                       "negatives": negatives})
+    g = task.graph
+    rng = np.random.default_rng(3)
+    kinds = {}
+    for split in ("train", "test"):
+        members = set(task.keys(split))
+        lemma_index: dict[str, set[str]] = {}
+        for k in members:
+            for lem in g[k].lemmas:
+                lemma_index.setdefault(lem, set()).add(k)
+        same = other = 0
+        for _ in range(400):
+            a, i, b, label = task.definition_pair(rng, split)
+            assert a in members and b in members and i < len(g[a].examples)
+            if label == 1:
+                assert b == a
+                continue
+            assert b != a
+            senses = set().union(*(lemma_index[lem] for lem in g[a].lemmas)) - {a}
+            if negatives == "random":
+                assert b[0] == a[0]
+            elif senses:
+                assert b in senses
+            same += bool(set(g[a].lemmas) & set(g[b].lemmas))
+            other += 1
+        kinds[split] = same / other
+    if negatives == "same-word":  # the reading's known skew: fewer word senses in the test
+        assert kinds["train"] > kinds["test"] + 0.15
+    else:
+        assert max(kinds.values()) < 0.05

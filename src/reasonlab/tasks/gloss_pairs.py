@@ -12,8 +12,15 @@ CoLA / SST-2 move by a point or less). GLUE does not reach us offline; these sta
     definition  binary, as MRPC / QNLI ("does the second sentence answer / paraphrase the
                 first"): a usage example with its word blanked ([MASK]) and a definition; yes
                 when the definition is the example's own synset's, no when it is another
-                synset's -- one sharing the blanked word when the split has one (a sense to
-                tell apart), else a random synset of the split. Half and half.
+                synset's. Half and half. Which other synset is `negatives`' reading:
+                  random     (default) a random synset of the split with the example's part
+                             of speech: one rule in both splits
+                  same-word  one sharing the blanked word when the split has one (a sense to
+                             tell apart, as in word-in-context tasks), else a random synset of
+                             the split. The share of such senses differs between the splits,
+                             since a held-out synset's other senses are mostly training ones
+                             (measured: 62% of the training negatives, 34% of the test ones),
+                             so the test is not drawn as the training set is.
 
 Input: [CLS] first (cut to (seq_len - 3) // 2 words) [SEP] second (cut likewise) [SEP], padded,
 the label on [CLS] -- BERT's sentence-pair format. Splits are by synset: the synsets (nouns for
@@ -67,6 +74,8 @@ class GlossPairConfig(TaskConfig):
     """Word types kept in the vocabulary (as the masked-LM task's `words`)."""
     seq_len: int = Field(40, ge=7)
     """Tokens per pair, [CLS] and both [SEP] included."""
+    negatives: Literal["random", "same-word"] = "random"
+    """definition only: where a "no" pair's definition comes from (module doc)."""
     val_fraction: float = Field(0.2, gt=0, lt=1)
     """Fraction of the synsets held out for testing."""
     split_seed: int = 0
@@ -154,22 +163,35 @@ class GlossPairTask(Task):
         return path_distance(self.graph, a, b, self._up)
 
     # ---------------------------------------------------------------- definition pairs
-    def definition_pair(self, rng: np.random.Generator, keys: list[str],
-                        by_lemma: dict[str, list[str]]) -> tuple[str, int, str, int]:
+    def definition_pair(self, rng: np.random.Generator, split: str
+                        ) -> tuple[str, int, str, int]:
         """(synset whose example is shown, example index, synset whose definition is shown,
-        label)."""
+        label), all from `split`."""
+        keys = self.keys(split)
         a = keys[int(rng.integers(len(keys)))]
         s = self.graph[a]
         usable = [i for i, e in enumerate(s.examples) if blank(e, s.lemmas)]
         i = usable[int(rng.integers(len(usable)))]
         if rng.random() < 0.5:
             return a, i, a, 1
-        others = [k for lem in s.lemmas for k in by_lemma.get(lem, ()) if k != a]
-        pool = others or keys
+        if self.config.negatives == "same-word":
+            by_lemma = self._by_lemma[split]
+            pool = [k for lem in s.lemmas for k in by_lemma.get(lem, ()) if k != a] or keys
+        else:  # a split always holds other synsets of a part of speech it has (tested)
+            pool = self._pos_pools[split][a[0]]
         b = a
         while b == a:
             b = pool[int(rng.integers(len(pool)))]
         return a, i, b, 0
+
+    @functools.cached_property
+    def _pos_pools(self) -> dict[str, dict[str, list[str]]]:
+        """split -> part of speech (the key's first letter) -> the split's synsets."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for split in ("train", "test"):
+            for k in self.keys(split):
+                out.setdefault(split, {}).setdefault(k[0], []).append(k)
+        return out
 
     @functools.cached_property
     def _by_lemma(self) -> dict[str, dict[str, list[str]]]:
@@ -207,7 +229,7 @@ class GlossPairTask(Task):
                                              self.words.encode(self.graph[b].definition))
                 labels[r], dist[r] = grade(d), d
             else:
-                a, i, b, labels[r] = self.definition_pair(rng, keys, self._by_lemma[split])
+                a, i, b, labels[r] = self.definition_pair(rng, split)
                 tokens[r] = self.encode_pair(self.encode_example(self.graph[a], i),
                                              self.words.encode(self.graph[b].definition))
         meta = {"distance": torch.from_numpy(dist[:, None])} \

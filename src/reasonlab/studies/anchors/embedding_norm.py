@@ -33,7 +33,7 @@ class AnchorsEmbeddingNorm(Study):
     title = "Anchor functions: a LayerNorm on the embeddings and small initialization"
     claims = family_claims(__package__)["anchors-embedding-norm"]
     cpu_minutes = 2.4  # measured: 142 s (6 new runs; the authors' arm is the phase study's cell)
-    cpu_after = "anchors-init-phase"
+    cpu_after = ("anchors-init-phase",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         small = cell(max(GRID[scale][0]), DEPTH[scale])  # the phase grid's smallest init

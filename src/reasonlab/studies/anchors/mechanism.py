@@ -39,7 +39,7 @@ class AnchorsMechanism(Study):
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
     claims = family_claims(__package__)["anchors-mechanism"]
     cpu_minutes = 0.1  # measured: 4 s; every run is a depth-2 cell of anchors-init-phase
-    cpu_after = "anchors-init-phase"
+    cpu_after = ("anchors-init-phase",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(recipe(scale), arms(scale), seeds=seeds)

@@ -33,7 +33,7 @@ class FptConvergence(SlideStudy):
     title = "FPT: convergence, pretrained vs random frozen backbone"
     claims = family_claims(__package__)["fpt-convergence"]
     cpu_minutes = 22.8  # measured: 1368 s for its 10 frozen random runs, 2 quiet cores (README)
-    cpu_after = "fpt-universal"
+    cpu_after = ("fpt-universal",)
     default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -31,7 +31,7 @@ class FptFreezeFewer(SlideStudy):
     title = "FPT: training more of the pretrained backbone"
     claims = family_claims(__package__)["fpt-freeze-fewer"]
     cpu_minutes = 15.2  # measured: 910 s for the 44 runs fpt-universal had not trained (README)
-    cpu_after = "fpt-universal"
+    cpu_after = ("fpt-universal",)
     default_seeds = {"cpu": 3, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -36,7 +36,7 @@ class FptModality(SlideStudy):
     title = "FPT: language vs bit-memory pretraining vs random backbone"
     claims = family_claims(__package__)["fpt-modality"]
     cpu_minutes = 5.8  # measured: 345 s after fpt-init, 2 quiet cores (README)
-    cpu_after = "fpt-init"
+    cpu_after = ("fpt-init",)
     default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

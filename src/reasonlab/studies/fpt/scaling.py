@@ -39,7 +39,7 @@ class FptScaling(SlideStudy):
     title = "FPT: accuracy against backbone size (depth)"
     claims = family_claims(__package__)["fpt-scaling"]
     cpu_minutes = 3.6  # measured: 218 s after fpt-init, 2 quiet cores (README)
-    cpu_after = "fpt-init"  # its 2-layer Fashion-MNIST runs are this study's middle size
+    cpu_after = ("fpt-init",)  # its 2-layer Fashion-MNIST runs are this study's middle size
     default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -51,10 +51,10 @@ def transformer_arms(scale: Scale, seeds: int) -> list[RunSpec]:
 class FptUniversal(SlideStudy):
     title = "FPT: frozen pretrained transformers as universal computation engines"
     claims = family_claims(__package__)["fpt-universal"]
-    # measured: see the fpt README (the 2 bit-memory FPT runs fpt-attention also trains are
-    # counted as trained: ~3 min more without them)
-    cpu_minutes = None
-    cpu_after = "fpt-init"
+    # measured: 1767 s on 2 quiet cores for the 36 runs of 50 that fpt-init (12) and
+    # fpt-attention (its 2 bit-memory FPT runs, 425 CPU-seconds) had not trained (README)
+    cpu_minutes = 29.5
+    cpu_after = ("fpt-init", "fpt-attention")
     default_seeds = {"cpu": 1, "paper": 3}
     slides = UNIVERSAL_SLIDES
     verdicts = staticmethod(universal_verdicts)
@@ -83,8 +83,8 @@ class FptUniversal(SlideStudy):
 class FptLstm(FptUniversal):
     title = "FPT against the authors' LSTM, trained and frozen random"
     claims = family_claims(__package__)["fpt-lstm"]
-    cpu_minutes = None
-    cpu_after = "fpt-universal"
+    cpu_minutes = 16.2  # measured: 974 s on 2 quiet cores for its 10 LSTM runs (README)
+    cpu_after = ("fpt-universal",)
     slides = LSTM_SLIDES
     verdicts = staticmethod(lstm_verdicts)
 

@@ -43,8 +43,8 @@ class Study(ABC):
     {"long": 95}); a scale absent here is not measured."""
     scales: ClassVar[tuple[Scale, ...]] = ("smoke", "cpu", "paper")
     """The scales this study defines (`long` only where its issue needs it)."""
-    cpu_after: ClassVar[str | None] = None
-    """A study whose finished runs `cpu_minutes` assumes (shared runs folder), if any."""
+    cpu_after: ClassVar[tuple[str, ...]] = ()
+    """The studies whose finished runs `cpu_minutes` assumes (shared runs folder)."""
     trains: ClassVar[bool] = True
     """False for a study that trains nothing (it computes at initialization, say): it defines
     no `runs`, and its `analyse` gets an empty Results carrying the scale."""

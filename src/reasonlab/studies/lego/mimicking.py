@@ -27,7 +27,7 @@ class LegoMimicking(NeedsMiniLM):
     title = "LEGO: mimicking initialisation vs random and pretrained init"
     claims = family_claims(__package__)["lego-mimicking"]
     cpu_minutes = 4.7  # measured: 282 s; its random and pretrained runs reused
-    cpu_after = "lego-pretraining"
+    cpu_after = ("lego-pretraining",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = minilm_arms()

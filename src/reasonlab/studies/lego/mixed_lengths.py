@@ -56,7 +56,7 @@ class LegoMixedLengths(Study):
     claims = family_claims(__package__)["lego-mixed-lengths"]
     cpu_minutes = 8.8  # measured: 527 s after lego-extrapolation (4 new runs)
     scales = WITH_LONG
-    cpu_after = "lego-extrapolation"
+    cpu_after = ("lego-extrapolation",)
     default_seeds = SEEDS  # lego-extrapolation's, so its BERT runs are this study's FIXED arm
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -29,7 +29,7 @@ class LegoProbes(Study):
     claims = family_claims(__package__)["lego-probes"]
     cpu_minutes = 4.8  # measured: 287 s; its 4 runs reused; trains seed 2
     scales = WITH_LONG
-    cpu_after = "lego-extrapolation"
+    cpu_after = ("lego-extrapolation",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(recipe(scale), bert_albert(scale), seeds=seeds)

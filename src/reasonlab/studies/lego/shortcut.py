@@ -41,7 +41,7 @@ class LegoShortcut(Study):
     claims = family_claims(__package__)["lego-shortcut"]
     cpu_minutes = 8.9  # measured: 535 s after lego-extrapolation (4 new runs)
     scales = WITH_LONG
-    cpu_after = "lego-extrapolation"
+    cpu_after = ("lego-extrapolation",)
     # cpu: one seed, so the 4 runs not shared with lego-extrapolation fit 2 cores in 15 minutes
     default_seeds = {"cpu": 1, "long": 1}
 

@@ -38,7 +38,7 @@ class LegoStaircase(Study):
     claims = family_claims(__package__)["lego-staircase"]
     cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
     scales = WITH_LONG
-    cpu_after = "lego-extrapolation"
+    cpu_after = ("lego-extrapolation",)
     default_seeds = {"cpu": 2, "long": 3, "paper": 2}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -25,7 +25,7 @@ class LegoStochasticDepth(Study):
     claims = family_claims(__package__)["lego-stochastic-depth"]
     cpu_minutes = 3.0  # measured: 178 s; its 2 ALBERT runs reused
     scales = WITH_LONG
-    cpu_after = "lego-extrapolation"
+    cpu_after = ("lego-extrapolation",)
     default_seeds = SEEDS  # lego-extrapolation's, so its ALBERT runs are this study's baseline
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

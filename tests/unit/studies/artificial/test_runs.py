@@ -91,4 +91,4 @@ def test_lego_study_no_longer_waits_on_the_seed_study():
     mine = {config_id(s.config) for s in STUDIES["artificial-pretraining-lego"]().runs("cpu", 2)}
     theirs = {config_id(s.config) for s in STUDIES["artificial-pretraining"]().runs("cpu", 3)}
     assert not mine & theirs
-    assert STUDIES["artificial-pretraining-lego"].cpu_after is None
+    assert STUDIES["artificial-pretraining-lego"].cpu_after == ()
