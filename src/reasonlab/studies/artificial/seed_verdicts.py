@@ -62,16 +62,17 @@ def equal_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str, 
 
 
 def moved(v: Verdict, scores: Scores, inits: Iterable[str], what: str) -> Verdict:
-    """An equality verdict counts only when the inits' pretraining moved the score at all:
-    one of them differs from scratch by more than MIN_GAIN and 2 SE (seed noise is no
-    transfer)."""
+    """An equality verdict counts only when the inits' pretraining moved the score by more
+    than the equality margin: one of them differs from scratch by more than EQUAL_MARGIN and
+    2 SE. 'Equal within three points' says nothing of two corpora that are both within three
+    points of no pretraining (seed noise, or a one-point transfer, is no effect to compare)."""
     base = avg(scores, SCRATCH)
     gains = {i: (float(avg(scores, i).mean() - base.mean()), standard_error(avg(scores, i), base))
              for i in inits}
-    ok = any(abs(g) > MIN_GAIN and abs(g) > 2 * se for g, se in gains.values())
+    ok = any(abs(g) > EQUAL_MARGIN and abs(g) > 2 * se for g, se in gains.values())
     return requires(v, ok, f"{what} moves the average by "
                     + ", ".join(f"{i} {g:+.3f} (SE {se:.3f})" for i, (g, se) in gains.items())
-                    + f" over scratch (needs one beyond {MIN_GAIN} and 2 SE): nothing to "
+                    + f" over scratch (needs one beyond {EQUAL_MARGIN} and 2 SE): nothing to "
                     "compare")
 
 
