@@ -177,7 +177,7 @@ class GlossPairTask(Task):
         if self.config.negatives == "same-word":
             by_lemma = self._by_lemma[split]
             pool = [k for lem in s.lemmas for k in by_lemma.get(lem, ()) if k != a] or keys
-        else:  # a split always holds other synsets of a part of speech it has (tested)
+        else:  # each split holds hundreds of synsets of every part of speech it has
             pool = self._pos_pools[split][a[0]]
         b = a
         while b == a:
