@@ -28,6 +28,7 @@ class ArtificialPretraining(SeedStudy):
     claims = family_claims(__package__)["artificial-pretraining"]
     cpu_minutes = 44.4  # measured: 2663 s on 2 quiet cores from an empty runs folder (README)
     default_seeds = {"cpu": 3}
+    scales = ("smoke", "cpu", "long", "paper")  # long: pretraining past the grammar's horizon
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return runs(scale, seeds)
