@@ -92,3 +92,29 @@ def test_lego_study_no_longer_waits_on_the_seed_study():
     theirs = {config_id(s.config) for s in STUDIES["artificial-pretraining"]().runs("cpu", 3)}
     assert not mine & theirs
     assert STUDIES["artificial-pretraining-lego"].cpu_after == ()
+
+
+def test_seed_study_long_scale_only_pretrains_longer():
+    """artificial-pretraining's `long` scale is the cpu scale with one factor changed: each
+    corpus pretrained 8000 steps (warm-up 10%, one pass of 64-window batches) instead of 600.
+    Everything else (encoder, corpora, fine-tuning) is the cpu recipe, so the scratch arm's
+    fine-tuning runs are the cpu scale's own runs and every pretrained arm's differ only in the
+    run they start from."""
+    study = STUDIES["artificial-pretraining"]()
+    assert "long" in study.scales
+    cpu, long = study.runs("cpu", 3), study.runs("long", 3)
+    assert [(s.arm, s.seed, s.factors) for s in cpu] == [(s.arm, s.seed, s.factors) for s in long]
+    for a, b in zip(cpu, long):
+        if a.factors["phase"] == PRETRAIN:
+            assert (b.config.steps, b.config.n_train, b.config.optim.warmup_steps) == (
+                8000, 8000 * 64, 800)
+            assert (a.config.steps, a.config.optim.warmup_steps) == (600, 60)
+            assert b.config.model == a.config.model and b.config.task == a.config.task
+            assert b.config.optim.lr == a.config.optim.lr
+        elif a.factors["init"] == SCRATCH:
+            assert config_id(a.config) == config_id(b.config)
+        else:
+            assert config_id(a.config) != config_id(b.config)
+            assert b.config.init_run.steps == 8000
+            assert a.config.model_copy(update={"init_from": None}) == b.config.model_copy(
+                update={"init_from": None})
