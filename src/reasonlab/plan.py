@@ -32,8 +32,11 @@ CPU_FLOPS = 1.8e10
 """Model FLOP/s of one training run on this machine's CPU: 18.1 GFLOP/s, a BERT-base layer
 stack (12 x 768, seq 62, batch 16, fp32, 2 threads) trained by
 `python benchmarks/bench_precision.py --rate --threads 2` on a 2-core AMD EPYC (AVX-512),
-measured while other jobs shared the cores (a quiet machine is faster). Small models run at a
-lower rate, so this too is a lower bound on CPU time."""
+measured while other jobs shared the cores (a quiet machine is faster). For the small models
+of the cpu scales it mostly overestimates: the estimate counts the masked-LM head at every
+position (the model classifies only the masked ones) and their measured wall clock (two runs
+side by side on 2 quiet cores) is up to 13x below it (artificial-pretraining --scale long: 30.1
+h estimated one at a time, 138 min measured)."""
 
 
 @dataclass(frozen=True)

@@ -106,9 +106,12 @@ def plot_curves(arms: dict[str, list[list[dict[str, Any]]]], path: Path, title: 
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+    """A Markdown (GFM) table. A "|" inside a cell (an arm named "lego | ALBERT") is escaped
+    as "\\|", which GitHub and markdown-it render as the character, not a column break."""
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header)] + [line(r) for r in rows])
 
 
 def fmt(m: float, s: float, n: int = 2) -> str:
