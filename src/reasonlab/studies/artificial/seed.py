@@ -142,7 +142,10 @@ SCALES: dict[Scale, dict[str, Any]] = {
 # held-out masked accuracy 0.005 at 1k, 0.12 at 4k, 0.33 at 8k), where the cpu scale's 600
 # steps leave it at chance; English is at 0.24 by 1k and 0.39 by 8k. Fine-tuning as at cpu.
 # 8000 steps (2.3 h with fine-tuning, measured) rather than 12,000 (about 3.5 h); with its
-# cosine ending at 8k, nesting-uniform reaches 0.21 (README, "The `long` scale").
+# cosine ending at 8k, nesting-uniform reaches 0.21 (README, "The `long` scale"). The peak
+# lr stays the cpu scale's 1e-3 for every corpus, as the seed's one recipe: 3e-4 learns the
+# uniform-push grammar further (0.29) and English less far (0.38 against 0.40), and a wider
+# encoder costs more a step than it saves in steps on a CPU (README, "Encoder width").
 SCALES["long"] = merge(SCALES["cpu"], {"pretrain": dict(
     n_train=512_000, steps=8000, eval_every=1000, ckpt_every=1000,
     optim=dict(warmup_steps=800))})
