@@ -76,9 +76,8 @@ def print_costs(scale: str) -> None:
                  "measured, 2 cores"], rows))
     print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
           f"{plan.GPU_UTILISATION:.0%} utilisation; CPU: {plan.CPU_FLOPS / 1e9:.0f} GFLOP/s "
-          "measured (plan.py says how). The GPU time is a lower bound for small models; "
-          "the CPU time mostly overestimates theirs (up to 13x the measured column): plan by "
-          "the measured time where there is one. Runs of one "
+          "measured (plan.py says how). The GPU time is a lower bound for small models; the "
+          "CPU time was 0.06x to 1.3x the measured column at the cpu scales. Runs of one "
           "study go one per GPU: divide by the GPUs you have. The last column is the study's "
           "wall clock as measured on the 2-core reference machine (two runs side by side), "
           "'-' where not measured.")

@@ -28,15 +28,18 @@ GPU_UTILISATION = 0.4
 """Model FLOPs utilisation assumed on the GPU: 40%, what well-fed transformer training reaches
 in bf16 on an H100. Small models (d_model <= 256) are bound by kernel launches and reach far
 less, so for them the estimate is a lower bound on the time."""
-CPU_FLOPS = 1.8e10
-"""Model FLOP/s of one training run on this machine's CPU: 18.1 GFLOP/s, a BERT-base layer
+CPU_FLOPS = 1.9e11
+"""Model FLOP/s of one training run on this machine's CPU: 190 GFLOP/s, a BERT-base layer
 stack (12 x 768, seq 62, batch 16, fp32, 2 threads) trained by
-`python benchmarks/bench_precision.py --rate --threads 2` on a 2-core AMD EPYC (AVX-512),
-measured while other jobs shared the cores (a quiet machine is faster). For the small models
-of the cpu scales it mostly overestimates: the estimate counts the masked-LM head at every
-position (the model classifies only the masked ones) and their measured wall clock (two runs
-side by side on 2 quiet cores) is up to 13x below it (artificial-pretraining --scale long: 30.1
-h estimated one at a time, 138 min measured)."""
+`python benchmarks/bench_precision.py --rate --threads 2` on a quiet 2-core AMD EPYC (AVX-512):
+196.0, 189.5 and 191.3 in three runs (2026-11-27). An earlier 18.1, measured while other jobs
+shared the cores, made every CPU estimate about 10x too long. Against the wall clock measured
+for the cpu scales from an empty runs folder (two runs side by side on 2 cores) the estimate
+is 0.06x (symbols' 3-token templates) to 0.6x (anchors, artificial-pretraining) of it, as
+small models run at a lower rate, and up to 1.3x where FLOPs are counted that never run:
+frozen backbones' weight gradients (fpt-init: 7.8 min against 5.8) and a masked-LM head
+counted at every position, not only the masked ones (artificial-pretraining --scale long:
+2.9 h against 2.3 h). An AVX2-only CPU is slower."""
 
 
 @dataclass(frozen=True)
