@@ -35,8 +35,8 @@ stack (12 x 768, seq 62, batch 16, fp32, 2 threads) trained by
 196.0, 189.5 and 191.3 in three runs (2026-11-27). An earlier 18.1, measured while other jobs
 shared the cores, made every CPU estimate about 10x too long. Against the wall clock measured
 for the cpu scales from an empty runs folder (two runs side by side on 2 cores) the estimate
-is 0.06x (symbols' 3-token templates) to 0.6x (anchors, artificial-pretraining) of it, as
-small models run at a lower rate, and up to 1.3x where FLOPs are counted that never run:
+is 0.06x (symbols' 3-token templates) to 0.6-0.8x (anchors, the artificial studies) of it,
+as small models run at a lower rate, and up to 1.3x where FLOPs are counted that never run:
 frozen backbones' weight gradients (fpt-init: 7.8 min against 5.8) and a masked-LM head
 counted at every position, not only the masked ones (artificial-pretraining --scale long:
 2.9 h against 2.3 h). An AVX2-only CPU is slower."""
