@@ -137,8 +137,8 @@ SCALES: dict[Scale, dict[str, Any]] = {
         seq_len=64, pair_seq_len=127, eval_pairs=5000),
 }
 
-# `long`: the cpu recipe pretrained 13x longer. Measured (README, "The pretraining horizon"): the cpu
-# encoder learns the stack grammar between about 2,000 and 8,000 steps (nesting-uniform's
+# `long`: the cpu recipe pretrained 13x longer. Measured (README, "The pretraining horizon"):
+# the cpu encoder learns the stack grammar between about 2,000 and 8,000 steps (nesting-uniform's
 # held-out masked accuracy 0.005 at 1k, 0.12 at 4k, 0.33 at 8k), where the cpu scale's 600
 # steps leave it at chance; English is at 0.24 by 1k and 0.39 by 8k. Fine-tuning as at cpu.
 # 8000 steps (2.3 h with fine-tuning, measured) rather than 12,000 (about 3.5 h); with its
