@@ -1,4 +1,4 @@
-"""The `reasonlab` command: studies, claims, run, sweep, train, data, attention, runs, site.
+"""The `reasonlab` command: studies, claims, calibrate, run, sweep, train, data, attention, runs, site.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -45,6 +45,17 @@ def cmd_claims(args: argparse.Namespace) -> None:
     reports = find_reports(args.store) if args.store.is_dir() else []
     book = ledger(reports, args.paper)
     print(summary_markdown(book, args.scale) if args.summary else ledger_text(book), end="")
+
+
+def cmd_calibrate(args: argparse.Namespace) -> None:
+    from reasonlab.studies.kit.calibration import Case, families_cases, run_case, table
+
+    known = dict(families_cases())
+    if args.family is not None and args.family not in known:
+        raise ConfigError(f"no family {args.family!r}; families: {', '.join(known)}")
+    cases = [c for f, cs in known.items() if args.family in (None, f) for c in cs
+             if isinstance(c, Case)]
+    print(table([run_case(c) for c in cases]))
 
 
 def print_costs(scale: str) -> None:
@@ -294,6 +305,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default="cpu",
                    help="the scale --summary counts (default cpu)")
     s.set_defaults(fn=cmd_claims)
+
+    s = sub.add_parser("calibrate", help="every verdict rule simulated under its null (false "
+                       "'reproduced' rate) and at the paper's effect (power at the study's "
+                       "seeds), at the per-seed noise our runs show")
+    s.add_argument("family", nargs="?", default=None, help="one family (kit, lego, symbols, "
+                   "anchors, fpt, artificial); default: all")
+    s.set_defaults(fn=cmd_calibrate)
 
     s = sub.add_parser("run", help="run a study and write its report")
     s.add_argument("study")

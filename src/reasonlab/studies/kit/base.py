@@ -48,6 +48,11 @@ class Study(ABC):
     trains: ClassVar[bool] = True
     """False for a study that trains nothing (it computes at initialization, say): it defines
     no `runs`, and its `analyse` gets an empty Results carrying the scale."""
+    unit: ClassVar[str] = ("the training seed (it draws the run's data, initialization and "
+                           "example order)")
+    """The replication unit of the study's comparisons: what one seed redraws, the whole
+    pipeline (kit/stats.py). A study whose arms start from a pretraining run says that the seed
+    pretrains as well."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "long": 3, "paper": 3}
     """Seeds per scale. A subclass lists only the scales where it differs (merged with its
     parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from reasonlab.config import deep_merge
 from reasonlab.errors import ConfigError
+from reasonlab.studies.kit.stats import Estimate, Status
 from reasonlab.train.config import TrainConfig
 
 Scale = Literal["smoke", "cpu", "long", "paper"]
@@ -25,7 +26,6 @@ SCALES: tuple[Scale, ...] = ("smoke", "cpu", "long", "paper")
 """smoke: seconds, for the tests; cpu: the default, about 15 minutes on 2 cores; long: at most
 about 2 hours on 2 cores, for the studies whose verdicts need a model the cpu budget cannot fit
 (a study lists it in `Study.scales` only where it defines it); paper: the authors' sizes."""
-Status = Literal["reproduced", "not reproduced", "inconclusive"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,20 @@ class Verdict:
     claim: Claim
     status: Status
     evidence: str
+    """The numbers behind the status and the rule that read them."""
+    effect: Estimate | None = None
+    """The effect the status was decided from, with its interval and units per arm (None: a
+    verdict joined from several, whose parts carry theirs in the evidence)."""
+    why: str = ""
+    """For an inconclusive verdict, why: 'too few units (...)', 'underpowered (power 0.31 at 3
+    units ...)', 'precondition not met (...)', 'rows not run at this scale'."""
+
+    def summary(self) -> str:
+        """The effect with its interval and, for an inconclusive verdict, why: one table cell."""
+        parts = [self.effect.text()] if self.effect is not None else []
+        if self.status == "inconclusive" and self.why:
+            parts.append(self.why)
+        return "; ".join(parts)
 
 
 merge = deep_merge

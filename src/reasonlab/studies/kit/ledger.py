@@ -52,6 +52,9 @@ class Entry:
     verdicts: dict[str, str] = field(default_factory=dict)
     why: str = ""
     paper_numbers: str = ""
+    summaries: dict[str, str] = field(default_factory=dict)
+    """Per scale, the verdict's effect with its interval and units, and why an inconclusive
+    one is inconclusive (Verdict.summary, as the report stored it)."""
 
     def status(self, scale: str) -> str:
         return UNTESTED if self.study is None else self.verdicts.get(scale, NOT_RUN)
@@ -99,13 +102,14 @@ def family_of(study: type) -> str:
     raise ConfigError(f"study class {study.__qualname__} is not in a family package")
 
 
-def latest_verdicts(reports: Iterable[ReportLike]) -> dict[tuple[str, str, str], str]:
-    """(study, scale, claim key) -> status of the newest report of that study and scale."""
+def latest_verdicts(reports: Iterable[ReportLike]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(study, scale, claim key) -> the verdict record (status, summary, ...) of the newest
+    report of that study and scale."""
     newest: dict[tuple[str, str], ReportLike] = {}
     for r in reports:
         if (r.study, r.scale) not in newest or r.written > newest[r.study, r.scale].written:
             newest[r.study, r.scale] = r
-    return {(s, scale, v.get("claim", "?")): v.get("status", "?")
+    return {(s, scale, v.get("claim", "?")): v
             for (s, scale), r in newest.items() for v in r.verdicts}
 
 
@@ -124,8 +128,11 @@ def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None
         if paper not in (None, key):
             continue
         entries = [Entry(c.key, c.text, c.source, name,
-                         {s: found[name, s, c.key] for s in SCALES if (name, s, c.key) in found},
-                         paper_numbers=c.paper_numbers)
+                         {s: found[name, s, c.key].get("status", "?") for s in SCALES
+                          if (name, s, c.key) in found},
+                         paper_numbers=c.paper_numbers,
+                         summaries={s: found[name, s, c.key].get("summary", "") for s in SCALES
+                                    if (name, s, c.key) in found})
                    for name, cls in STUDIES.items() if family_of(cls) == key
                    for c in cls.claims]
         entries += [Entry(u.claim.key, u.claim.text, u.claim.source, None, why=u.why,
@@ -162,6 +169,7 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
                 lines.append(f"      untested: {e.why}")
             else:
                 lines.append("      " + "   ".join(f"{s}: {e.status(s)}" for s in SCALES))
+                lines += [f"      {s}: {e.summaries[s]}" for s in SCALES if e.summaries.get(s)]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

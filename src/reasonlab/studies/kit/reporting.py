@@ -11,6 +11,7 @@ report. `write` renders the Markdown (verdicts first) and verdicts.json next to 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,11 +128,13 @@ class Report:
 
     # -- output ----------------------------------------------------------------------------
     def markdown(self) -> str:
-        lines = [f"# {self.title}", "", "## Verdicts", "", "| claim | verdict | evidence |",
-                 "|---|---|---|"]
+        lines = [f"# {self.title}", "", "## Verdicts", "",
+                 "| claim | verdict | effect [95% CI] (n per arm); why inconclusive | evidence |",
+                 "|---|---|---|---|"]
         lines += [f"| {v.claim.text} ({v.claim.source}"
                   + (f"; the paper: {v.claim.paper_numbers}" if v.claim.paper_numbers else "")
-                  + f") | **{v.status}** | {v.evidence} |" for v in self.verdicts]
+                  + f") | **{v.status}** | {v.summary() or '-'} | {v.evidence} |"
+                  for v in self.verdicts]
         lines.append("")
         for s in self.sections:
             lines += [s, ""]
@@ -144,10 +147,26 @@ class Report:
 
         path = out / "report.md"
         write_text_atomic(path, self.markdown())
-        write_json_atomic(out / "verdicts.json", [
-            {"claim": v.claim.key, "text": v.claim.text, "status": v.status,
-             "evidence": v.evidence} for v in self.verdicts])
+        write_json_atomic(out / "verdicts.json", [verdict_record(v) for v in self.verdicts])
         return path
+
+
+def verdict_record(v: Verdict) -> dict[str, Any]:
+    """A verdict as verdicts.json stores it: the claim, status, evidence, why, and the effect
+    it was decided from (value, interval, units per arm), which `reasonlab claims` and the
+    generated README tables read back."""
+    rec: dict[str, Any] = {"claim": v.claim.key, "text": v.claim.text, "status": v.status,
+                           "evidence": v.evidence, "why": v.why, "summary": v.summary()}
+    if v.effect is not None:
+        e = v.effect
+        rec["effect"] = {"what": e.what, "value": _finite(e.value), "lo": _finite(e.lo),
+                         "hi": _finite(e.hi), "n": list(e.n), "exact": e.exact}
+    return rec
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no infinity or NaN: an unbounded side of an interval is stored as null."""
+    return float(x) if math.isfinite(x) else None
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

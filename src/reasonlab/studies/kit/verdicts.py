@@ -1,7 +1,11 @@
 """Verdict rules shared by the studies: each turns numbers into reproduced / not reproduced /
-inconclusive. Thresholds are the caller's constants, fixed before any run; the evidence string
-(the numbers and the rule) is the caller's too, except in `gain_verdict`, which writes its own.
-Every rule is unit-tested on hand-made numbers (tests/unit/studies/kit/test_verdicts.py).
+inconclusive, deciding from an interval over replication units (kit/stats.py), never from a
+point estimate. Thresholds are the caller's constants, fixed before any run.
+
+A rule on a deterministic quantity (a FLOP count, the heads of one fixed checkpoint) reads its
+value against a threshold (`exact_verdict`) and says it is exact. Every rule here and in the
+families is driven under its null by the calibration tests (tests/unit/studies/calibration/)
+and unit-tested on noisy numbers (tests/unit/studies/kit/test_verdicts.py).
 """
 
 from __future__ import annotations
@@ -10,13 +14,91 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from reasonlab.report import fmt_seeds, pm, seeds_text
+from reasonlab.report import pm
+from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.core import Claim, Status, Verdict
+from reasonlab.studies.kit.stats import Decision
 
 MIN_ACCURACY_GAIN = 0.05
-"""A difference in accuracy (mean over positions and seeds) that counts, when also > 2 SE."""
+"""A difference in accuracy (mean over positions and seeds) that counts: the estimate must
+reach it and the interval's lower bound clear zero."""
 
 Check = Callable[[float], bool]
+
+
+# -- from a decision ---------------------------------------------------------------------------
+
+
+def decided(claim: Claim, d: Decision, evidence: str) -> Verdict:
+    """The verdict of a decision: its status and estimate; the evidence says the numbers, the
+    estimate with its interval, and the rule; an inconclusive one says why."""
+    ev = f"{evidence}; {d.estimate.what} {d.estimate.text()}; {d.rule}"
+    return Verdict(claim, d.status, ev, d.estimate, d.why)
+
+
+def arms_text(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> str:
+    return f"{names[0]} {pm(a)} (n = {len(a)}), {names[1]} {pm(b)} (n = {len(b)})"
+
+
+def gain_verdict(claim: Claim, better: Sequence[float], worse: Sequence[float],
+                 names: tuple[str, str], what: str, min_gain: float = MIN_ACCURACY_GAIN,
+                 effect: float | None = None) -> Verdict:
+    """'better beats worse': mean(better) - mean(worse) over units, decided by
+    stats.better_by(min_gain) (lower bound > 0 and the estimate >= min_gain reproduces; upper
+    bound < min_gain fails). `effect`: the effect size the power is quoted at (the paper's,
+    where larger than min_gain)."""
+    a, b = np.asarray(better, float), np.asarray(worse, float)
+    est = stats.difference(a, b, f"gain {names[0]} - {names[1]}")
+    return decided(claim, stats.better_by(est, min_gain, effect),
+                   f"{what}: {arms_text(a, b, names)}")
+
+
+def no_gain_verdict(claim: Claim, a: Sequence[float], b: Sequence[float], names: tuple[str, str],
+                    what: str, margin: float = MIN_ACCURACY_GAIN) -> Verdict:
+    """'a is no better than b' (non-inferiority turned round): reproduced when the upper bound of
+    mean(a) - mean(b) is at most `margin`, not reproduced when its lower bound is above it."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    est = stats.difference(a, b, f"gain {names[0]} - {names[1]}")
+    return decided(claim, stats.at_most(est, margin), f"{what}: {arms_text(a, b, names)}")
+
+
+def no_worse_verdict(claim: Claim, a: Sequence[float], b: Sequence[float],
+                     names: tuple[str, str], what: str,
+                     margin: float = MIN_ACCURACY_GAIN) -> Verdict:
+    """'a is no worse than b' (non-inferiority): reproduced when the lower bound of
+    mean(a) - mean(b) is at least -margin, not reproduced when its upper bound is below it."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    est = stats.difference(a, b, f"{names[0]} - {names[1]}")
+    return decided(claim, stats.at_least(est, -margin), f"{what}: {arms_text(a, b, names)}")
+
+
+def equal_verdict(claim: Claim, a: Sequence[float], b: Sequence[float], names: tuple[str, str],
+                  what: str, margin: float) -> Verdict:
+    """'a and b are about equal': two one-sided tests, reproduced when the interval of
+    mean(a) - mean(b) lies within +-margin, not reproduced when it lies wholly outside."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    est = stats.difference(a, b, f"{names[0]} - {names[1]}")
+    return decided(claim, stats.equivalent(est, margin), f"{what}: {arms_text(a, b, names)}")
+
+
+def trend_verdict(claim: Claim, by_x: Mapping[float, Sequence[float]], min_change: float,
+                  what: str, x: str = "x", falling: bool = False,
+                  notes: Sequence[str] = ()) -> Verdict:
+    """A monotone trend along a sweep, judged end to end: the change of the mean from the
+    smallest to the largest x (negated when the claim is a fall), decided by
+    stats.better_by(min_change) over the units at the two ends. `notes`: numbers reported beside
+    the evidence that do not decide it (e.g. the points between)."""
+    lo, hi = min(by_x), max(by_x)
+    a, b = np.asarray(by_x[hi], float), np.asarray(by_x[lo], float)
+    if falling:
+        a, b = b, a
+    est = stats.difference(a, b, f"{'drop' if falling else 'rise'} from {x}={lo} to {x}={hi}")
+    ev = "; ".join([f"{what}: " + ", ".join(f"{x}={k} {pm(v)}" for k, v in sorted(by_x.items())),
+                    *notes])
+    return decided(claim, stats.better_by(est, min_change), ev)
+
+
+# -- deterministic quantities ------------------------------------------------------------------
 
 
 def at_least(t: float) -> Check:
@@ -39,97 +121,58 @@ def never(v: float) -> bool:
     return False
 
 
-def verdict(claim: Claim, ok: bool, evidence: str) -> Verdict:
-    """Reproduced when `ok`, else not reproduced: a rule with no inconclusive band."""
-    return Verdict(claim, "reproduced" if ok else "not reproduced", evidence)
-
-
-def threshold_verdict(claim: Claim, value: float, evidence: str, passes: Check,
-                      fails: Check | None = None) -> Verdict:
-    """Reproduced when passes(value); otherwise not reproduced when `fails` is None or
-    fails(value), inconclusive in the band between (e.g. passes=at_least(0.2),
-    fails=at_most(0): a drop of 0.1 is inconclusive)."""
+def exact_verdict(claim: Claim, value: float, evidence: str, passes: Check,
+                  fails: Check | None = None, what: str = "value") -> Verdict:
+    """For a deterministic quantity only (a FLOP count, a property of one fixed pretrained
+    checkpoint, a task's structure): reproduced when passes(value); otherwise not reproduced
+    when `fails` is None or fails(value), inconclusive in the band between. A value that
+    varies with the seed is decided by an interval instead (gain_verdict and kit/stats.py)."""
+    est = stats.exact(value, what)
     if passes(value):
-        return Verdict(claim, "reproduced", evidence)
-    return Verdict(claim, "not reproduced" if fails is None or fails(value) else "inconclusive",
-                   evidence)
+        status: Status = "reproduced"
+    else:
+        status = "not reproduced" if fails is None or fails(value) else "inconclusive"
+    return Verdict(claim, status, f"{evidence} (exact: no replication)", est,
+                   "the value lies between the thresholds" if status == "inconclusive" else "")
 
 
-def trend_verdict(claim: Claim, by_x: Mapping[float, Sequence[float]], min_change: float,
-                  what: str, x: str = "x", falling: bool = False,
-                  notes: Sequence[str] = ()) -> Verdict:
-    """A monotone trend along a sweep, judged end to end: the change of the mean from the
-    smallest to the largest x (negated when the claim is a fall) reproduces at >= min_change,
-    does not at <= 0 (no trend, or the other way), and is inconclusive between. `notes`:
-    numbers reported beside the evidence that do not decide it."""
-    lo, hi = min(by_x), max(by_x)
-    change = float(np.mean(by_x[hi]) - np.mean(by_x[lo])) * (-1 if falling else 1)
-    ev = (f"{what}: {x}={lo} {fmt_seeds(by_x[lo])}, {x}={hi} {fmt_seeds(by_x[hi])}; "
-          f"{'drop' if falling else 'rise'} {change:+.3f} (needs >= {min_change})")
-    ev = "; ".join([ev, *notes])
-    return threshold_verdict(claim, change, ev, at_least(min_change), at_most(0))
+def verdict(claim: Claim, ok: bool, evidence: str) -> Verdict:
+    """Reproduced when `ok`, else not reproduced: a rule on a deterministic quantity with no
+    inconclusive band (exact_verdict with a yes/no check)."""
+    return Verdict(claim, "reproduced" if ok else "not reproduced",
+                   f"{evidence} (exact: no replication)")
 
 
-def gain_status(gain: float, se: float, min_gain: float, n: int, min_seeds: int = 1) -> Status:
-    """Reproduced when gain > min_gain, > 2 SE and there are >= min_seeds samples; not
-    reproduced when gain <= 0 or (with > 1 sample) gain + 2 SE < min_gain (confidently too
-    small); else inconclusive."""
-    if gain > min_gain and gain > 2 * se and n >= min_seeds:
-        return "reproduced"
-    if gain <= 0 or (n > 1 and gain + 2 * se < min_gain):
-        return "not reproduced"
-    return "inconclusive"
-
-
-def standard_error(a: np.ndarray, b: np.ndarray) -> float:
-    """SE of mean(a) - mean(b) for independent samples (0 when either has one value)."""
-    return (float(np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
-            if len(a) > 1 and len(b) > 1 else 0.0)
-
-
-def gain_verdict(claim: Claim, better: np.ndarray, worse: np.ndarray, names: tuple[str, str],
-                 what: str, min_gain: float = MIN_ACCURACY_GAIN) -> Verdict:
-    """gain_status of mean(better) - mean(worse) with the two-sample SE (seeds of two arms)."""
-    a, b = np.asarray(better, float), np.asarray(worse, float)
-    gain = float(a.mean() - b.mean())
-    se = standard_error(a, b)
-    ev = (f"{what}: {names[0]} {pm(a)}, {names[1]} {pm(b)} ({seeds_text(len(a))}); "
-          f"gain {gain:+.3f} (SE {se:.3f}; needs > {min_gain} "
-          "and > 2 SE)")
-    return Verdict(claim, gain_status(gain, se, min_gain, len(a)), ev)
-
-
-def no_gain_verdict(claim: Claim, a: np.ndarray, b: np.ndarray, names: tuple[str, str],
-                    what: str, margin: float = MIN_ACCURACY_GAIN) -> Verdict:
-    """"a is no better than b", the mirror of gain_verdict: reproduced when the gain
-    mean(a) - mean(b) is confidently below `margin` (gain + 2 SE < margin), not reproduced when
-    a is confidently better (gain_status says reproduced), else inconclusive."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    gain = float(a.mean() - b.mean())
-    se = standard_error(a, b)
-    ev = (f"{what}: {names[0]} {pm(a)}, {names[1]} {pm(b)} ({seeds_text(len(a))}); "
-          f"gain {gain:+.3f} (SE {se:.3f}; 'no better' needs "
-          f"gain + 2 SE < {margin}, 'better' gain > {margin} and > 2 SE)")
-    status: Status = ("reproduced" if gain + 2 * se < margin else
-                      "not reproduced" if gain_status(gain, se, margin, len(a)) == "reproduced"
-                      else "inconclusive")
-    return Verdict(claim, status, ev)
+# -- combining ---------------------------------------------------------------------------------
 
 
 def requires(v: Verdict, ok: bool, why: str) -> Verdict:
     """`v` when its precondition holds; else inconclusive, keeping v's numbers and saying why
-    (a comparison that tests nothing, e.g. no arm fits its training positions)."""
-    return v if ok else Verdict(v.claim, "inconclusive", f"{v.evidence}; inconclusive: {why}")
+    (a comparison that tests nothing: no arm fits its training positions, the backbone never
+    learned its pretraining task, the plateau was not left)."""
+    if ok:
+        return v
+    return Verdict(v.claim, "inconclusive", f"{v.evidence}; inconclusive: {why}", v.effect,
+                   f"precondition not met ({why})")
+
+
+def joined_status(statuses: Sequence[Status]) -> Status:
+    """Every part reproduced -> reproduced; any part not reproduced -> not reproduced; else
+    inconclusive (an intersection-union test: each part at ALPHA keeps the whole at ALPHA)."""
+    s = set(statuses)
+    return ("reproduced" if s == {"reproduced"} else
+            "not reproduced" if "not reproduced" in s else "inconclusive")
 
 
 def all_of(claim: Claim, verdicts: Mapping[str, Verdict]) -> Verdict:
-    """One verdict for a claim made of every arm's: reproduced when all are, not reproduced
-    when any is not, else inconclusive."""
-    statuses = {v.status for v in verdicts.values()}
-    status: Status = ("reproduced" if statuses == {"reproduced"} else
-                      "not reproduced" if "not reproduced" in statuses else "inconclusive")
-    ev = "; ".join(f"{arm} ({v.status}): {v.evidence}" for arm, v in verdicts.items())
-    return Verdict(claim, status, ev)
+    """One verdict for a claim made of every part's (a backbone, a task, an arm): reproduced
+    when all are, not reproduced when any is not, else inconclusive (why: the parts' whys)."""
+    status = joined_status([v.status for v in verdicts.values()])
+    ev = "; ".join(f"{part} ({v.status}): {v.evidence}" for part, v in verdicts.items())
+    why = "; ".join(f"{part}: {v.why}" for part, v in verdicts.items()
+                    if v.status == "inconclusive" and v.why)
+    effect = next(iter(verdicts.values())).effect if len(verdicts) == 1 else None
+    return Verdict(claim, status, ev, effect, why if status == "inconclusive" else "")
 
 
 def all_of_each(claims: Sequence[Claim], verdicts: Mapping[str, Sequence[Verdict]]
@@ -138,3 +181,7 @@ def all_of_each(claims: Sequence[Claim], verdicts: Mapping[str, Sequence[Verdict
     verdicts; the verdicts are matched by claim key and come back in the order of `claims`."""
     by_key = {part: {v.claim.key: v for v in vs} for part, vs in verdicts.items()}
     return [all_of(c, {part: vs[c.key] for part, vs in by_key.items()}) for c in claims]
+
+
+# legacy point-estimate rules, removed once every family decides from kit/stats.py
+from reasonlab.studies.kit.legacy import gain_status, standard_error, threshold_verdict  # noqa: E402,F401

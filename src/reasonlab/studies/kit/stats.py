@@ -1,0 +1,368 @@
+"""The statistics every verdict rule decides from: an effect over replication units, its
+interval, and the three decisions a claim can ask for (better by a minimum effect; no worse
+than a tolerance; equal within a margin), each an interval's bound against a threshold.
+
+The replication unit is the whole pipeline's seed: one value per seed and arm, where the seed
+drives everything the arm's number depends on (pretraining included: a study whose arms share
+one pretraining run per corpus has one unit per corpus, not one per fine-tuning seed). A study
+says what its unit is (`Study.unit`), and every rule here counts units, never fine-tuning
+repetitions of a shared upstream run.
+
+Why t intervals, not a bootstrap. rliable (Agarwal et al. 2021, "Deep RL at the edge of the
+statistical precipice", §4) recommends stratified bootstrap intervals for aggregates over many
+tasks with few runs each. Our comparisons have 3-5 units per arm and 1-5 tasks: a bootstrap
+over 3 units has 10 distinct resamples per arm, and its percentile interval is far too narrow
+(it treats the sample's spread as the population's and has no small-sample correction). The
+Welch t interval (Welch 1947, with the Welch-Satterthwaite degrees of freedom) is exact under
+normal noise and close to it for the mildly skewed accuracies our runs give; the calibration
+tests (tests/unit/studies/calibration/) check each rule's false "reproduced" rate by simulation
+at the noise our runs show. Linear contrasts (a mean over tasks, a difference of differences)
+use the same interval with each group's variance weighted; ratios (a share of a gain, a
+speedup) use Fieller's interval (Fieller 1954), the set of ratios r that the linear contrast
+num - r * den does not reject; proportions (a share of runs with one solution type) use the
+exact Clopper-Pearson interval.
+
+Every decision is a one-sided test at ALPHA = 2.5% (the bound of a two-sided 95% interval):
+"reproduced" needs the interval on the claim's side of its threshold. Two one-sided tests
+(Schuirmann 1987) decide equivalence at the same level. Fewer than MIN_UNITS units in an arm
+decide nothing: the verdict reads inconclusive and says how many units it needs. A rule about a
+deterministic quantity (a FLOP count, a fixed checkpoint's heads) says so with `exact(...)`, and
+its threshold is read on the value itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+from scipy import special
+
+ALPHA = 0.025
+"""One-sided error of every decision: the bound of a two-sided 95% interval."""
+LEVEL = 1 - 2 * ALPHA
+MIN_UNITS = 3
+"""Fewer replication units than this in an arm decide neither way."""
+TARGET_POWER = 0.8
+"""The power a study's seed count should reach at the claim's effect size ("about N needed")."""
+MAX_UNITS = 200
+"""Where the needed-units search stops ("more than 200")."""
+
+Status = Literal["reproduced", "not reproduced", "inconclusive"]
+Values = Sequence[float] | np.ndarray
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An effect with its 95% interval, over replication units.
+
+    `n` is the number of units in each group the effect reads (its arms, or (arm, task) cells),
+    `unit_var` the effect's variance times the units per group (so `se_at(n)` gives the
+    standard error a study with n units per group would have: the power computation)."""
+
+    value: float
+    lo: float
+    hi: float
+    n: tuple[int, ...]
+    se: float = 0.0
+    df: float = math.inf
+    unit_var: float = 0.0
+    what: str = "effect"
+    exact: bool = False
+    """A deterministic quantity: no replication, the interval is the value."""
+    scale: Literal["linear", "log", "ratio", "proportion"] = "linear"
+
+    @property
+    def units(self) -> int:
+        """The smallest group: what decides whether there is enough replication."""
+        return min(self.n) if self.n else 0
+
+    def se_at(self, n: int) -> float:
+        return math.sqrt(self.unit_var / n) if n > 0 else math.inf
+
+    def text(self, digits: int = 3) -> str:
+        """'+0.031 [-0.012, +0.074] (95% CI, n = 3 / 3)'."""
+        if self.exact:
+            return f"{self.value:+.{digits}f} (exact)"
+        if self.units < 2 or not math.isfinite(self.se):
+            return (f"{self.value:+.{digits}f} (no interval: n = {n_text(self.n)})")
+        return (f"{self.value:+.{digits}f} [{_bound(self.lo, digits)}, "
+                f"{_bound(self.hi, digits)}] ({LEVEL:.0%} CI, n = {n_text(self.n)})")
+
+
+def _bound(x: float, digits: int) -> str:
+    return ("-inf" if x == -math.inf else "+inf" if x == math.inf else f"{x:+.{digits}f}")
+
+
+def n_text(n: Sequence[int]) -> str:
+    return " / ".join(str(k) for k in n)
+
+
+def _t(df: float) -> float:
+    """The t quantile of one-sided level ALPHA (scipy.special's ufuncs: the distribution
+    objects of scipy.stats cost about 1 ms a call, which the calibration tests pay 10^5 times)."""
+    return float(special.stdtrit(df, 1 - ALPHA)) if math.isfinite(df) else float(
+        special.ndtri(1 - ALPHA))
+
+
+def _clean(values: Values) -> np.ndarray:
+    v = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"non-finite value among {v.tolist()}: a run that produced no number "
+                         "must be left out (and reported) before the statistics, never imputed")
+    return v
+
+
+# ----------------------------------------------------------------------------- estimates
+
+
+def contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
+             what: str = "contrast") -> Estimate:
+    """sum_g w_g * mean(group g) over independent groups of units, with the Welch-Satterthwaite
+    t interval. A difference of two arms is {a: 1, b: -1}; a mean over tasks of arm differences
+    puts +-1/T on each (task, arm) group; a share test num - r * den folds r into the weights."""
+    used = {g: w for g, w in weights.items() if w != 0}
+    data = {g: _clean(groups[g]) for g in used}
+    n = tuple(len(data[g]) for g in used)
+    value = float(sum(w * data[g].mean() for g, w in used.items()))
+    if min(n, default=0) < 2:
+        return Estimate(value, -math.inf, math.inf, n, math.inf, 0.0, math.inf, what)
+    parts = [w * w * data[g].var(ddof=1) / len(data[g]) for g, w in used.items()]
+    var = float(sum(parts))
+    se = math.sqrt(var)
+    # Welch-Satterthwaite; a zero variance (identical values) leaves the df of the others
+    den = sum(p * p / (len(data[g]) - 1) for p, g in zip(parts, used) if p > 0)
+    df = var * var / den if den > 0 else float(sum(len(d) - 1 for d in data.values()))
+    half = _t(df) * se
+    # the effect's variance at k units in every group is unit_var / k (power, units_needed)
+    unit_var = float(sum(w * w * data[g].var(ddof=1) for g, w in used.items()))
+    return Estimate(value, value - half, value + half, n, se, df, unit_var, what)
+
+
+def difference(a: Values, b: Values, what: str = "difference") -> Estimate:
+    """mean(a) - mean(b) over independent units (Welch)."""
+    return contrast({"a": a, "b": b}, {"a": 1.0, "b": -1.0}, what)
+
+
+def paired(a: Values, b: Values, what: str = "paired difference") -> Estimate:
+    """mean(a - b) over matched units (the same seed under two settings that share everything
+    else): a one-sample t interval on the differences."""
+    a, b = _clean(a), _clean(b)
+    if len(a) != len(b):
+        raise ValueError(f"paired units need equal counts, got {len(a)} and {len(b)}")
+    d = a - b
+    est = contrast({"d": d}, {"d": 1.0}, what)
+    return replace(est, n=(len(d), len(d)))
+
+
+def mean_of(values: Values, what: str = "mean") -> Estimate:
+    """The mean of one group's units with its t interval (e.g. a per-seed gain)."""
+    return contrast({"x": values}, {"x": 1.0}, what)
+
+
+def exact(value: float, what: str = "value") -> Estimate:
+    """A deterministic quantity (a FLOP count, the heads of one fixed checkpoint): the rule
+    that uses it is exempt from replication, and says so."""
+    return Estimate(float(value), float(value), float(value), (), 0.0, math.inf, 0.0, what,
+                    exact=True)
+
+
+def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[str, float],
+          what: str = "ratio") -> Estimate:
+    """(sum num_g mean_g) / (sum den_g mean_g) with Fieller's interval: the ratios r for which
+    the contrast num - r * den is not rejected at ALPHA on either side. The interval is
+    unbounded (+-inf) when the denominator itself is not clearly away from zero -- then no
+    ratio is decided, as it should not be. A share of a gain, (S - D) / (P - D), and a
+    speedup, mean(random) / mean(FPT), are both this."""
+    keys = sorted(set(num) | set(den))
+    data = {g: _clean(groups[g]) for g in keys}
+    n = tuple(len(data[g]) for g in keys)
+    m = {g: data[g].mean() for g in keys}
+    a = sum(w * m[g] for g, w in num.items())
+    b = sum(w * m[g] for g, w in den.items())
+    value = float(a / b) if b != 0 else math.nan
+    if min(n) < 2:
+        return Estimate(value, -math.inf, math.inf, n, math.inf, 0.0, math.inf, what,
+                        scale="ratio")
+    v = {g: data[g].var(ddof=1) / len(data[g]) for g in keys}
+    vaa = sum(num.get(g, 0) ** 2 * v[g] for g in keys)
+    vbb = sum(den.get(g, 0) ** 2 * v[g] for g in keys)
+    vab = sum(num.get(g, 0) * den.get(g, 0) * v[g] for g in keys)
+    # df of the contrast at the point estimate (Welch-Satterthwaite)
+    w = {g: num.get(g, 0) - (value if math.isfinite(value) else 0) * den.get(g, 0)
+         for g in keys}
+    df = contrast(groups, w).df if any(w.values()) else math.inf
+    t2 = _t(df) ** 2
+    # (a - r b)^2 = t^2 (vaa - 2 r vab + r^2 vbb): a quadratic in r
+    qa, qb, qc = b * b - t2 * vbb, -2 * (a * b - t2 * vab), a * a - t2 * vaa
+    disc = qb * qb - 4 * qa * qc
+    if qa <= 0 or disc < 0:  # the denominator's interval covers 0: the ratio is unbounded
+        lo, hi = -math.inf, math.inf
+    else:
+        r1, r2 = sorted(((-qb - math.sqrt(disc)) / (2 * qa), (-qb + math.sqrt(disc)) / (2 * qa)))
+        lo, hi = r1, r2
+    se = math.sqrt(vaa + value * value * vbb - 2 * value * vab) / abs(b) if b else math.inf
+    return Estimate(value, lo, hi, n, se, df, se * se * min(n), what, scale="ratio")
+
+
+def proportion(k: int, n: int, what: str = "share") -> Estimate:
+    """k of n units with a property: the share with its exact (Clopper-Pearson) interval."""
+    lo = float(special.betaincinv(k, n - k + 1, ALPHA)) if k > 0 else 0.0
+    hi = float(special.betaincinv(k + 1, n - k, 1 - ALPHA)) if k < n else 1.0
+    p = k / n if n else math.nan
+    return Estimate(p, lo, hi, (n,), math.sqrt(p * (1 - p) / n) if n else math.inf, math.inf,
+                    p * (1 - p), what, scale="proportion")
+
+
+def log_contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
+                 what: str = "ratio") -> Estimate:
+    """`contrast` on the logarithm of positive values, reported back on the ratio scale
+    (exp of the value and bounds): a geometric-mean ratio, e.g. the steps to a level of one arm
+    over another's, averaged over tasks."""
+    est = contrast({g: np.log(_clean(v)) for g, v in groups.items() if g in weights}, weights,
+                   what)
+    return replace(est, value=math.exp(est.value), lo=math.exp(est.lo), hi=math.exp(est.hi),
+                   scale="log")
+
+
+# ----------------------------------------------------------------------------- power
+
+
+def power(est: Estimate, effect: float, n: int | None = None) -> float:
+    """Probability that the interval's lower bound clears zero with n units per group (default:
+    those it has) when the true effect is `effect`, at the estimate's own noise (a noncentral
+    t, Welch's df scaled with n). NaN when the noise is unknown (fewer than 2 units)."""
+    n = est.units if n is None else n
+    if est.exact or est.unit_var <= 0 or est.units < 2 or n < 2:
+        return math.nan
+    if est.scale == "proportion":
+        return math.nan
+    se = est.se_at(n)
+    df = max(1.0, est.df * (n - 1) / max(est.units - 1, 1)) if math.isfinite(est.df) else math.inf
+    ncp = abs(effect) / se
+    crit = _t(df)
+    return float(1 - special.nctdtr(df, ncp, crit)) if math.isfinite(df) else float(
+        special.ndtr(ncp - crit))
+
+
+def units_needed(est: Estimate, effect: float, target: float = TARGET_POWER) -> int | None:
+    """The fewest units per group with power >= target at `effect` (None: noise unknown;
+    MAX_UNITS + 1: more than MAX_UNITS)."""
+    if math.isnan(power(est, effect, 2)):
+        return None
+    for n in range(max(2, MIN_UNITS), MAX_UNITS + 1):
+        if power(est, effect, n) >= target:
+            return n
+    return MAX_UNITS + 1
+
+
+# ----------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A status, the estimate it was read from, and (for inconclusive) why."""
+
+    status: Status
+    estimate: Estimate
+    rule: str
+    """The decision in words: 'reproduced when the lower bound > 0 and the effect >= 0.05'."""
+    why: str = ""
+
+
+def too_few(est: Estimate) -> str | None:
+    """Why an estimate decides nothing for lack of units, or None."""
+    if est.exact or est.units >= MIN_UNITS:
+        return None
+    return (f"too few units ({n_text(est.n)} per arm; at least {MIN_UNITS} per arm decide, "
+            "so run more seeds)")
+
+
+def underpowered(est: Estimate, effect: float) -> str:
+    """'underpowered (power 0.31 at 3 units for an effect of 0.050; about 6 needed)'."""
+    if est.exact:
+        return "the value lies between the thresholds"
+    p, need = power(est, effect), units_needed(est, effect)
+    if math.isnan(p) or need is None:
+        return "underpowered (the interval spans both thresholds)"
+    needed = f"more than {MAX_UNITS}" if need > MAX_UNITS else f"about {need}"
+    return (f"underpowered (power {p:.2f} at {est.units} units for an effect of {effect:g}; "
+            f"{needed} needed)")
+
+
+def better_by(est: Estimate, min_effect: float, effect: float | None = None) -> Decision:
+    """Superiority with a minimum effect: reproduced when the interval's lower bound is above 0
+    AND the estimate reaches `min_effect`; not reproduced when the upper bound is below
+    `min_effect` (confidently smaller than what the claim needs); else inconclusive.
+    `effect` (default min_effect) is the effect size the power is quoted at."""
+    rule = f"reproduced when the lower bound > 0 and the effect >= {min_effect:g}"
+    if (why := too_few(est)) is not None:
+        return Decision("inconclusive", est, rule, why)
+    if est.exact:
+        ok = est.value >= min_effect and est.value > 0
+        return Decision("reproduced" if ok else "not reproduced", est, rule)
+    if est.lo > 0 and est.value >= min_effect:
+        return Decision("reproduced", est, rule)
+    if est.hi < min_effect:
+        return Decision("not reproduced", est, rule)
+    return Decision("inconclusive", est, rule,
+                    underpowered(est, effect if effect is not None else max(min_effect, 1e-12)))
+
+
+def at_least(est: Estimate, threshold: float) -> Decision:
+    """The quantity (a share, a ratio, an accuracy) is at least `threshold`: reproduced when
+    the lower bound reaches it, not reproduced when the upper bound is below it."""
+    rule = f"reproduced when the lower bound >= {threshold:g}"
+    if (why := too_few(est)) is not None:
+        return Decision("inconclusive", est, rule, why)
+    if est.lo >= threshold:
+        return Decision("reproduced", est, rule)
+    if est.hi < threshold:
+        return Decision("not reproduced", est, rule)
+    return Decision("inconclusive", est, rule, underpowered(est, abs(est.value - threshold)))
+
+
+def at_most(est: Estimate, threshold: float) -> Decision:
+    """The quantity is at most `threshold` (non-inferiority, 'at least as low', 'stays at
+    chance'): reproduced when the upper bound is at or below it, not reproduced when the lower
+    bound is above it."""
+    rule = f"reproduced when the upper bound <= {threshold:g}"
+    if (why := too_few(est)) is not None:
+        return Decision("inconclusive", est, rule, why)
+    if est.hi <= threshold:
+        return Decision("reproduced", est, rule)
+    if est.lo > threshold:
+        return Decision("not reproduced", est, rule)
+    return Decision("inconclusive", est, rule, underpowered(est, abs(est.value - threshold)))
+
+
+def equivalent(est: Estimate, margin: float) -> Decision:
+    """Two one-sided tests (Schuirmann 1987): reproduced when the whole interval lies inside
+    (-margin, +margin); not reproduced when it lies wholly outside (|difference| confidently
+    beyond the margin); else inconclusive."""
+    rule = f"reproduced when the interval lies within +-{margin:g}"
+    if (why := too_few(est)) is not None:
+        return Decision("inconclusive", est, rule, why)
+    if -margin < est.lo and est.hi < margin:
+        return Decision("reproduced", est, rule)
+    if est.lo > margin or est.hi < -margin:
+        return Decision("not reproduced", est, rule)
+    return Decision("inconclusive", est, rule, underpowered(est, margin))
+
+
+def majority(est: Estimate, share: float = 0.5) -> Decision:
+    """More than `share` of the units have the property: the exact lower bound above it."""
+    rule = f"reproduced when the lower bound of the share > {share:g}"
+    if est.units < MIN_UNITS:
+        return Decision("inconclusive", est, rule, too_few(est) or "")
+    if est.lo > share:
+        return Decision("reproduced", est, rule)
+    if est.hi <= share:
+        return Decision("not reproduced", est, rule)
+    # the fewest units that, all having the property, would clear `share`
+    need = next(n for n in range(MIN_UNITS, MAX_UNITS + 1) if proportion(n, n).lo > share)
+    return Decision("inconclusive", est, rule,
+                    f"underpowered (the interval spans {share:g} at {est.units} units; "
+                    f"unanimity needs at least {need} units to clear it)")
