@@ -1,0 +1,144 @@
+"""The statistics layer (studies/kit/stats.py) against independent references: scipy.stats'
+Welch test and exact binomial interval, Fieller's interval found by brute-force inversion of
+the contrast test, and the power by Monte Carlo simulation."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from reasonlab.studies.kit import stats
+
+
+def test_difference_is_welchs_interval():
+    rng = np.random.default_rng(0)
+    for n_a, n_b in ((3, 3), (3, 5), (8, 4)):
+        a, b = rng.normal(0.6, 0.05, n_a), rng.normal(0.5, 0.09, n_b)
+        est = stats.difference(a, b)
+        ref = sps.ttest_ind(a, b, equal_var=False)
+        ci = ref.confidence_interval(0.95)
+        assert est.value == pytest.approx(a.mean() - b.mean())
+        assert (est.lo, est.hi) == pytest.approx((ci.low, ci.high))
+        assert est.df == pytest.approx(ref.df)
+        assert est.n == (n_a, n_b)
+
+
+def test_contrast_of_a_mean_over_tasks_equals_the_per_unit_average_when_balanced():
+    """A mean over two tasks of arm differences, as a contrast of four groups, has the value of
+    the per-seed task averages' difference; its interval is Welch-Satterthwaite's."""
+    rng = np.random.default_rng(1)
+    g = {k: rng.normal(m, 0.05, 3) for k, m in (("a1", .6), ("b1", .5), ("a2", .7), ("b2", .7))}
+    est = stats.contrast(g, {"a1": .5, "b1": -.5, "a2": .5, "b2": -.5})
+    assert est.value == pytest.approx(((g["a1"] + g["a2"]) / 2 - (g["b1"] + g["b2"]) / 2).mean())
+    var = sum(0.25 * g[k].var(ddof=1) / 3 for k in g)
+    assert est.se == pytest.approx(math.sqrt(var))
+    df = var ** 2 / sum((0.25 * g[k].var(ddof=1) / 3) ** 2 / 2 for k in g)
+    assert est.df == pytest.approx(df)
+    assert est.hi - est.value == pytest.approx(sps.t.ppf(0.975, df) * math.sqrt(var))
+
+
+def test_paired_is_a_one_sample_interval_on_the_differences():
+    a = np.array([0.61, 0.55, 0.70, 0.66])
+    b = a - np.array([0.05, 0.02, 0.08, 0.04])
+    est = stats.paired(a, b)
+    ci = sps.ttest_1samp(a - b, 0).confidence_interval(0.95)
+    assert (est.lo, est.hi) == pytest.approx((ci.low, ci.high))
+
+
+def test_proportion_is_clopper_pearson():
+    for k, n in ((0, 5), (3, 9), (8, 9), (9, 9)):
+        est = stats.proportion(k, n)
+        ci = sps.binomtest(k, n).proportion_ci(0.95, "exact")
+        assert (est.lo, est.hi) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+def test_fieller_interval_inverts_the_contrast_test():
+    """Every r inside Fieller's interval leaves num - r * den unrejected at ALPHA; just outside,
+    it is rejected (brute force over a grid of r, the definition of Fieller's interval)."""
+    rng = np.random.default_rng(2)
+    g = {"S": rng.normal(0.8, 0.04, 4), "D": rng.normal(0.3, 0.04, 4),
+         "P": rng.normal(0.95, 0.04, 4)}
+    est = stats.ratio(g, {"S": 1, "D": -1}, {"P": 1, "D": -1})
+    m = {k: v.mean() for k, v in g.items()}
+    assert est.value == pytest.approx((m["S"] - m["D"]) / (m["P"] - m["D"]))
+
+    def rejected(r: float) -> bool:
+        c = stats.contrast(g, {"S": 1 - 0, "D": -1 + r, "P": -r})
+        return c.lo > 0 or c.hi < 0
+
+    for r, inside in ((est.lo + 1e-3, True), (est.hi - 1e-3, True), (est.lo - 1e-2, False),
+                      (est.hi + 1e-2, False)):
+        assert rejected(r) is not inside, r
+
+
+def test_fieller_interval_is_unbounded_when_the_denominator_is_not_away_from_zero():
+    g = {"num": [0.2, 0.3, 0.25], "den": [0.01, -0.02, 0.015]}
+    est = stats.ratio(g, {"num": 1}, {"den": 1})
+    assert est.lo == -math.inf and est.hi == math.inf
+    assert stats.at_least(est, 0.5).status == "inconclusive"
+
+
+def test_power_matches_simulation():
+    """The power quoted for 'underpowered' is what a Monte Carlo of the decision gives."""
+    rng = np.random.default_rng(3)
+    sd, n, effect = 0.05, 4, 0.08
+    pilot = stats.difference(rng.normal(0, sd, 200), rng.normal(0, sd, 200))
+    quoted = stats.power(pilot, effect, n)
+    hits = sum(stats.difference(rng.normal(effect, sd, n), rng.normal(0, sd, n)).lo > 0
+               for _ in range(4000))
+    assert quoted == pytest.approx(hits / 4000, abs=0.04)
+    need = stats.units_needed(pilot, effect)
+    assert stats.power(pilot, effect, need) >= 0.8 > stats.power(pilot, effect, need - 1)
+
+
+def test_too_few_units_decide_nothing_however_large_the_gain():
+    for a, b in (([0.9], [0.1]), ([0.9, 0.91], [0.1, 0.12])):
+        d = stats.better_by(stats.difference(a, b), 0.05)
+        assert d.status == "inconclusive" and d.why.startswith("too few units")
+
+
+def test_better_by_reads_bounds_and_the_minimum_effect():
+    rng = np.random.default_rng(4)
+    big = stats.difference(rng.normal(0.7, 0.02, 5), rng.normal(0.5, 0.02, 5))
+    assert stats.better_by(big, 0.05).status == "reproduced"
+    # significant but below the minimum effect: never reproduced; confidently below: not
+    small = stats.difference(rng.normal(0.52, 0.002, 5), rng.normal(0.5, 0.002, 5))
+    assert small.lo > 0 and stats.better_by(small, 0.05).status == "not reproduced"
+    noisy = stats.difference(rng.normal(0.6, 0.2, 3), rng.normal(0.5, 0.2, 3))
+    d = stats.better_by(noisy, 0.05)
+    assert d.status == "inconclusive" and d.why.startswith("underpowered (power ")
+    assert "needed" in d.why
+
+
+def test_equivalence_needs_the_whole_interval_inside_the_margin():
+    rng = np.random.default_rng(5)
+    tight = stats.difference(rng.normal(0.5, 0.005, 5), rng.normal(0.5, 0.005, 5))
+    assert stats.equivalent(tight, 0.03).status == "reproduced"
+    wide = stats.difference(rng.normal(0.5, 0.05, 3), rng.normal(0.5, 0.05, 3))
+    assert stats.equivalent(wide, 0.03).status == "inconclusive"
+    apart = stats.difference(rng.normal(0.6, 0.005, 5), rng.normal(0.5, 0.005, 5))
+    assert stats.equivalent(apart, 0.03).status == "not reproduced"
+
+
+def test_majority_uses_the_exact_bound():
+    assert stats.majority(stats.proportion(3, 3)).status == "inconclusive"  # bound 0.29
+    assert stats.majority(stats.proportion(8, 9)).status == "reproduced"  # bound 0.52
+    assert stats.majority(stats.proportion(7, 9)).status == "inconclusive"
+    assert stats.majority(stats.proportion(1, 9)).status == "not reproduced"
+
+
+def test_exact_estimates_are_exempt_from_replication():
+    d = stats.better_by(stats.exact(0.3), 0.05)
+    assert d.status == "reproduced" and "exact" in d.estimate.text()
+
+
+def test_a_run_without_a_number_is_refused_not_imputed():
+    with pytest.raises(ValueError, match="never imputed"):
+        stats.difference([0.5, math.inf, 0.4], [0.3, 0.3, 0.3])
+
+
+def test_estimate_text_says_interval_and_units():
+    est = stats.difference([0.5, 0.52, 0.49], [0.45, 0.44, 0.47])
+    assert est.text() == "+0.050 [+0.015, +0.085] (95% CI, n = 3 / 3)"
+    assert "no interval" in stats.difference([0.5], [0.4]).text()
