@@ -1,4 +1,4 @@
-"""The `reasonlab` command: studies, claims, calibrate, run, sweep, train, data, attention, runs, site.
+"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -56,6 +56,33 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     cases = [c for f, cs in known.items() if args.family in (None, f) for c in cs
              if isinstance(c, Case)]
     print(table([run_case(c) for c in cases]))
+
+
+def cmd_readme(args: argparse.Namespace) -> None:
+    import json
+
+    import reasonlab
+    from reasonlab.studies.kit import readme
+
+    root = Path(reasonlab.__file__).resolve().parents[2]
+    if not (root / "README.md").is_file() or not (root / "src" / "reasonlab").is_dir():
+        raise ConfigError(f"no source checkout at {root}: `reasonlab readme` rewrites the "
+                          "READMEs of an editable install (pip install -e .)")
+    if args.store is not None:
+        if not args.store.is_dir():
+            raise ConfigError(f"no store at {args.store}; give the folder a study wrote to "
+                              "(--out of `reasonlab run`)")
+        timings = ([json.loads(line) for line in args.timings.read_text().splitlines() if line]
+                   if args.timings is not None else [])
+        for p in readme.write_measured(readme.collect(args.store, timings), root / "src" /
+                                       "reasonlab"):
+            print(f"wrote {p.relative_to(root)}")
+    stale = readme.update(root, check=args.check)
+    if args.check and stale:
+        raise ConfigError("generated README blocks out of date: " + ", ".join(
+            str(p.relative_to(root)) for p in stale) + "; run `reasonlab readme`")
+    for p in stale:
+        print(f"updated {p.relative_to(root)}")
 
 
 def print_costs(scale: str) -> None:
@@ -312,6 +339,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("family", nargs="?", default=None, help="one family (kit, lego, symbols, "
                    "anchors, fpt, artificial); default: all")
     s.set_defaults(fn=cmd_calibrate)
+
+    s = sub.add_parser("readme", help="record a store's verdicts and measured times in each "
+                       "family's measured.json and regenerate the READMEs' tables from them")
+    s.add_argument("--store", type=Path, default=None, help="read the newest report of every "
+                   "study and scale here first (default: regenerate from measured.json only)")
+    s.add_argument("--timings", type=Path, default=None, help="a JSON-lines timing log (study, "
+                   "scale, wall_s, user_s, sys_s) for reports whose command trained nothing")
+    s.add_argument("--check", action="store_true", help="change nothing; fail if a block is "
+                   "out of date")
+    s.set_defaults(fn=cmd_readme)
 
     s = sub.add_parser("run", help="run a study and write its report")
     s.add_argument("study")

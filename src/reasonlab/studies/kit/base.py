@@ -83,7 +83,14 @@ class Study(ABC):
 
     @classmethod
     def measured(cls, scale: Scale) -> float | None:
-        """Measured wall-clock minutes of `scale` on 2 cores; None if not measured."""
+        """Measured wall-clock minutes of `scale` on 2 cores (the family's measured.json,
+        written by `reasonlab readme` from a timed run); None if not measured."""
+        from reasonlab.studies.kit.ledger import family_of
+        from reasonlab.studies.kit.readme import minutes
+
+        found = minutes(family_of(cls), cls.name, scale)
+        if found is not None:
+            return found
         return cls.cpu_minutes if scale == "cpu" else cls.minutes.get(scale)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
@@ -192,9 +199,26 @@ def overrides_tag(overrides: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:8]
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (pool workers), user + system."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, root: Path,
                out: Path, workers: int | None, quiet: bool, executor: Executor,
                address: str | None, overrides: Mapping[str, Any]) -> tuple[Report, Path]:
+    import os
+
+    # what this command finds finished: its measured time covers only the rest (the
+    # "once X has run" of a study's time), so the study.json says both
+    configs = [s.config for s in specs]
+    everything = {run_dir_for(c, root) for c in configs}
+    everything |= {run_dir_for(c.init_run, root) for c in configs if c.init_run is not None}
+    found = sum(load_result(d) is not None for d in everything)
+    start, cpu0, load = time.perf_counter(), _cpu_seconds(), os.getloadavg()[0]
     results = execute_all([s.config for s in specs], root,
                           [f"{s.arm} seed {s.seed}" for s in specs], workers, quiet, executor,
                           address, desc=study.name)
@@ -206,9 +230,15 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
     if overrides:  # first, under the verdicts: the recipe is not the study's own
         report.sections.insert(0, overrides_section(study, scale, overrides))
     report.write(out)
-    # what `reasonlab site` indexes: which study and scale this report is, and its runs
+    timing = {"wall_s": round(time.perf_counter() - start, 1),
+              "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
+              "runs_found": found, "workers": workers, "cores": os.cpu_count(),
+              "load_at_start": round(load, 2), "executor": executor}
+    # what `reasonlab site` indexes: which study and scale this report is, and its runs; the
+    # timing is what `reasonlab readme` records as the study's measured time
     write_json_atomic(out / "study.json", {
         "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+        "timing": timing,
         "overrides": dict(overrides),
         "runs_root": str(Path(root).resolve()),
         "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}

@@ -1,0 +1,66 @@
+"""Measured results as data (studies/kit/readme.py): a store's reports become measured.json
+records, and the README tables are generated from them, never typed by hand."""
+
+import json
+
+import pytest
+
+from reasonlab.errors import ConfigError
+from reasonlab.studies.kit import readme
+
+STUDY = "symbols-kernel"  # any registered study; one claim ("conditioning")
+
+
+def write_report(store, scale, written, timing, status="reproduced", overrides=None):
+    d = store / STUDY / scale
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "study.json").write_text(json.dumps({
+        "study": STUDY, "scale": scale, "written": written, "timing": timing,
+        "overrides": overrides or {}, "runs": [{"id": "x", "arm": "a", "seed": s}
+                                               for s in range(3)]}))
+    (d / "verdicts.json").write_text(json.dumps([{
+        "claim": "conditioning", "text": "t", "status": status, "evidence": "e", "why": "",
+        "summary": "+0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)"}]))
+
+
+def test_collect_takes_the_newest_report_and_its_timing(tmp_path):
+    write_report(tmp_path, "cpu", 1.0, {"wall_s": 600, "cpu_s": 1100, "runs": 12,
+                                        "runs_found": 0}, status="inconclusive")
+    write_report(tmp_path / "other", "cpu", 0.0, None)  # not a report of this store's layout
+    got = readme.collect(tmp_path)
+    rec = got["symbols"][STUDY]["cpu"]
+    assert rec["minutes"] == 10.0 and rec["cpu_minutes"] == pytest.approx(18.3)
+    assert rec["seeds"] == 3 and rec["verdicts"][0]["status"] == "inconclusive"
+
+
+def test_a_report_that_trained_nothing_keeps_a_logged_time(tmp_path):
+    write_report(tmp_path, "cpu", 2.0, {"wall_s": 5, "cpu_s": 5, "runs": 12, "runs_found": 12})
+    log = [{"study": STUDY, "scale": "cpu", "wall_s": 420.0, "user_s": 700.0, "sys_s": 20.0}]
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert rec["minutes"] == 7.0 and rec["cpu_minutes"] == 12.0
+
+
+def test_a_trial_with_overrides_is_not_the_study(tmp_path):
+    write_report(tmp_path, "cpu", 3.0, None, overrides={"steps": 10})
+    assert readme.collect(tmp_path) == {}
+
+
+def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
+    write_report(tmp_path, "cpu", 1.0, {"wall_s": 600, "cpu_s": 1100, "runs": 12,
+                                        "runs_found": 4})
+    data = readme.collect(tmp_path)["symbols"]
+    table = readme.family_table("symbols", "cpu", data)
+    row = next(line for line in table.splitlines() if STUDY in line)
+    assert "**reproduced**" in row and "[+0.100, +0.900] (95% CI, n = 3 / 3)" in row
+    assert "10 min (8 of 12 runs trained" in row and "| 3 |" in row
+    # a study with no record reads "not run"
+    assert "not run" in readme.family_table("symbols", "cpu", {})
+
+
+def test_blocks_are_replaced_between_their_markers_only():
+    begin = readme.BEGIN.format(what="t")
+    text = f"intro\n{begin}\nold table\n{readme.END}\nafter\n"
+    assert readme.replace_blocks(text, {"t": "new"}, "R") == (
+        f"intro\n{begin}\nnew\n{readme.END}\nafter\n")
+    with pytest.raises(ConfigError, match="no line"):
+        readme.replace_blocks("nothing", {"t": "new"}, "R")
