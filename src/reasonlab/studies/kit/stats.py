@@ -134,7 +134,7 @@ def contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
     se = math.sqrt(var)
     # Welch-Satterthwaite; a zero variance (identical values) leaves the df of the others
     den = sum(p * p / (len(data[g]) - 1) for p, g in zip(parts, used) if p > 0)
-    df = var * var / den if den > 0 else float(sum(len(d) - 1 for d in data.values()))
+    df = float(var * var / den) if den > 0 else float(sum(len(d) - 1 for d in data.values()))
     half = _t(df) * se
     # the effect's variance at k units in every group is unit_var / k (power, units_needed)
     unit_var = float(sum(w * w * data[g].var(ddof=1) for g, w in used.items()))
@@ -280,16 +280,30 @@ def too_few(est: Estimate) -> str | None:
             "so run more seeds)")
 
 
-def underpowered(est: Estimate, effect: float) -> str:
-    """'underpowered (power 0.31 at 3 units for an effect of 0.050; about 6 needed)'."""
+def distance(est: Estimate, a: float, b: float) -> float:
+    """|a - b| on the scale the estimate's interval was computed on (log for `log_contrast`),
+    the effect size its power is quoted at."""
+    if est.scale == "log" and a > 0 and b > 0:
+        return abs(math.log(a) - math.log(b))
+    return abs(a - b)
+
+
+def underpowered(est: Estimate, effect: float, at: str | None = None) -> str:
+    """Why an interval that spans a threshold decides nothing: 'underpowered (power 0.31 at 3
+    units for an effect of 0.05; about 6 needed)', or, where the power at `effect` (on the
+    estimate's own scale; `at` names it in words) is already adequate, that the estimate lies
+    near the threshold."""
     if est.exact:
         return "the value lies between the thresholds"
+    at = at or f"an effect of {effect:.3g}"
     p, need = power(est, effect), units_needed(est, effect)
     if math.isnan(p) or need is None:
         return "underpowered (the interval spans both thresholds)"
+    if p >= TARGET_POWER:
+        return (f"the interval spans a threshold (power {p:.2f} at {est.units} units for {at}: "
+                "the effect lies near it)")
     needed = f"more than {MAX_UNITS}" if need > MAX_UNITS else f"about {need}"
-    return (f"underpowered (power {p:.2f} at {est.units} units for an effect of {effect:g}; "
-            f"{needed} needed)")
+    return f"underpowered (power {p:.2f} at {est.units} units for {at}; {needed} needed)"
 
 
 def better_by(est: Estimate, min_effect: float, effect: float | None = None) -> Decision:
@@ -307,8 +321,10 @@ def better_by(est: Estimate, min_effect: float, effect: float | None = None) -> 
         return Decision("reproduced", est, rule)
     if est.hi < min_effect:
         return Decision("not reproduced", est, rule)
+    size = effect if effect is not None else max(min_effect, 1e-12)
     return Decision("inconclusive", est, rule,
-                    underpowered(est, effect if effect is not None else max(min_effect, 1e-12)))
+                    underpowered(est, distance(est, 1.0, 1.0 + size) if est.scale == "log"
+                                 else size))
 
 
 def at_least(est: Estimate, threshold: float) -> Decision:
@@ -321,7 +337,8 @@ def at_least(est: Estimate, threshold: float) -> Decision:
         return Decision("reproduced", est, rule)
     if est.hi < threshold:
         return Decision("not reproduced", est, rule)
-    return Decision("inconclusive", est, rule, underpowered(est, abs(est.value - threshold)))
+    return Decision("inconclusive", est, rule,
+                    underpowered(est, distance(est, est.value, threshold)))
 
 
 def at_most(est: Estimate, threshold: float) -> Decision:
@@ -335,7 +352,8 @@ def at_most(est: Estimate, threshold: float) -> Decision:
         return Decision("reproduced", est, rule)
     if est.lo > threshold:
         return Decision("not reproduced", est, rule)
-    return Decision("inconclusive", est, rule, underpowered(est, abs(est.value - threshold)))
+    return Decision("inconclusive", est, rule,
+                    underpowered(est, distance(est, est.value, threshold)))
 
 
 def equivalent(est: Estimate, margin: float) -> Decision:

@@ -166,12 +166,14 @@ def joined_status(statuses: Sequence[Status]) -> Status:
 
 def all_of(claim: Claim, verdicts: Mapping[str, Verdict]) -> Verdict:
     """One verdict for a claim made of every part's (a backbone, a task, an arm): reproduced
-    when all are, not reproduced when any is not, else inconclusive (why: the parts' whys)."""
+    when all are, not reproduced when any is not, else inconclusive (why: the parts' whys).
+    Its effect is that of the first part whose status is the joined one (the part that decided
+    it), so the summary shows a number the verdict rests on; the evidence lists every part's."""
     status = joined_status([v.status for v in verdicts.values()])
     ev = "; ".join(f"{part} ({v.status}): {v.evidence}" for part, v in verdicts.items())
     why = "; ".join(f"{part}: {v.why}" for part, v in verdicts.items()
                     if v.status == "inconclusive" and v.why)
-    effect = next(iter(verdicts.values())).effect if len(verdicts) == 1 else None
+    effect = next((v.effect for v in verdicts.values() if v.status == status), None)
     return Verdict(claim, status, ev, effect, why if status == "inconclusive" else "")
 
 
