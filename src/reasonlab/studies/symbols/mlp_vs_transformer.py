@@ -34,12 +34,14 @@ N_TRAIN: dict[Scale, list[int]] = {"smoke": [64, 256], "cpu": [1000, 10_000],
                                    "paper": [1000, 10_000, 100_000]}
 CHANCE = 0.5
 MLP_MAX = 0.55
-"""The MLP 'stays at chance' when its mean test accuracy is at most this at every n."""
+"""The MLP 'stays at chance' when the upper bound of its mean test accuracy is at most this at
+every n (and it fits its training examples: symbols/verdicts.py, MLP_FIT_MIN)."""
 TRANSFORMER_MIN = 0.9
-"""The transformer 'generalises' when its mean test accuracy reaches this at the largest n."""
+"""The transformer 'generalises' when the lower bound of its mean test accuracy reaches this at
+the largest n."""
 SHARED_MIN = 0.75
-"""The shared-table MLP 'detects equality' when its mean test accuracy at the largest n reaches
-this: halfway from chance to perfect."""
+"""The shared-table MLP 'detects equality' when the lower bound of its mean test accuracy at
+the largest n reaches this: halfway from chance to perfect."""
 
 
 @STUDIES.register("symbols-mlp-vs-transformer")
