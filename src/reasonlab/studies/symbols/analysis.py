@@ -90,14 +90,17 @@ def readout_of_initial_networks(results: Results, ns: list[int]
             {n: [f["train_acc"] for f in fs] for n, fs in fits.items()})
 
 
-def frozen_networks(results: Results, label: str, n: int, widths: list[int]) -> list[RunSpec]:
+def frozen_networks(results: Results, label: str, n: int, widths: list[int],
+                    seeds: int | None = None) -> list[RunSpec]:
     """The frozen random same/different networks of a width sweep (d_mlp = 4 d_model), one per
-    width and seed, as specs of the study: the command line's overrides reach them, and a trial
-    run (n_test=N) fits them on N examples."""
+    width and seed (the first `seeds` of the study's, all by default), as specs of the study:
+    the command line's overrides reach them, and a trial run (n_test=N) fits them on N
+    examples."""
+    k = results.seeds if seeds is None else min(seeds, results.seeds)
     return overridden(grid(recipe(results.scale, preset="same_different"),
                            {label: {"n_train": results.sample_size(n)}},
-                           [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths],
-                           results.seeds), results.overrides)
+                           [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths], k),
+                      results.overrides)
 
 
 def frozen_width_section(rep: Report, frozen: list[RunSpec], widths: list[int], n: int,
