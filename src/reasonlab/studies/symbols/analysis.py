@@ -22,7 +22,7 @@ from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
 from reasonlab.studies.kit.core import overridden
 from reasonlab.studies.symbols.common import MODEL, SYMBOLS, recipe, width
-from reasonlab.studies.symbols.verdicts import fmt_n, fmt_ratio, n_to_reach
+from reasonlab.studies.symbols.verdicts import ratio_estimate, reach_cell
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.loop import build_model, make_data
@@ -42,13 +42,17 @@ def samples_section(rep: Report, test: dict[str, dict[Any, list[float]]], before
 
 def targets_section(rep: Report, plain: dict[int, list[float]], mod: dict[int, list[float]],
                     targets: tuple[float, ...]) -> Report:
-    """Samples each arm needs to reach each target accuracy (n_to_reach), and their ratio."""
+    """Samples each seed of each arm needs to reach each target accuracy (n_to_reach along its
+    own curve; seeds with no crossing inside the grid named, not imputed), and the
+    geometric-mean ratio with its interval (ratio_estimate)."""
     rows = []
     for target in targets:
-        n_p, n_m = n_to_reach(plain, target), n_to_reach(mod, target)
-        rows.append([f"{target}", fmt_n(n_p), fmt_n(n_m), fmt_ratio(n_p, n_m, max(plain))])
-    return rep.table("Samples needed to reach a target accuracy (log-linear interpolation)",
-                     ["target", "transformer", "+ identity", "ratio"], rows)
+        est = ratio_estimate(plain, mod, target)
+        rows.append([f"{target}", *(reach_cell(by, target) for by in (plain, mod)),
+                     "-" if est is None else est.text(2)])
+    return rep.table("Samples needed to reach a target accuracy, per seed (log-linear "
+                     "interpolation)", ["target", "transformer", "+ identity",
+                                        "ratio (geometric mean)"], rows)
 
 
 READOUTS = ("all tokens", "test symbols")
@@ -86,14 +90,17 @@ def readout_of_initial_networks(results: Results, ns: list[int]
             {n: [f["train_acc"] for f in fs] for n, fs in fits.items()})
 
 
-def frozen_networks(results: Results, label: str, n: int, widths: list[int]) -> list[RunSpec]:
+def frozen_networks(results: Results, label: str, n: int, widths: list[int],
+                    seeds: int | None = None) -> list[RunSpec]:
     """The frozen random same/different networks of a width sweep (d_mlp = 4 d_model), one per
-    width and seed, as specs of the study: the command line's overrides reach them, and a trial
-    run (n_test=N) fits them on N examples."""
+    width and seed (the first `seeds` of the study's, all by default), as specs of the study:
+    the command line's overrides reach them, and a trial run (n_test=N) fits them on N
+    examples."""
+    k = results.seeds if seeds is None else min(seeds, results.seeds)
     return overridden(grid(recipe(results.scale, preset="same_different"),
                            {label: {"n_train": results.sample_size(n)}},
-                           [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths],
-                           results.seeds), results.overrides)
+                           [{"model": {"d_model": w, "d_mlp": 4 * w}} for w in widths], k),
+                      results.overrides)
 
 
 def frozen_width_section(rep: Report, frozen: list[RunSpec], widths: list[int], n: int,
@@ -164,11 +171,14 @@ def ab_values(setting: tuple[bool, bool, bool], d_model: int) -> tuple[float, fl
 def kernel_matrices(tasks: dict[str, dict[str, Any]],
                     settings: dict[str, tuple[bool, bool, bool]], model: dict[str, Any],
                     symbols: dict[str, int], n_inits: int, n_per: int,
-                    device: torch.device | str = "cpu") -> dict[str, dict[str, np.ndarray]]:
+                    device: torch.device | str = "cpu", replicate: int = 0
+                    ) -> dict[str, dict[str, np.ndarray]]:
     """task -> setting -> N (analysis/kernel.py) of randomly initialised models of shape `model`
     (ModelConfig keys) with identity attention, a and b fixed by the setting (a on, b on, zero
     diag) (`ab_values`), on the templates task with the symbol alphabets `symbols`, averaged
-    over n_inits initializations, n_per examples per template, computed on `device`."""
+    over n_inits initializations, n_per examples per template, computed on `device`.
+    `replicate` r draws its own initializations (1000 + r * n_inits + i) and examples (seed r),
+    the same for every setting: replicate 0 is the study's first estimate."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for name, spec in tasks.items():
         task = build_task({"name": "templates", **symbols, **spec})
@@ -179,7 +189,8 @@ def kernel_matrices(tasks: dict[str, dict[str, Any]],
             a, b = ab_values((a_on, b_on, zero_diag), cfg.d_model)
 
             def make(i: int, a: float = a, b: float = b) -> Transformer:
-                m = Transformer(cfg, generator=torch.Generator().manual_seed(1000 + i))
+                m = Transformer(cfg, generator=torch.Generator().manual_seed(
+                    1000 + replicate * n_inits + i))
                 with torch.no_grad():
                     for layer in m.layers:
                         layer.attn.a.fill_(a)
@@ -187,7 +198,7 @@ def kernel_matrices(tasks: dict[str, dict[str, Any]],
                 return m
 
             out[name][setting] = template_kernel_matrix(task, make, n_inits, n_per,
-                                                        device=device)
+                                                        seed=replicate, device=device)
     return out
 
 
@@ -213,7 +224,8 @@ def kernel_section(rep: Report, Ns: dict[str, dict[str, np.ndarray]],
     rep.sections.append(
         f"## cond(N) at initialization (d_model {d}; a = {a:.3f}, b = {b:g}; "
         f"{recipe.n_inits} initializations, {recipe.n_per_template} examples per "
-        "template)\n\n" + table(["task", *settings, f"plain / ({main})"], rows))
+        "template)\n\nReplicate 0; the verdict reads plain and "
+        f"{main} in every replicate.\n\n" + table(["task", *settings, f"plain / ({main})"], rows))
     plot_matrices({f"{s}: cond {condition_number(N):.3g}": N
                    for s, N in Ns["same/different"].items()}, rep.out / "kernel_same_different.png")
     rep.figure("kernel_same_different.png", "N for same/different (rows, columns: templates "

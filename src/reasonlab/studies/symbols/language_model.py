@@ -21,14 +21,22 @@ from reasonlab.studies.symbols.common import lm_recipe
 from reasonlab.studies.symbols.verdicts import perplexity_verdict
 
 ARMS = {"transformer": {}, "+ identity (a, b)": {"model": {"attention": "identity"}}}
+EXPECTED_DROP = 0.017
+"""The relative perplexity drop the verdict's power is quoted at: 1.7%, what our first cpu run
+measured (7.919 -> 7.782, 2 seeds); the paper calls its drop on WikiText slight (§6, Fig. 4)
+and gives no size at our scale."""
 
 
 @STUDIES.register("symbols-language-model")
 class SymbolsLanguageModel(Study):
     title = "Abstract symbols: identity-augmented attention in a small causal LM (WordNet glosses)"
     claims = family_claims(__package__)["symbols-language-model"]
-    cpu_minutes = 4  # measured under the shared lock (README)
-    default_seeds = {"cpu": 2, "paper": 2}
+    # estimate: 3.9 min measured at 2 seeds under the shared lock (README), x 7 / 2. 7 seeds:
+    # the most within the 15-minute budget; the perplexity rule's power at a 1.7% drop is
+    # still poor at the provisional noise (0.28; symbols/calibration.py, arms drawn
+    # independently -- the pairing by seed should do better)
+    cpu_minutes = 13.7
+    default_seeds = {"cpu": 7}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(lm_recipe(scale), ARMS, seeds=seeds)
@@ -43,6 +51,8 @@ class SymbolsLanguageModel(Study):
             [[arm, *(f"{x:.3f}" for x in p.mean(0))] for arm, p in ppl.items()])
         rep.figure("perplexity.png", "Validation perplexity during training (band: min-max "
                    "over seeds)")
-        rep.verdicts = [perplexity_verdict(self.claim("perplexity"), ppl["transformer"][:, -1],
-                                           ppl["+ identity (a, b)"][:, -1])]
+        plain = ppl["transformer"][:, -1]
+        rep.verdicts = [perplexity_verdict(self.claim("perplexity"), plain,
+                                           ppl["+ identity (a, b)"][:, -1],
+                                           EXPECTED_DROP * float(plain.mean()))]
         return rep

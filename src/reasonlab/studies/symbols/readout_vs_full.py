@@ -40,6 +40,11 @@ SWEEP: dict[Scale, tuple[int, list[int]]] = {
 }
 """Width sweep of the frozen network: (n_train, d_model values); d_mlp = 4 d_model, heads as
 the scale's (widths are multiples of its n_heads)."""
+WIDTH_SWEEP_SEEDS = 3
+"""Seeds of the frozen width sweep: it is reported (and the widest network's accuracy shown
+beside the read-out verdict), never decided on, and its fits cost most of the study's analysis
+(42 s per seed at d_model 1024 alone, README); so it keeps the first 3 seeds while the verdicts'
+arms take every seed."""
 FULL, READOUT = "all layers", "read-out only (converged)"
 
 
@@ -47,7 +52,11 @@ FULL, READOUT = "all layers", "read-out only (converged)"
 class SymbolsReadoutVsFull(Study):
     title = "Abstract symbols: training the read-out only vs training all layers"
     claims = family_claims(__package__)["symbols-readout-vs-full"]
-    cpu_minutes = 4.7  # measured: 279 s (9 trained runs + closed-form read-out fits)
+    # estimate: 279 s measured at 3 seeds (9 trained runs + closed-form read-out fits, the
+    # width sweep ~60 s a seed of them); each further seed adds 3 runs and 3 read-out fits,
+    # about 42 s with 2 workers, and no width sweep: 279 + 7 x 42 s
+    cpu_minutes = 9.6
+    default_seeds = {"cpu": 10}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(recipe(scale, preset="same_different"), {FULL: {"model": WIDTH[scale]}},
@@ -59,7 +68,7 @@ class SymbolsReadoutVsFull(Study):
         # run's, n_test=N, on its first N examples)
         ro, ro_train = readout_of_initial_networks(results, list(full))  # n -> seeds
         n_sweep, widths = SWEEP[results.scale]
-        frozen = frozen_networks(results, READOUT, n_sweep, widths)
+        frozen = frozen_networks(results, READOUT, n_sweep, widths, WIDTH_SWEEP_SEEDS)
         n_sweep = frozen[0].config.n_train  # as the overrides left it
         rep = samples_section(Report(self.title, out).recipe(results),
                               {FULL: full, READOUT: ro,

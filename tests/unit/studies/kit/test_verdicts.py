@@ -11,7 +11,6 @@ from reasonlab.studies import STUDIES
 from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdict,
                                                majority_verdict, phase_verdicts)
 from reasonlab.studies.kit.base import Claim, Verdict
-from reasonlab.studies.symbols.verdicts import n_to_reach, ratio_verdict
 from reasonlab.studies.kit.verdicts import (above, all_of, all_of_each, at_least, at_most, below,
                                             gain_status, gain_verdict, never, requires,
                                             standard_error, threshold_verdict, trend_verdict,
@@ -149,29 +148,6 @@ def test_effect_verdict_pairs_runs():
     assert effect_verdict(C, recs, "lr", [1, 2], 0.1).status == "not reproduced"
 
 
-# -- abstract symbols --------------------------------------------------------------------------
-def test_n_to_reach_interpolates_in_log_n():
-    by_n = {100: [0.5], 1000: [0.7], 10_000: [0.9]}
-    assert n_to_reach(by_n, 0.5) == 100
-    assert n_to_reach(by_n, 0.8) == pytest.approx(10 ** 3.5)  # halfway in log n
-    assert n_to_reach(by_n, 0.95) is None
-
-
-def test_ratio_verdict():
-    plain = {100: [0.5], 1000: [0.6], 10_000: [0.9]}
-    fast = {100: [0.5], 1000: [0.9], 10_000: [1.0]}  # 10x fewer samples
-    v = ratio_verdict(C, plain, fast, 0.9, 10 ** 0.5, 1.5)
-    assert v.status == "reproduced" and "ratio 10.0" in v.evidence
-    same = ratio_verdict(C, plain, plain, 0.9, 10 ** 0.5, 1.5)
-    assert same.status == "not reproduced"  # ratio 1 < 1.5
-    mid = {100: [0.5], 1000: [0.7], 10_000: [1.0]}  # 0.9 at 10^3.67: ratio 2.15
-    assert ratio_verdict(C, plain, mid, 0.9, 10 ** 0.5, 1.5).status == "inconclusive"
-    never_plain = {100: [0.5], 1000: [0.5], 10_000: [0.5]}
-    v = ratio_verdict(C, never_plain, mid, 0.9, 10 ** 0.5, 1.5)  # a lower bound: > 2.2
-    assert v.status == "inconclusive" and "> 2.2" in v.evidence
-    assert ratio_verdict(C, plain, never_plain, 0.9, 10 ** 0.5, 1.5).status == "not reproduced"
-
-
 def test_undoes_verdict():
     from reasonlab.studies.anchors.verdicts import undoes_verdict
 
@@ -183,70 +159,6 @@ def test_undoes_verdict():
     assert undoes_verdict(C, [inf, inf], [inf, sym, inf]).status == "not reproduced"
     v = undoes_verdict(C, [inf, sym], [sym, sym])  # 0.5 is no majority without it
     assert v.status == "inconclusive" and "no inferential majority" in v.evidence
-
-
-def test_chance_and_reaches_verdicts():
-    from reasonlab.studies.symbols.verdicts import chance_verdict, reaches_verdict
-
-    at_chance = {100: [0.5, 0.52], 1000: [0.54, 0.55]}  # worst mean 0.545 <= 0.55
-    v = chance_verdict(C, at_chance, {100: [1.0, 1.0]}, 0.5, 0.55)
-    assert v.status == "reproduced" and "train accuracy at n=100: 1.000" in v.evidence
-    above_chance = {100: [0.5, 0.52], 1000: [0.6, 0.55]}  # 0.575 at n=1000
-    assert chance_verdict(C, above_chance, {100: [1.0]}, 0.5, 0.55).status == "not reproduced"
-    assert reaches_verdict(C, {100: [0.5], 1000: [0.9, 0.92]}, 0.9).status == "reproduced"
-    v = reaches_verdict(C, {100: [0.95], 1000: [0.85, 0.9]}, 0.9)  # only the largest n counts
-    assert v.status == "not reproduced" and "at n=1000" in v.evidence
-
-
-def test_perplexity_verdict():
-    from reasonlab.studies.symbols.verdicts import perplexity_verdict
-
-    plain, better = np.array([10.0, 10.2]), np.array([9.0, 9.1])  # drop 1.05, SE ~0.12
-    assert perplexity_verdict(C, plain, better).status == "reproduced"
-    assert perplexity_verdict(C, plain[:1], better[:1]).status == "inconclusive"  # one seed
-    assert perplexity_verdict(C, better, plain).status == "not reproduced"
-    noisy = np.array([8.8, 11.3])  # mean 10.05: drop 0.05 with SE ~1.25
-    assert perplexity_verdict(C, plain, noisy).status == "inconclusive"
-
-
-def test_conditioning_verdict():
-    from reasonlab.studies.symbols.verdicts import conditioning_verdict
-
-    good = {"same/different": {"plain": 400.0, "a + b": 100.0}, "random": {"plain": 9.0,
-                                                                          "a + b": 3.0}}
-    v = conditioning_verdict(C, good, "a + b")
-    assert v.status == "reproduced" and "ratio 4" in v.evidence and "ratio 3" in v.evidence
-    bad = {**good, "random": {"plain": 3.0, "a + b": 2.0}}  # ratio 1.5 < 2 on one task
-    assert conditioning_verdict(C, bad, "a + b").status == "not reproduced"
-
-
-def test_readout_and_lead_verdicts():
-    from reasonlab.studies.symbols.verdicts import lead_verdict, readout_verdict
-
-    ro = {1000: [0.80, 0.82], 10_000: [0.91, 0.93]}
-    train = {1000: [0.99, 0.98], 10_000: [0.95, 0.96]}
-    v = readout_verdict(C, ro, train, ("d_model 512, n=10000", [0.97]))
-    assert v.status == "reproduced" and "needs >= 0.9 at n=10000" in v.evidence
-    assert "(train 0.955)" in v.evidence and "widest frozen network (d_model 512" in v.evidence
-    assert readout_verdict(C, {1000: [0.7], 10_000: [0.85]}, train, ("w", [0.9])).status == \
-        "not reproduced"
-    full = {1000: [0.95, 0.97], 10_000: [1.0, 1.0]}
-    assert lead_verdict(C, full, ro).status == "reproduced"  # lead +0.125 >= 0.1
-    assert lead_verdict(C, {1000: [0.85, 0.87], 10_000: [0.95, 0.97]}, ro).status == \
-        "inconclusive"  # lead +0.05
-    assert lead_verdict(C, {1000: [0.8, 0.8], 10_000: [0.9, 0.9]}, ro).status == \
-        "not reproduced"  # lead -0.015
-
-
-def test_b_fixes_verdict_needs_a_fall_to_remove():
-    from reasonlab.studies.symbols.verdicts import b_fixes_verdict
-
-    plain = {64: [0.9, 0.9], 256: [0.5, 0.5]}
-    fell, flat = Verdict(C, "reproduced", "fall"), Verdict(C, "not reproduced", "none")
-    assert b_fixes_verdict(C, plain, {64: [0.95], 256: [0.93]}, fell).status == "reproduced"
-    assert b_fixes_verdict(C, plain, {64: [0.95], 256: [0.7]}, fell).status == "not reproduced"
-    v = b_fixes_verdict(C, plain, {64: [0.95], 256: [0.93]}, flat)
-    assert v.status == "inconclusive" and "no fall to remove" in v.evidence
 
 
 def test_all_of_each_joins_every_parts_verdict_per_claim_by_key():
