@@ -10,9 +10,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.analysis.attention import attention_patterns, top_heads
-from reasonlab.report import grouped_bars, plot_first_pass
+from reasonlab.report import grouped_bars, plot_first_pass, pm
 from reasonlab.studies.artificial.common import ALBERT, BERT
-from reasonlab.studies.artificial.verdicts import Scores
+from reasonlab.studies.artificial.verdicts import Scores, association
 from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.studies.lego.analysis import lego_head_scores
 from reasonlab.studies.lego.verdicts import first_pass_steps
@@ -47,30 +47,35 @@ def label(init: str, kind: str) -> str:
 
 
 def head_table(rep: Report, names: dict[tuple[str, str], str],
-               scores: dict[tuple[str, str], Scores], controls: dict[tuple[str, str], Scores]
-               ) -> dict[str, dict[str, float]]:
-    """The head-score table (best head per pattern per encoder, with the association head's
-    positional controls); returns the best scores per encoder name for the figure."""
-    best = {names[k]: {"association (variables)": top_heads(controls[k]["variables"], 1)[0][2],
-                       "manipulation": top_heads(scores[k]["manipulation"], 1)[0][2],
-                       "broadcast": top_heads(scores[k]["broadcast"], 1)[0][2]}
-            for k in names}
-    rows = []
+               scores: dict[tuple[str, str], list[Scores]],
+               controls: dict[tuple[str, str], list[Scores]]) -> dict[str, dict[str, float]]:
+    """The head-score table (per encoder, the best head per pattern, mean ± std over units,
+    with the association head's positional controls); returns the mean best scores per
+    encoder name for the figure."""
+    def best(k: tuple[str, str], pattern: str) -> np.ndarray:
+        return np.asarray([top_heads(s[pattern], 1)[0][2] for s in scores[k]])
+
+    rows, means = [], {}
     for k in names:
-        l, h, v = top_heads(controls[k]["variables"], 1)[0]
-        b = best[names[k]]
-        rows.append([names[k], f"L{l}H{h} {v:.2f}",
-                     f"{float(controls[k]['variables, permuted'][l, h]):.2f}",
-                     f"{float(controls[k]['positional head']):.2f}",
-                     f"{b['manipulation']:.2f}", f"{b['broadcast']:.2f}"])
-    rep.table("Head scores on LEGO sentences before fine-tuning (best head per pattern)",
-              ["init", "association (variables)", "same head, clauses permuted",
-               "positional head", "manipulation", "broadcast"], rows,
-              after="64 LEGO sentences; association on variable queries with its positional "
-              "controls as in lego-pretraining (analysis/attention.py). An ALBERT-like "
-              "encoder applies one layer at every depth, so its heads LkHh are the same "
-              "weights at each k.")
-    return best
+        heads = [association(c) for c in controls[k]]
+        assoc = [a.score for a in heads]
+        means[names[k]] = {"association (variables)": float(np.mean(assoc)),
+                           "manipulation": float(best(k, "manipulation").mean()),
+                           "broadcast": float(best(k, "broadcast").mean())}
+        rows.append([names[k], f"{pm(assoc, 2)} ({', '.join(a.name for a in heads)})",
+                     pm([a.permuted for a in heads], 2), pm([a.positional for a in heads], 2),
+                     pm(best(k, "manipulation"), 2), pm(best(k, "broadcast"), 2)])
+    rep.table("Head scores on LEGO sentences before fine-tuning (best head per pattern, mean "
+              "± std over units)",
+              ["init", "association (variables; best head per unit)",
+               "same head, clauses permuted", "positional head", "manipulation", "broadcast"],
+              rows,
+              after="64 LEGO sentences, on each unit's encoder (its seed's pretraining run, or "
+              "random init) with a fresh head; association on variable queries with its "
+              "positional controls as in lego-pretraining (analysis/attention.py). An "
+              "ALBERT-like encoder applies one layer at every depth, so its heads LkHh are the "
+              "same weights at each k.")
+    return means
 
 
 Encoders = dict[tuple[str, str], Results]
@@ -96,14 +101,17 @@ def speed_sections(rep: Report, by: Encoders, names: dict[tuple[str, str], str],
 
 
 def head_sections(rep: Report, by: Encoders, names: dict[tuple[str, str], str], out: Path
-                  ) -> dict[tuple[str, str], Scores]:
-    """Head scores of every encoder on LEGO sentences before fine-tuning (its first run's
-    step-0 model): table and figure; returns the association controls per encoder."""
-    scores, controls = {}, {}
+                  ) -> dict[tuple[str, str], list[Scores]]:
+    """Head scores of every encoder on LEGO sentences before fine-tuning, per unit (each
+    run's step-0 model: its seed's pretrained encoder, or its random init): table and figure;
+    returns the association controls per encoder, one per unit in seed order."""
+    scores: dict[tuple[str, str], list[Scores]] = {}
+    controls: dict[tuple[str, str], list[Scores]] = {}
     for k, rs in by.items():
-        s, r = rs[0]
-        scores[k], controls[k] = heads_before_finetuning(s, Path(r["dir"]))
+        pairs = [heads_before_finetuning(s, Path(r["dir"]))
+                 for s, r in sorted(rs, key=lambda sr: sr[0].seed)]
+        scores[k], controls[k] = [p[0] for p in pairs], [p[1] for p in pairs]
     plot_head_scores(head_table(rep, names, scores, controls), out / "head_scores.png")
     rep.figure("head_scores.png", "Best head per pattern on LEGO sentences before "
-               "fine-tuning, per pretraining corpus and encoder")
+               "fine-tuning (mean over units), per pretraining corpus and encoder")
     return controls

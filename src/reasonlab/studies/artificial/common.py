@@ -2,16 +2,18 @@
 recipes and runs of `artificial-pretraining-lego`. (`artificial-pretraining` follows the seed's
 table: studies/artificial/seed.py.)
 
-Every corpus gets ONE masked-LM pretraining run per scale (seed 0; the paper pretrains once per
-corpus), named in the downstream runs' `init_from` (TrainConfig.init_from): the run store trains it
-once, before any run that names it. The downstream arm `scratch` has the same architecture and
-random init. Downstream tasks: LEGO Task 1 (the study's), and, for a user's own grids, WordNet
-supersense and part of speech (tasks/glosses.py) and ListOps (tasks/listops.py, brackets kept,
-expressions short enough for the encoder's positions).
+Every corpus gets one masked-LM pretraining run per scale and seed, named in the downstream runs
+of that seed's `init_from` (TrainConfig.init_from): the run store trains it once, before any run
+that names it. The paper pretrains once per corpus; here the seed redraws the pretraining too, so
+that the spread over seeds is the spread of what the study compares (seed.PIPELINE_UNIT). The
+downstream arm `scratch` has the same architecture and random init. Downstream tasks: LEGO
+Task 1 (the study's), and, for a user's own grids, WordNet supersense and part of speech
+(tasks/glosses.py) and ListOps (tasks/listops.py, brackets kept, expressions short enough for
+the encoder's positions).
 
 Encoders: BERT-like (separate layers) for both studies; `artificial-pretraining-lego` adds an
 ALBERT-like encoder (layers tied, as LEGO's ALBERT arm, `lego.common.albert`), with its own
-pretraining run per corpus -- a tied encoder cannot load an untied one's layers.
+pretraining run per corpus and seed -- a tied encoder cannot load an untied one's layers.
 
 Thresholds are fixed before any run.
 """
@@ -116,21 +118,26 @@ def arm(task: str, init: str, kind: str = BERT) -> str:
 
 def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
          ) -> list[RunSpec]:
-    """The pretraining run of every corpus (factors phase=pretrain, corpus, kind), then every
-    downstream task x (scratch, each corpus) x seed (phase=finetune, task, init, kind)."""
+    """Per seed s: the pretraining run of every corpus with seed s (factors phase=pretrain,
+    corpus, kind), then every downstream task x (scratch, each corpus) with seed s, a
+    pretrained init from its corpus's seed-s run (phase=finetune, task, init, kind): the
+    replication unit is the pipeline's seed (seed.PIPELINE_UNIT). Seed 0's runs keep their
+    ids (seed 0 is the config default)."""
     pre = {c: pretrain_recipe(scale, c, kind) for c in corpora(scale)}
     suffix = "" if kind == BERT else f" | {kind}"
-    specs = [RunSpec(f"pretrain {c}{suffix}", 0, TrainConfig.build(p),
-                     {"phase": PRETRAIN, "corpus": c, "kind": kind}) for c, p in pre.items()]
+    specs = [RunSpec(f"pretrain {c}{suffix}", seed, TrainConfig.build({**p, "seed": seed}),
+                     {"phase": PRETRAIN, "corpus": c, "kind": kind})
+             for seed in range(seeds) for c, p in pre.items()]
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
-    inits = {SCRATCH: {"model": {**model, **encoder(scale, kind)}}} | {
-        c: {"init_from": p} for c, p in pre.items()}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})
-        for i, over in inits.items():
-            specs += grid(base, {arm(t, i, kind): over}, seeds=seeds,
-                          factors={"phase": FINETUNE, "task": t, "init": i, "kind": kind})
+        for i in (SCRATCH, *pre):
+            specs += [RunSpec(arm(t, i, kind), seed, TrainConfig.build(merge(
+                base, {"model": {**model, **encoder(scale, kind)}} if i == SCRATCH else
+                {"init_from": {**pre[i], "seed": seed}}, {"seed": seed})),
+                {"phase": FINETUNE, "task": t, "init": i, "kind": kind, "arm": arm(t, i, kind)})
+                for seed in range(seeds)]
     return specs
 
 
@@ -151,10 +158,10 @@ def recipes(rep: Report, results: Results) -> Report:
     """Two recipe sections: the pretraining runs, then the fine-tuning runs of the scratch
     arm (a pretrained arm differs only by its `init_from`, the run of its corpus)."""
     pre, scratch = results.where(phase=PRETRAIN), results.where(phase=FINETUNE, init=SCRATCH)
-    for runs_, note in ((pre, "Pretraining runs (one per corpus, seed 0)."),
+    for runs_, note in ((pre, "Pretraining runs (one per corpus and seed)."),
                         (scratch, "Fine-tuning runs, scratch arm; each pretrained arm is the "
-                         "same with `init_from` = its corpus's pretraining run, whose "
-                         "architecture it takes.")):
+                         "same with `init_from` = its corpus's pretraining run of the same "
+                         "seed, whose architecture it takes.")):
         if runs_:
             rep.recipe(runs_, note=note)
     return rep

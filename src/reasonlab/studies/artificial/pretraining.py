@@ -2,10 +2,11 @@
 2012.11995; the seed: frozen-pretrained-transformers.txt, second half, "Results" and the slides
 after it).
 
-Each of the seed's 13 rows is an init (studies/artificial/seed.py): no pretraining, or one
+Each of the seed's 13 rows is an init (studies/artificial/seed.py): no pretraining, or a
 masked-LM pretraining run on its corpus (tasks/artificial.py, tasks/natural.py), fine-tuned on
 two WordNet sentence-pair tasks (graded similarity like STS-B, definition match like MRPC /
-QNLI) and two single-sentence ones (supersense, part of speech; like CoLA / SST-2), 3 seeds.
+QNLI) and two single-sentence ones (supersense, part of speech; like CoLA / SST-2), 3 units:
+each seed pretrains every corpus anew and fine-tunes from its own run (seed.PIPELINE_UNIT).
 The report is the seed's table with its eight GLUE columns beside our four, and one verdict per
 claim the table supports (claims 1-10, restated from the seed). Two corpora of the authors'
 follow-up (Flat, Shuffle-64) stay as labelled extra rows with the follow-up's gains.
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.artificial import seed_verdicts as sv
-from reasonlab.studies.artificial.seed import SeedStudy, runs
+from reasonlab.studies.artificial.seed import PIPELINE_UNIT, SeedStudy, runs
 from reasonlab.studies.artificial.seed_analysis import scores, seed_recipes, seed_sections
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
 from reasonlab.studies.kit.claims import family_claims
@@ -26,10 +27,18 @@ from reasonlab.studies.kit.claims import family_claims
 class ArtificialPretraining(SeedStudy):
     title = "Pretraining without human language: the seed's table (Chiang & Lee)"
     claims = family_claims(__package__)["artificial-pretraining"]
-    cpu_minutes = 44.4  # measured: 2663 s on 2 quiet cores from an empty runs folder (README)
-    default_seeds = {"cpu": 3}
+    # Not yet measured with a pretraining run per seed. Measured with one pretraining run per
+    # corpus (README): cpu 2663 s, long 8298 s on 2 quiet cores from an empty runs folder, 14
+    # pretraining and 180 fine-tuning runs each. The two differ only in the pretraining length
+    # (600 / 8000 steps, 13.2x the FLOPs), which splits them (2 workers' wall clock a run): a
+    # cpu pretraining run 33 s, a long one 436 s, a fine-tuning run 12.1 s, the report 29 s.
+    # Per seed at 3 seeds, 42 pretraining and 180 fine-tuning runs: cpu about 60 minutes, long
+    # about 342 (5.7 h; 226 minutes more from a store holding the old runs, whose seed 0 keep
+    # their ids).
+    cpu_minutes = None
+    default_seeds = {"cpu": 3, "long": 3}
     scales = ("smoke", "cpu", "long", "paper")  # long: pretraining past the grammar's horizon
-    minutes = {"long": 138.3}  # measured: 8298 s on 2 quiet cores from an empty runs folder
+    unit = PIPELINE_UNIT
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return runs(scale, seeds)

@@ -2,11 +2,12 @@
 docs/papers.md §4, read with LEGO §4.2, docs/papers.md §1.)
 
 For every encoder pretrained on the follow-up's corpora (studies/artificial/common.py; one
-masked-LM run per corpus, and random init):
+masked-LM run per corpus and seed, and random init):
 the association / manipulation / broadcast head scores the project computes
 (analysis/attention.py, as lego-pretraining uses them: association on variable queries, beside
-its positional controls) measured on LEGO sentences BEFORE any fine-tuning, and LEGO accuracy
-per chain position AFTER fine-tuning. The
+its positional controls) measured on LEGO sentences BEFORE any fine-tuning, per unit (a seed
+pretrains and fine-tunes: seed.PIPELINE_UNIT), and LEGO accuracy per chain position AFTER
+fine-tuning. The
 same again for an ALBERT-like encoder (layers tied, LEGO's ALBERT arm), pretrained on every
 corpus in runs of its own: LEGO finds ALBERT's recurrence suits the task (docs/papers.md §1),
 so each claim gets one verdict per encoder. Both claims are hypotheses of the issue, not the
@@ -20,6 +21,7 @@ from pathlib import Path
 from reasonlab.studies.artificial.analysis import head_sections, label, speed_sections
 from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, SCRATCH, recipes,
                                                  runs, structured)
+from reasonlab.studies.artificial.seed import PIPELINE_UNIT
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
 from reasonlab.studies.kit.claims import family_claims
@@ -29,8 +31,15 @@ from reasonlab.studies.kit.claims import family_claims
 class ArtificialPretrainingLego(Study):
     title = "Artificial pretraining and LEGO's heads"
     claims = family_claims(__package__)["artificial-pretraining-lego"]
-    cpu_minutes = 9.5  # measured: 567 s on 2 quiet cores from an empty runs folder (README)
-    default_seeds = {"cpu": 2}
+    # Not yet measured with a pretraining run per seed: 9.5 min (567 s on 2 quiet cores from an
+    # empty runs folder) with one pretraining per corpus and 2 seeds, 16 pretraining and 36
+    # LEGO runs. Split by FLOPs at the rates artificial-pretraining's two measured scales give
+    # a pretraining and a fine-tuning run (pretraining.py), a pretraining run is 14.9 s and a
+    # LEGO run 9.1 s of the wall clock: the per-seed grid's 48 pretraining and 54 LEGO runs at
+    # 3 seeds come to about 20 minutes.
+    cpu_minutes = None
+    default_seeds = {"cpu": 3}
+    unit = PIPELINE_UNIT
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return runs(scale, seeds, [LEGO]) + runs(scale, seeds, [LEGO], ALBERT)

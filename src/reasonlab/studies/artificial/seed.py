@@ -37,11 +37,18 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from reasonlab.studies.kit.base import RunSpec, Scale, Study, grid, merge
+from reasonlab.studies.kit.base import RunSpec, Scale, Study, merge
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
 PRETRAIN, FINETUNE = "pretrain", "finetune"
+PIPELINE_UNIT = ("the pipeline's seed: seed s pretrains each corpus's encoder (initialization, "
+                 "masked windows and their order; the corpus text is fixed, as the paper's) "
+                 "and fine-tunes from that encoder (classifier, example order, dropout), so "
+                 "the scratch arm's unit is its fine-tuning seed")
+"""The replication unit of the family's studies (Study.unit): a seed redraws the whole
+pipeline, pretraining included; fine-tuning seeds of one shared pretraining run are not
+replicates of the corpus (kit/stats.py)."""
 
 def _read_seed_table() -> tuple[tuple[str, ...], dict[str, tuple[float, ...]]]:
     with Path(__file__).with_name("seed_table.csv").open(newline="") as f:
@@ -106,12 +113,12 @@ SCALES: dict[Scale, dict[str, Any]] = {
                       ckpt_every=4, threads=1), seq_len=16, pair_seq_len=19, eval_pairs=64),
     # A 4-layer d_model 96 encoder (2.25x the follow-up study's non-embedding parameters)
     # over 8000 words, so that Artificial (5000) leaves 3000 embedding rows untrained as the
-    # seed's leaves 25k of 30k; 14 pretraining runs of 600 steps of 64 x 32 tokens (1.7x the
-    # follow-up study's compute per corpus); 4 tasks x 15 inits x 3 seeds of 400 fine-tuning
-    # steps at lr 1e-3 over 2560 examples (5 epochs of batch 32: the seed's largest gains are
-    # on GLUE's small sets, STS-B 5.7k, MRPC 3.7k, RTE 2.5k examples). Measured (README): 80
-    # steps at lr 5e-4, one epoch, learn neither pair task from any init; 400 at 1e-3 learn
-    # `similarity` from every init. Its time: `cpu_minutes`.
+    # seed's leaves 25k of 30k; per seed, 14 pretraining runs of 600 steps of 64 x 32 tokens
+    # (1.7x the follow-up study's compute per corpus); 4 tasks x 15 inits x 3 seeds of 400
+    # fine-tuning steps at lr 1e-3 over 2560 examples (5 epochs of batch 32: the seed's largest
+    # gains are on GLUE's small sets, STS-B 5.7k, MRPC 3.7k, RTE 2.5k examples). Measured
+    # (README): 80 steps at lr 5e-4, one epoch, learn neither pair task from any init; 400 at
+    # 1e-3 learn `similarity` from every init. Its time: pretraining.py.
     "cpu": dict(
         rows=tuple(ROWS), extra=tuple(FOLLOWUP_GAIN), words=8000,
         pretrain=dict(model=_MODEL, n_train=38_400, n_test=500, batch_size=64, steps=600,
@@ -177,17 +184,28 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
 
 
 def runs(scale: Scale, seeds: int) -> list[RunSpec]:
-    """One pretraining run per corpus (seed 0, factors phase=pretrain, corpus), then every task
-    x init x seed (phase=finetune, task, init)."""
+    """Per seed s: every corpus's pretraining run with seed s (factors phase=pretrain, corpus),
+    then every task x init fine-tuned with seed s, a pretrained init from its corpus's seed-s
+    run (phase=finetune, task, init).
+
+    The replication unit is the pipeline's seed (`PIPELINE_UNIT`): two seeds of a pretrained
+    arm differ in their pretraining as in their fine-tuning, so the spread over seeds is the
+    spread of what the seed's table compares. One pretraining per corpus shared by every
+    fine-tuning seed made fine-tuning repetitions of one draw pass for replication: at cpu
+    scale, where nothing transfers, the 12 corpora's averages spread 3x as much as the
+    fine-tuning seeds said. Seed 0's runs keep their ids (seed 0 is the config default)."""
     pre = {c: pretrain_recipe(scale, c) for c in corpora(scale)}
-    specs = [RunSpec(f"pretrain {c}", 0, TrainConfig.build(p), {"phase": PRETRAIN, "corpus": c})
-             for c, p in pre.items()]
+    specs = [RunSpec(f"pretrain {c}", seed, TrainConfig.build({**p, "seed": seed}),
+                     {"phase": PRETRAIN, "corpus": c})
+             for seed in range(seeds) for c, p in pre.items()]
     s = SCALES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
-    arms = {SCRATCH: {"model": model}} | {c: {"init_from": p} for c, p in pre.items()}
     for t, task in tasks(scale).items():
         base = merge({"model": {}}, s["finetune"], {"task": task})
         for i in inits(scale):
-            specs += grid(base, {f"{t} | {i}": arms[i]}, seeds=seeds,
-                          factors={"phase": FINETUNE, "task": t, "init": i})
+            specs += [RunSpec(f"{t} | {i}", seed, TrainConfig.build(merge(
+                base, {"model": model} if i == SCRATCH else
+                {"init_from": {**pre[i], "seed": seed}}, {"seed": seed})),
+                {"phase": FINETUNE, "task": t, "init": i, "arm": f"{t} | {i}"})
+                for seed in range(seeds)]
     return specs

@@ -78,15 +78,17 @@ def seed_table(rep: Report, results: Results, s: Scores) -> None:
     scratch = float(avg(s, SCRATCH).mean())
     for init, (name, gain) in FOLLOWUP_GAIN.items():
         if init in s[ours[0]]:
+            mean = float(avg(s, init).mean())
             rows.append(["extra", f"follow-up: {name}", init]
                         + [fmt_seeds(s[t][init]) for t in ours]
-                        + [f"{avg(s, init).mean():.3f} ({100 * (avg(s, init).mean() - scratch):+.1f} pts)"]
+                        + [f"{mean:.3f} ({100 * (mean - scratch):+.1f} pts)"]
                         + ["-"] * len(SEED_COLUMNS)
                         + [f"follow-up GLUE avg gain {gain:+.1f} pts"])
     base = baselines(results)
     rep.table("The seed's table: ours beside Chiang & Lee's", header, rows,
-              after="Ours: mean ± std over seeds (similarity: Spearman correlation with the "
-              "gold path similarity, as STS-B; the others: accuracy). Seed: the 'Results' "
+              after="Ours: mean ± std over units, a unit one seed that pretrains and "
+              "fine-tunes (similarity: Spearman correlation with the gold path similarity, as "
+              "STS-B; the others: accuracy). Seed: the 'Results' "
               "table of the seed (frozen-pretrained-transformers.txt, second half), its Avg "
               "recomputed as the mean of its eight columns. Extra rows: corpora of the "
               "authors' follow-up (arXiv 2109.03537), its GLUE-average gain over its own "
@@ -108,11 +110,11 @@ def baselines(results: Results) -> dict[str, str]:
 def seed_recipes(rep: Report, results: Results) -> Report:
     """The recipes of the pretraining runs and of the no-pretraining fine-tuning arm (a
     pretrained arm differs only in `init_from`)."""
-    for part, note in ((results.where(phase=PRETRAIN), "Pretraining runs (one per corpus, "
-                        "seed 0)."),
+    for part, note in ((results.where(phase=PRETRAIN), "Pretraining runs (one per corpus "
+                        "and seed)."),
                        (results.where(phase=FINETUNE, init=SCRATCH), "Fine-tuning runs, "
                         "no-pretraining arm; a pretrained arm is the same with "
-                        "`init_from` = its corpus's pretraining run.")):
+                        "`init_from` = its corpus's pretraining run of the same seed.")):
         if part:
             rep.recipe(part, note=note)
     return rep
@@ -128,12 +130,16 @@ def seed_sections(rep: Report, results: Results, s: Scores, out: Path) -> None:
 
 
 def pretraining_table(rep: Report, results: Results) -> None:
-    rows = [[s.factors["corpus"], f"{r['final']['loss']:.3f}", f"{r['final']['acc']:.3f}"]
-            for s, r in results.where(phase=PRETRAIN)]
+    """Held-out masked-LM loss and accuracy per corpus, mean ± std over its seeds' runs."""
+    runs_ = results.where(phase=PRETRAIN).by("corpus")
+    rows = [[c, fmt_seeds([r["final"]["loss"] for _, r in rs]),
+             fmt_seeds([r["final"]["acc"] for _, r in rs]), str(len(rs))]
+            for c, rs in runs_.items()]
     rep.table("Pretraining: held-out masked-LM loss", ["corpus", "val loss",
-                                                       "val masked accuracy"], rows,
-              after="Each corpus's held-out stream; the corpora differ in entropy, so losses "
-              "compare runs of one corpus, not corpora.")
+                                                       "val masked accuracy", "runs (seeds)"],
+              rows, after="Each corpus's held-out stream, mean ± std over its pretraining runs "
+              "(one per seed); the corpora differ in entropy, so losses compare runs of one "
+              "corpus, not corpora.")
 
 
 def plot_seed_table(s: Scores, path: Path) -> None:

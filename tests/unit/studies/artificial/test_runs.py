@@ -7,9 +7,10 @@ import pytest
 
 from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, LISTOPS,
                                                  PRETRAIN, SCRATCH, arm, corpora, downstream,
-                                                 runs, tasks)
+                                                 pretrain_recipe, runs, tasks)
+from reasonlab.studies.artificial.seed import pretrain_recipe as seed_recipe
 from reasonlab.studies.kit.base import STUDIES, Results
-from reasonlab.train.config import config_id
+from reasonlab.train.config import TrainConfig, config_id
 
 
 def test_runs_carry_their_factors_and_downstream_reads_them():
@@ -20,11 +21,13 @@ def test_runs_carry_their_factors_and_downstream_reads_them():
     for s in specs:
         f = s.factors
         if f["phase"] == PRETRAIN:
-            assert s.config.task.corpus == f["corpus"] and s.seed == 0
+            assert s.config.task.corpus == f["corpus"] and s.config.seed == s.seed
         else:
             assert f["phase"] == FINETUNE and f["task"] == LEGO and f["arm"] == s.arm
             assert s.arm == arm(f["task"], f["init"], f["kind"])
             assert (s.config.init_run is None) == (f["init"] == SCRATCH)
+            if s.config.init_run is not None:  # its own seed's pretraining run
+                assert s.config.init_run.seed == s.seed
         assert s.config.model.tie_layers == (f["kind"] == ALBERT)
     # hand-made results: the final accuracy is the seed + 10 x (ALBERT), read per kind
     res = Results([(s, {"final": {"acc": s.seed + 10 * (s.factors["kind"] == ALBERT)}})
@@ -71,15 +74,19 @@ def test_seed_study_has_the_seeds_rows_and_every_task_per_row():
 
     specs = STUDIES["artificial-pretraining"]().runs("cpu", 3)
     pre = [s for s in specs if s.factors["phase"] == PRETRAIN]
-    assert [s.factors["corpus"] for s in pre] == seed.corpora("cpu")
-    assert len(pre) == 12 + 2 and len(seed.inits("cpu")) == 15
+    assert [s.factors["corpus"] for s in pre] == seed.corpora("cpu") * 3
+    assert [s.seed for s in pre] == [k for k in range(3) for _ in seed.corpora("cpu")]
+    assert len(pre) == (12 + 2) * 3 and len(seed.inits("cpu")) == 15
     ft = [s for s in specs if s.factors["phase"] == FINETUNE]
     assert len(ft) == 4 * 15 * 3
+    pre_ids = {config_id(s.config) for s in pre}
     for s in ft:
         if s.factors["init"] == SCRATCH:
             assert s.config.init_run is None
         else:
             assert s.config.init_run.task.corpus == s.factors["init"]
+            assert s.config.init_run.seed == s.seed == s.config.seed
+            assert config_id(s.config.init_run) in pre_ids
             assert s.config.model.max_seq_len <= s.config.init_run.model.max_seq_len
     assert {s.config.task.name for s in ft} == {"gloss_pair", "gloss_class"}
     assert {s.config.model.vocab_size for s in specs} == {8005}
@@ -118,3 +125,28 @@ def test_seed_study_long_scale_only_pretrains_longer():
             assert b.config.init_run.steps == 8000
             assert a.config.model_copy(update={"init_from": None}) == b.config.model_copy(
                 update={"init_from": None})
+
+
+@pytest.mark.parametrize("study", ["artificial-pretraining", "artificial-pretraining-lego"])
+def test_a_unit_is_a_seed_that_pretrains_and_fine_tunes(study):
+    """Per seed, each corpus has its own pretraining run, and seed 0's runs are the ones the
+    study trained before a seed pretrained (seed 0 is the config default, so it leaves the run
+    id unchanged): a store keeps them."""
+    cls = STUDIES[study]
+    assert "pretrains" in cls.unit and cls.default_seeds["cpu"] >= 3
+    specs = cls().runs("cpu", 3)
+    pre = [s for s in specs if s.factors["phase"] == PRETRAIN]
+    for corpus_runs in ({s.seed: s for s in pre if s.factors["corpus"] == c and
+                         s.factors.get("kind", BERT) == k}
+                        for c in {s.factors["corpus"] for s in pre}
+                        for k in {s.factors.get("kind", BERT) for s in pre}):
+        assert sorted(corpus_runs) == [0, 1, 2]
+        assert len({config_id(s.config) for s in corpus_runs.values()}) == 3
+        zero = corpus_runs[0]
+        corpus, kind = zero.factors["corpus"], zero.factors.get("kind", BERT)
+        recipe = (seed_recipe("cpu", corpus) if study == "artificial-pretraining"
+                  else pretrain_recipe("cpu", corpus, kind))  # as built with no seed
+        assert config_id(zero.config) == config_id(TrainConfig.build(recipe))
+    ft = [s for s in specs if s.factors["phase"] == FINETUNE and s.config.init_run is not None]
+    assert {s.config.init_run.seed for s in ft} == {0, 1, 2}
+    assert all(s.config.init_run.seed == s.seed for s in ft)

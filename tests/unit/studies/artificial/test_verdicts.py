@@ -1,49 +1,83 @@
-"""Verdict rules of artificial-pretraining-lego on hand-made numbers (the seed table's:
-test_seed_verdicts.py)."""
+"""Verdict rules of artificial-pretraining-lego on noisy numbers drawn from a seeded generator,
+one draw per unit (a seed that pretrains and fine-tunes); the seed table's rules:
+test_seed_verdicts.py."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
-from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
+from reasonlab.studies.artificial.verdicts import association, association_verdict, speed_verdict
 from reasonlab.studies.kit.core import Claim
-from reasonlab.studies.kit.verdicts import no_gain_verdict
 
 C = Claim("k", "claim", "source")
 STRUCT = ("flat-32", "nesting")
 
 
-def test_no_gain_verdict():
-    a, b = np.asarray([0.500, 0.504]), np.asarray([0.501, 0.503])
-    assert no_gain_verdict(C, a, b, ("a", "b"), "acc", 0.01).status == "reproduced"
-    assert no_gain_verdict(C, a + 0.05, b, ("a", "b"), "acc", 0.01).status == "not reproduced"
-    wide = np.asarray([0.45, 0.57])  # gain +0.008 but 2 SE ~0.09: cannot tell
-    assert no_gain_verdict(C, wide, b, ("a", "b"), "acc", 0.01).status == "inconclusive"
-
-
-def controls(best, permuted, positional=0.1):
-    v = torch.full((2, 2), 0.05)
-    v[1, 0] = best
-    p = torch.full((2, 2), 0.05)
-    p[1, 0] = permuted
+def controls(rng, best, permuted, sd=0.02, positional=0.0):
+    """One unit's association controls on a 2 x 2 grid of heads: L1H0 at `best` with its
+    clause-permuted score at `permuted`, the other heads near 0.05; each with noise `sd`."""
+    v = torch.as_tensor(0.05 + rng.normal(0, sd, (2, 2)))
+    p = torch.as_tensor(0.05 + rng.normal(0, sd, (2, 2)))
+    v[1, 0], p[1, 0] = best + rng.normal(0, sd), permuted + rng.normal(0, sd)
     return {"variables": v, "variables, permuted": p, "positional head": torch.tensor(positional)}
 
 
-def test_association_verdict():
-    rnd = controls(0.10, 0.10)
-    assert association_verdict(C, controls(0.45, 0.10), rnd).status == "reproduced"
+def units(seed, n, best, permuted, sd=0.02):
+    rng = np.random.default_rng(seed)
+    return [controls(rng, best, permuted, sd) for _ in range(n)]
+
+
+def test_association_names_the_best_head_and_its_larger_control():
+    a = association(controls(np.random.default_rng(0), 0.45, 0.10, sd=0.0, positional=0.2))
+    assert (a.layer, a.head, a.name) == (1, 0, "L1H0")
+    assert a.score == pytest.approx(0.45) and a.control == pytest.approx(0.2)
+
+
+def test_association_verdict_decides_over_units():
+    rnd = units(1, 3, 0.05, 0.05)
+    v = association_verdict(C, units(0, 3, 0.45, 0.10), rnd)
+    assert v.status == "reproduced", v.evidence
+    assert v.effect is not None and v.effect.n == (3, 3)
     # as high when the clauses are permuted: position, not content
-    assert association_verdict(C, controls(0.45, 0.40), rnd).status == "not reproduced"
-    assert association_verdict(C, controls(0.25, 0.05), rnd).status == "not reproduced"
+    assert association_verdict(C, units(2, 3, 0.45, 0.42), rnd).status == "not reproduced"
+    # a head well above random init's but short of the margin
+    assert association_verdict(C, units(3, 3, 0.15, 0.05), rnd).status == "not reproduced"
 
 
-def test_speed_verdict():
-    def curves(level):
-        return [[{"acc_supervised": level + d * k} for k in range(4)] for d in (0.0, 0.01)]
+def test_association_one_unit_per_arm_is_inconclusive_however_strong():
+    v = association_verdict(C, units(0, 1, 0.9, 0.05), units(1, 1, 0.05, 0.05))
+    assert v.status == "inconclusive" and "too few units" in v.why
 
-    fast = {"nesting": curves(0.8), "flat-32": curves(0.8), "uniform": curves(0.6),
-            "unigram": curves(0.6), "bigram": curves(0.6), "scratch": curves(0.6)}
-    assert speed_verdict(C, fast, STRUCT).status == "reproduced"
-    same = {**fast, "nesting": curves(0.6), "flat-32": curves(0.6)}
-    assert speed_verdict(C, same, STRUCT).status == "not reproduced"
+
+def test_association_noisy_heads_near_the_margin_are_undecided():
+    """Per-unit best heads spread 0.15 around 0.3: no decision either way at 3 units."""
+    v = association_verdict(C, units(4, 3, 0.30, 0.05, sd=0.15), units(1, 3, 0.05, 0.05))
+    assert v.status == "inconclusive" and "underpowered" in v.why
+
+
+def curves(rng, level, n, sd=0.02):
+    """n units' learning curves, each mean supervised accuracy level + noise."""
+    return [[{"acc_supervised": float(x) + d} for d in (-0.05, 0.0, 0.05)]
+            for x in level + rng.normal(0, sd, n)]
+
+
+def corpora(seed, n, struct_level, sd=0.02):
+    rng = np.random.default_rng(seed)
+    return {c: curves(rng, struct_level if c in STRUCT else 0.6, n, sd)
+            for c in (*STRUCT, "uniform", "unigram", "bigram", "scratch")}
+
+
+def test_speed_verdict_decides_over_units():
+    fast = speed_verdict(C, corpora(0, 3, 0.8), STRUCT)
+    assert fast.status == "reproduced"
+    assert fast.effect is not None and fast.effect.n == (3,) * 5
+    for c in (*STRUCT, "uniform", "unigram", "bigram"):  # every corpus shown
+        assert f"{c} " in fast.evidence
+    assert speed_verdict(C, corpora(1, 3, 0.6, sd=0.005), STRUCT).status == "not reproduced"
+
+
+def test_speed_one_unit_per_arm_is_inconclusive_however_fast():
+    v = speed_verdict(C, corpora(0, 1, 0.95), STRUCT)
+    assert v.status == "inconclusive" and "too few units" in v.why
