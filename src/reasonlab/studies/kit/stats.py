@@ -230,21 +230,24 @@ def log_contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
 # ----------------------------------------------------------------------------- power
 
 
+def _powers(est: Estimate, effect: float, ns: np.ndarray) -> np.ndarray:
+    """Power at each unit count of `ns` (vectorised: scipy.special's noncentral t)."""
+    se = np.sqrt(est.unit_var / ns)
+    if math.isfinite(est.df):
+        df = np.maximum(1.0, est.df * (ns - 1) / max(est.units - 1, 1))
+        return 1 - special.nctdtr(df, abs(effect) / se, special.stdtrit(df, 1 - ALPHA))
+    return special.ndtr(abs(effect) / se - special.ndtri(1 - ALPHA))
+
+
 def power(est: Estimate, effect: float, n: int | None = None) -> float:
     """Probability that the interval's lower bound clears zero with n units per group (default:
     those it has) when the true effect is `effect`, at the estimate's own noise (a noncentral
     t, Welch's df scaled with n). NaN when the noise is unknown (fewer than 2 units)."""
     n = est.units if n is None else n
-    if est.exact or est.unit_var <= 0 or est.units < 2 or n < 2:
+    if (est.exact or est.unit_var <= 0 or est.units < 2 or n < 2
+            or est.scale == "proportion"):
         return math.nan
-    if est.scale == "proportion":
-        return math.nan
-    se = est.se_at(n)
-    df = max(1.0, est.df * (n - 1) / max(est.units - 1, 1)) if math.isfinite(est.df) else math.inf
-    ncp = abs(effect) / se
-    crit = _t(df)
-    return float(1 - special.nctdtr(df, ncp, crit)) if math.isfinite(df) else float(
-        special.ndtr(ncp - crit))
+    return float(_powers(est, effect, np.array([float(n)]))[0])
 
 
 def units_needed(est: Estimate, effect: float, target: float = TARGET_POWER) -> int | None:
@@ -252,10 +255,9 @@ def units_needed(est: Estimate, effect: float, target: float = TARGET_POWER) -> 
     MAX_UNITS + 1: more than MAX_UNITS)."""
     if math.isnan(power(est, effect, 2)):
         return None
-    for n in range(max(2, MIN_UNITS), MAX_UNITS + 1):
-        if power(est, effect, n) >= target:
-            return n
-    return MAX_UNITS + 1
+    ns = np.arange(MIN_UNITS, MAX_UNITS + 1, dtype=float)
+    ok = np.nonzero(_powers(est, effect, ns) >= target)[0]
+    return int(ns[ok[0]]) if len(ok) else MAX_UNITS + 1
 
 
 # ----------------------------------------------------------------------------- decisions
