@@ -59,15 +59,16 @@ class AnchorsLrWeightDecay(Study):
             gamma = gammas_read(results.scale)[reading]
             at = runs_at_gamma(results, gamma)
             recs = [{"lr": spec.config.optim.lr, "wd": spec.config.optim.weight_decay,
-                     **run_solution(spec, result, out).to_json()} for spec, result in at]
+                     "seed": spec.seed, **run_solution(spec, result, out).to_json()}
+                    for spec, result in at]
             (lrs, wds), cells = cells_by(recs, "lr", "wd")
             heldout_section(rep, at, cells, ["lr", "weight decay"],
                             ("inferential", "symmetric", "seen_acc"), f" Reading: {reading}.")
             mean_heatmaps(rep, cells, ("learning rate", "weight decay"),
                           ("inferential", "symmetric"), tag=f"_{reading}")
-            for field, levels in (("lr", lrs), ("wd", wds)):
+            for field, levels, within in (("lr", lrs, "wd"), ("wd", wds, "lr")):
                 v = effect_verdict(self.claim(f"{field}.{reading}"), recs, field, levels,
-                                   MIN_INFERENTIAL_GAIN)
+                                   MIN_INFERENTIAL_GAIN, within)
                 v.evidence = f"gamma={gamma:g}: {v.evidence}"
                 rep.verdicts.append(v)
         return rep
