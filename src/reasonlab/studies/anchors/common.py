@@ -136,7 +136,18 @@ GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
 gamma (mechanism, embedding norm) use: at cpu scale 0.21 and 0.93 (`equivalent_gamma`)."""
 
 CLAIM_MAJORITY = 0.5
-"""A claim about a set of runs holds when more than this fraction of them has the type."""
+"""A claim about a set of runs holds when more than this fraction of them has the type (by the
+share's exact lower bound, anchors/verdicts.py)."""
+
+PHASE_SEEDS = 12
+"""Seeds per cell at cpu scale of anchors-init-phase and of the studies that reuse its runs
+(anchors-mechanism, anchors-embedding-norm: the same seeds train each shared run once). The
+phase rules decide shares of runs exactly (anchors/verdicts.py): a majority needs at least 6
+runs, all of the type, and "very large initialization fails to fit" reads one cell of the
+deepest depth, so fewer than 6 seeds can never reproduce it; at 12 seeds a cell whose runs are
+90% unfit against one 10% unfit reproduces with power about 0.9 (11 seeds: about 0.7; the
+exact bound moves in steps), `reasonlab calibrate anchors`.
+The phase study measured 10.6 min at 3 seeds (README): about 42 min at 12."""
 
 DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}
 """Depth of the studies that look at one depth (the mechanism and embedding-norm studies):

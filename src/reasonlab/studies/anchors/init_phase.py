@@ -13,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.anchors.analysis import phase_cells, phase_figures, phase_section
-from reasonlab.studies.anchors.common import PHASE, by_reading, cell, phase_gammas, recipe
+from reasonlab.studies.anchors.common import (PHASE, PHASE_SEEDS, by_reading, cell, phase_gammas,
+                                              recipe)
 from reasonlab.studies.anchors.verdicts import phase_verdicts
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, merge
 from reasonlab.studies.kit.claims import family_claims
+from reasonlab.train.config import TrainConfig
 
 
 @STUDIES.register("anchors-init-phase")
@@ -24,12 +26,26 @@ class AnchorsInitPhase(Study):
     title = "Anchor functions: solution type over initialization rate x depth"
     claims_by_reading = by_reading(family_claims(__package__)["anchors-init-phase"])
     claims = sum(claims_by_reading.values(), ())
-    cpu_minutes = 10.6  # measured: 636 s, both readings (24 runs x 2400 steps), 2 workers
+    # measured at 3 seeds: 636 s, both readings (24 runs x 2400 steps), 2 workers; at
+    # PHASE_SEEDS (96 runs) estimated 4 x 10.6 = 42.4 min, not yet measured
+    cpu_minutes = None
+    default_seeds = {"cpu": PHASE_SEEDS}
+    unit = ("the training seed: one run per seed of each (gamma, depth) cell, each depth with "
+            "seeds of its own; small-init and large-init pool the runs of both depths at one "
+            "gamma, each run one unit")
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
+        """Every (gamma, depth) cell, `seeds` runs each. Each depth gets seeds of its own (the
+        first depth 0 .. seeds-1, the next seeds .. 2 seeds-1, ...): small-init and large-init
+        pool a gamma's runs over the depths as independent units, and two runs of one seed
+        would share its data and initialization draws. The first depth is DEPTH, whose runs
+        anchors-mechanism and anchors-embedding-norm reuse with seeds from 0."""
         gammas = sorted(set(sum(phase_gammas(scale).values(), ())))
-        return grid(recipe(scale), {f"gamma={g} L={L}": cell(g, L) for L in PHASE[scale][1]
-                                    for g in gammas}, seeds=seeds)
+        return [RunSpec(arm, seed, TrainConfig.build(merge(recipe(scale), over, {"seed": seed})),
+                        {"arm": arm})
+                for i, L in enumerate(PHASE[scale][1])
+                for arm, over in {f"gamma={g} L={L}": cell(g, L) for g in gammas}.items()
+                for seed in range(i * seeds, (i + 1) * seeds)]
 
     def analyse(self, results: Results, out: Path) -> Report:
         cells = phase_cells(results, out)

@@ -21,7 +21,7 @@ from typing import Any
 
 from reasonlab.studies.anchors.analysis import (mechanism_figures, mechanism_record,
                                                 mechanism_tables)
-from reasonlab.studies.anchors.common import DEPTH, GRID, cell, recipe
+from reasonlab.studies.anchors.common import DEPTH, GRID, PHASE_SEEDS, cell, recipe
 from reasonlab.studies.anchors.verdicts import MIN_ORDER_GAP, MIN_RESID_GAP, group_gap_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.kit.claims import family_claims
@@ -38,7 +38,12 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
 class AnchorsMechanism(Study):
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
     claims = family_claims(__package__)["anchors-mechanism"]
-    cpu_minutes = 0.1  # measured: 4 s; every run is a depth-2 cell of anchors-init-phase
+    # measured at 3 seeds: 4 s; every run is a depth-2 cell of anchors-init-phase, so at
+    # PHASE_SEEDS nothing trains (analysis only, estimated under 1 min); not yet measured
+    cpu_minutes = None
+    default_seeds = {"cpu": PHASE_SEEDS}
+    unit = ("one run per training seed (a depth-2 cell of anchors-init-phase), grouped by its "
+            "measured solution type")
     cpu_after = ("anchors-init-phase",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

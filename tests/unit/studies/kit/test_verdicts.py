@@ -7,9 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from reasonlab.studies import STUDIES
-from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdict,
-                                               majority_verdict, phase_verdicts)
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import (above, all_of, all_of_each, at_least, at_most, below,
                                             gain_status, gain_verdict, never, requires,
@@ -85,80 +82,6 @@ def test_requires_and_all_of():
     assert all_of(C, {"x": ok, "y": ok}).status == "reproduced"
     assert all_of(C, {"x": ok, "y": unsure}).status == "inconclusive"
     assert all_of(C, {"x": unsure, "y": no}).status == "not reproduced"
-
-
-# -- anchors -----------------------------------------------------------------------------------
-def rec(verdict: str, **kw: float) -> dict:
-    return {"verdict": verdict, "inferential": 0.0, "symmetric": 0.0, "seen_acc": 1.0, **kw}
-
-
-def test_phase_verdicts():
-    def mapped(key):  # the study judges each claim once per gamma reading
-        return STUDIES["anchors-init-phase"].claim(f"{key}.mapped")
-
-    inf, sym, unfit = rec("inferential", inferential=0.9), rec("symmetric", symmetric=0.9), \
-        rec("unfit", seen_acc=0.2)
-    cells = {(0.8, 2): [inf, inf], (0.8, 3): [inf, sym],   # large gamma: 3 of 4 inferential
-             (0.2, 2): [sym, sym], (0.2, 3): [unfit, unfit]}  # small gamma, deep: unfit
-    v = phase_verdicts(mapped, cells, [0.2, 0.8], [2, 3])
-    assert [x.status for x in v] == ["reproduced", "reproduced", "reproduced"]
-    assert "0.75 of 4 runs inferential" in v[0].evidence
-    assert "1.00 of 2 fitted runs symmetric" in v[1].evidence  # unfit runs left out
-    # half is not a majority; no fitted run at small gamma; unfit as often at large gamma
-    cells = {(0.8, 2): [inf, sym], (0.8, 3): [unfit, unfit],
-             (0.2, 2): [unfit, unfit], (0.2, 3): [unfit, unfit]}
-    v = phase_verdicts(mapped, cells, [0.2, 0.8], [2, 3])
-    assert [x.status for x in v] == ["not reproduced", "inconclusive", "not reproduced"]
-    assert "0 of 4 runs fitted" in v[1].evidence
-
-
-def test_majority_verdict_needs_more_than_the_claim_majority():
-    runs = [rec("symmetric", symmetric=0.8), rec("symmetric", symmetric=0.6),
-            rec("inferential", inferential=0.9)]
-    v = majority_verdict(C, runs, "symmetric", "inferential", "gamma=0.2", "fitted runs")
-    assert v.status == "reproduced"  # 2 of 3 > 0.5
-    assert v.evidence == ("gamma=0.2: 0.67 of 3 fitted runs symmetric (needs > 0.5); mean "
-                          "symmetric fraction 0.467, inferential 0.300")
-    half = majority_verdict(C, runs[1:], "symmetric", "inferential", "g", "runs")
-    assert half.status == "not reproduced"  # 1 of 2 is not more than half
-
-
-def test_group_gap_verdict():
-    inf = [{"r": 0.1}, {"r": 0.2}]
-    sym = [{"r": 0.4}]
-    v = group_gap_verdict(C, inf, sym, "r", -1, 0.1)  # 0.15 vs 0.40: lower by 0.25 > 0.1
-    assert v.status == "reproduced" and "lower by +0.250" in v.evidence
-    assert group_gap_verdict(C, inf, sym, "r", +1, 0.1).status == "not reproduced"
-    assert group_gap_verdict(C, inf, [], "r", -1, 0.1).status == "inconclusive"
-
-
-def test_effect_verdict_pairs_runs():
-    # lr 1 -> 2, paired by record order: rises 0.3, 0.4 -> mean 0.35, paired SE 0.05
-    recs = [{"lr": 1, "inferential": 0.1, "symmetric": 0.5},
-            {"lr": 1, "inferential": 0.2, "symmetric": 0.5},
-            {"lr": 2, "inferential": 0.4, "symmetric": 0.2},
-            {"lr": 2, "inferential": 0.6, "symmetric": 0.2}]
-    v = effect_verdict(C, recs, "lr", [1, 2], 0.1)
-    assert v.status == "reproduced" and "gain +0.350, paired SE 0.050" in v.evidence
-    for r in recs[2:]:
-        r["inferential"] -= 0.3  # rises 0.0 and 0.1: mean 0.05, SE 0.05: inconclusive
-    assert effect_verdict(C, recs, "lr", [1, 2], 0.1).status == "inconclusive"
-    for r in recs[2:]:
-        r["inferential"] -= 0.2  # a fall
-    assert effect_verdict(C, recs, "lr", [1, 2], 0.1).status == "not reproduced"
-
-
-def test_undoes_verdict():
-    from reasonlab.studies.anchors.verdicts import undoes_verdict
-
-    inf = rec("inferential", inferential=0.9, layer1_rms=0.1)
-    sym = rec("symmetric", symmetric=0.9, layer1_rms=1.0)
-    v = undoes_verdict(C, [inf, inf, sym], [sym, sym, inf])  # 0.67 without, 0.33 with
-    assert v.status == "reproduced" and "share 0.67 without" in v.evidence
-    assert "layer-1 input RMS 0.400 vs 0.700" in v.evidence
-    assert undoes_verdict(C, [inf, inf], [inf, sym, inf]).status == "not reproduced"
-    v = undoes_verdict(C, [inf, sym], [sym, sym])  # 0.5 is no majority without it
-    assert v.status == "inconclusive" and "no inferential majority" in v.evidence
 
 
 def test_all_of_each_joins_every_parts_verdict_per_claim_by_key():
