@@ -71,10 +71,10 @@ def found_reports(store: Path) -> list[Found]:
         vpath = sj.parent / "verdicts.json"
         if not vpath.is_file():
             continue
-        seeds = {r.get("seed") for r in info.get("runs", [])}
+        # the --seeds the study ran with (older study.json files: the seeds its runs carry)
+        seeds = info.get("seeds") or len({r.get("seed") for r in info.get("runs", [])}) or None
         f = Found(info["study"], info["scale"], float(info.get("written", 0)),
-                  json.loads(vpath.read_text(encoding="utf-8")), info.get("timing"),
-                  len(seeds) if seeds else None)
+                  json.loads(vpath.read_text(encoding="utf-8")), info.get("timing"), seeds)
         key = (f.study, f.scale)
         if key not in newest or f.written > newest[key].written:
             newest[key] = f

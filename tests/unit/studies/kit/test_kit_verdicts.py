@@ -9,7 +9,7 @@ from reasonlab.studies.kit.reporting import Report, verdict_record
 from reasonlab.studies.kit.verdicts import (all_of, all_of_each, at_least, at_most,
                                             equal_verdict, exact_verdict, gain_verdict,
                                             no_gain_verdict, no_worse_verdict, requires,
-                                            trend_verdict)
+                                            trend_verdict, verdict)
 
 C = Claim("c", "a claim", "a source")
 
@@ -70,6 +70,12 @@ def test_exact_verdict_says_it_is_exact():
     assert v.status == "reproduced" and v.effect.exact and "exact" in v.evidence
     v = exact_verdict(C, 0.7, "x", at_least(0.9), at_most(0.5))
     assert v.status == "inconclusive" and v.why
+
+
+def test_verdict_is_a_yes_no_on_an_exact_quantity():
+    assert verdict(C, True, "FLOPs").status == "reproduced"
+    v = verdict(C, False, "FLOPs")
+    assert v.status == "not reproduced" and "exact" in v.evidence
 
 
 def test_requires_keeps_the_numbers_and_says_the_precondition():
