@@ -159,24 +159,38 @@ def universal_sections(rep: Report, results: Results, out: Path, slides: list[Sl
 
 
 # -- first-layer attention ----------------------------------------------------------------------
-ATTENTION_HEADER = ["backbone", "task", "trained", "before training", "uniform", "accuracy"]
+ATTENTION_HEADER = ["backbone", "task", "seed", "trained", "before training", "uniform",
+                    "accuracy"]
+
+
+Masses = tuple[list[float], list[float], float, list[float]]
+"""(mass after training per seed, before training per seed, uniform attention's, accuracy per
+seed): what attention_verdict reads."""
 
 
 def attention_sections(rep: Report, results: Results, n: int, out: Path
-                       ) -> dict[str, dict[str, tuple[float, float, float, float]]]:
+                       ) -> dict[str, dict[str, Masses]]:
     """Each run's first-layer mass on the needed keys (after, before training, uniform) in one
-    table, and the trained maps of one test input in one figure; returns backbone title -> task
-    -> (after, before, uniform, accuracy), what the verdicts read."""
+    table, one row per seed, and seed 0's trained map of one test input in one figure; returns
+    backbone title -> task -> Masses, what the verdicts read."""
     rows, maps, per = [], {}, {}
     for b, runs in by_backbone(results).items():
         per[title(b)] = {}
         for t, rs in runs.by("task").items():
-            spec, result = rs[0]
-            m, trained = run_masses(spec, result, n)
-            acc = metric(result["final"])
-            rows.append([title(b), t, *(f"{x:.3f}" for x in m), f"{acc:.3f}"])
-            per[title(b)][t] = (*m, acc)
-            maps[title(b), t] = trained[0]
+            after, before, accs, flat = [], [], [], 0.0
+            for spec, result in rs:
+                (a, i, flat), trained = run_masses(spec, result, n)
+                acc = metric(result["final"])
+                rows.append([title(b), t, str(spec.seed), f"{a:.3f}", f"{i:.3f}", f"{flat:.3f}",
+                             f"{acc:.3f}"])
+                after.append(a)
+                before.append(i)
+                accs.append(acc)
+                if (title(b), t) not in maps:
+                    maps[title(b), t] = trained[0]
+            # uniform attention's mass depends on the test inputs (drawn with seed 0) and the
+            # mask alone: the same for every seed
+            per[title(b)][t] = (after, before, flat, accs)
     rep.table("First-layer attention on the needed keys (mean over heads and test inputs)",
               ATTENTION_HEADER, rows, before=f"{n} test inputs; accuracy: bit memory on masked "
               "bits.", after=baselines_text(results))
@@ -187,10 +201,10 @@ def attention_sections(rep: Report, results: Results, n: int, out: Path
 
 
 # -- over- and underfitting -------------------------------------------------------------------
-def train_test_accuracy(runs: Results) -> dict[str, tuple[float, float]]:
-    """arm -> (train, test) accuracy at the end of training, means over seeds."""
-    return {a: (float(np.mean([r["final"]["train_acc"] for r in rs])),
-                float(np.mean([r["final"]["acc"] for r in rs])))
+def train_test_accuracy(runs: Results) -> dict[str, tuple[list[float], list[float]]]:
+    """arm -> (train accuracy per seed, test accuracy per seed) at the end of training."""
+    return {a: ([float(r["final"]["train_acc"]) for r in rs],
+                [float(r["final"]["acc"]) for r in rs])
             for a, rs in runs.arms().items()}
 
 
@@ -198,18 +212,19 @@ FITTING_HEADER = ["model", "# layers", "test accuracy", "train accuracy"]
 
 
 def fitting_sections(rep: Report, results: Results
-                     ) -> dict[str, tuple[str, dict[str, tuple[float, float]]]]:
+                     ) -> dict[str, tuple[str, dict[str, tuple[list[float], list[float]]]]]:
     """Per backbone the Full arm's chosen learning rate, then one table of every arm's test and
-    train accuracy with the baselines, and the slide's; returns backbone title -> (its task,
-    arm -> (train, test)), the Full arm at its chosen rate."""
+    train accuracy (means over seeds) with the baselines, and the slide's; returns backbone
+    title -> (its task, arm -> (train per seed, test per seed)), the Full arm at its chosen
+    rate."""
     rows, per = [], {}
     for b, all_runs in by_backbone(results).items():
         runs, chosen = choose_full(all_runs)
         rep.add(f"Full arm's learning rate: {title(b)}", chosen_line(chosen, all_runs))
         acc = train_test_accuracy(runs)
         layers = str(runs.first.config.model.n_layers)
-        rows += [[f"{a} ({title(b)})", layers, f"{100 * te:.1f}", f"{100 * tr:.1f}"]
-                 for a, (tr, te) in acc.items()]
+        rows += [[f"{a} ({title(b)})", layers, f"{100 * np.mean(te):.1f}",
+                  f"{100 * np.mean(tr):.1f}"] for a, (tr, te) in acc.items()]
         per[title(b)] = (runs.first.factors["task"], acc)
     base = task_baselines(results)[results.first.factors["task"]]
     rows += [[f"*{k}*", "-", f"{100 * v:.1f}", "-"] for k, v in base.items()]
@@ -221,24 +236,26 @@ def fitting_sections(rep: Report, results: Results
 
 
 # -- scaling with size -------------------------------------------------------------------------
-def accuracy_by_size(runs: Results, arms: Sequence[str]) -> dict[str, dict[int, float]]:
-    """arm -> backbone depth (the `layers` factor) -> final test accuracy, mean over seeds."""
+def accuracy_by_size(runs: Results, arms: Sequence[str]) -> dict[str, dict[int, list[float]]]:
+    """arm -> backbone depth (the `layers` factor) -> final test accuracy per seed."""
     by_layers = {k: rs.arms() for k, rs in runs.by("layers").items()}
-    return {a: {k: float(np.mean([r["final"]["acc"] for r in by_arm[a]]))
+    return {a: {k: [float(r["final"]["acc"]) for r in by_arm[a]]
                 for k, by_arm in by_layers.items()} for a in arms}
 
 
 def scaling_sections(rep: Report, results: Results, fpt: str, random: str
-                     ) -> dict[str, tuple[str, dict[str, dict[int, float]]]]:
+                     ) -> dict[str, tuple[str, dict[str, dict[int, list[float]]]]]:
     """Accuracy by depth per backbone beside the slide's (CIFAR-10) by size, with the FPT arm's
-    parameter counts; returns backbone title -> (its task, arm -> depth -> mean accuracy)."""
+    parameter counts; returns backbone title -> (its task, arm -> depth -> accuracy per
+    seed)."""
     rows, per = [], {}
     for b, runs in results.by("backbone").items():
         acc = accuracy_by_size(runs, (fpt, random))
         for k, rs in runs.by("layers").items():
             f = rs.arms()[fpt][0]["final"]
             rows.append([title(b), str(k), f"{f['params_total']:,}", f"{f['params_trained']:,}",
-                         f"{100 * acc[fpt][k]:.1f}", f"{100 * acc[random][k]:.1f}"])
+                         f"{100 * np.mean(acc[fpt][k]):.1f}",
+                         f"{100 * np.mean(acc[random][k]):.1f}"])
         per[title(b)] = (runs.first.factors["task"], acc)
     header = ["backbone", "# layers", "total params", "trained params", fpt, random]
     rep.table(f"Accuracy by size (%), ours ({results.first.factors['task']})", header, rows,
@@ -254,7 +271,7 @@ def steps_rows(steps: dict[str, dict[str, list[float]]], levels: dict[str, float
                speedups: dict[str, float | None], paper: dict[str, tuple[str, str, str]],
                base: dict[str, dict[str, float]]) -> list[list[str]]:
     """Per task: the level, FPT's and random's steps to it per seed ('never'), the speedup
-    (none without a reaching run in each arm), the slides' three, the baselines."""
+    (none unless every run reached the level), the slides' three, the baselines."""
     def fmt(xs: list[float]) -> str:
         return ", ".join(f"{x:.0f}" if math.isfinite(x) else "never" for x in xs)
 

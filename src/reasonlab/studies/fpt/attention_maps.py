@@ -40,8 +40,9 @@ N = 64
 class FptAttention(SlideStudy):
     title = "FPT: first-layer attention on the bit tasks"
     claims = family_claims(__package__)["fpt-attention"]
-    cpu_minutes = 4.9  # measured: 293 s, an empty store, 2 quiet cores (README)
-    default_seeds = {"cpu": 1, "paper": 1}
+    # estimated for 3 seeds: 3 x the 1-seed measurement (293 s, an empty store, 2 quiet cores;
+    # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
+    cpu_minutes = 14.7
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in TASKS}

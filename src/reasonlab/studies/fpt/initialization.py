@@ -36,8 +36,9 @@ TASKS: dict[Scale, tuple[str, ...]] = {
 class FptInit(SlideStudy):
     title = "FPT: pretrained vs Statistics Only vs default initialization"
     claims = family_claims(__package__)["fpt-init"]
-    cpu_minutes = 5.8  # measured: 350 s, an empty store, 2 quiet cores (README)
-    default_seeds = {"cpu": 1, "paper": 3}
+    # estimated for 3 seeds: 3 x the 1-seed measurement (350 s, an empty store, 2 quiet cores;
+    # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
+    cpu_minutes = 17.5
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}

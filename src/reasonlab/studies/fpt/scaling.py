@@ -38,9 +38,10 @@ def sizes(backbone: Backbone, scale: Scale) -> tuple[int, ...]:
 class FptScaling(SlideStudy):
     title = "FPT: accuracy against backbone size (depth)"
     claims = family_claims(__package__)["fpt-scaling"]
-    cpu_minutes = 3.6  # measured: 218 s after fpt-init, 2 quiet cores (README)
+    # estimated for 3 seeds: 3 x the 1-seed measurement (218 s after fpt-init, 2 quiet cores;
+    # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
+    cpu_minutes = 10.9
     cpu_after = ("fpt-init",)  # its 2-layer Fashion-MNIST runs are this study's middle size
-    default_seeds = {"cpu": 1, "paper": 3}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         task = TASK[scale]

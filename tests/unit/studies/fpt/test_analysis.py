@@ -1,4 +1,5 @@
-"""fpt.analysis: the means its tables and verdicts read, on hand-made runs."""
+"""fpt.analysis: the per-seed values its verdicts read (and its tables average), on hand-made
+runs."""
 
 from __future__ import annotations
 
@@ -14,20 +15,20 @@ def runs(rows):
                     for arm, factors, final in rows], "smoke", 2)
 
 
-def test_accuracy_by_size_means_each_arm_over_seeds_per_depth():
+def test_accuracy_by_size_keeps_each_arms_seeds_per_depth():
     r = runs([("FPT", {"layers": 1}, {"acc": 0.6}), ("FPT", {"layers": 1}, {"acc": 0.8}),
               ("Random", {"layers": 1}, {"acc": 0.5}), ("FPT", {"layers": 2}, {"acc": 0.9}),
               ("Random", {"layers": 2}, {"acc": 0.55})])
     acc = accuracy_by_size(r, ("FPT", "Random"))
-    assert acc["FPT"] == pytest.approx({1: 0.7, 2: 0.9})
-    assert acc["Random"] == pytest.approx({1: 0.5, 2: 0.55})
+    assert acc["FPT"] == {1: pytest.approx([0.6, 0.8]), 2: pytest.approx([0.9])}
+    assert acc["Random"] == {1: pytest.approx([0.5]), 2: pytest.approx([0.55])}
     assert list(acc["FPT"]) == [1, 2]
 
 
-def test_train_test_accuracy_is_train_then_test_mean_over_seeds():
+def test_train_test_accuracy_is_train_then_test_per_seed():
     r = runs([("FPT", {}, {"train_acc": 0.4, "acc": 0.38}),
               ("FPT", {}, {"train_acc": 0.5, "acc": 0.4}),
               ("Full", {}, {"train_acc": 0.7, "acc": 0.42})])
     acc = train_test_accuracy(r)
-    assert acc["FPT"] == pytest.approx((0.45, 0.39))
-    assert acc["Full"] == pytest.approx((0.7, 0.42))
+    assert acc["FPT"] == (pytest.approx([0.4, 0.5]), pytest.approx([0.38, 0.4]))
+    assert acc["Full"] == (pytest.approx([0.7]), pytest.approx([0.42]))

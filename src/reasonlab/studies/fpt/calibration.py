@@ -1,0 +1,326 @@
+"""Calibration cases of the FPT rules (fpt/verdicts.py, fpt/slide_verdicts.py): each drawn
+under its null (the slides' effect absent: no difference; for a non-inferiority or "at least"
+claim, the quantity at its threshold; for a claim over every task or size, the effect absent on
+one of them) at the per-seed noise of fpt/noise.toml, with the 3 seeds per arm every FPT study
+runs at cpu scale; and, where the slides give one, at the slides' effect (the power).
+
+Means are set at the cpu scale's levels (fpt README), so that the rules' "learned" gates pass
+as they do on our runs; each task draws with its own noise (bits, ListOps, images).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from reasonlab.studies.fpt import slide_verdicts as sv
+from reasonlab.studies.fpt import verdicts as v
+from reasonlab.studies.fpt.common import FPT, FULL, LSTM, RANDOM, RANDOM_LSTM
+from reasonlab.studies.fpt.freezing import ALL, OUT, OUT_LN
+from reasonlab.studies.kit.calibration import Case, Exempt, noise
+from reasonlab.studies.kit.core import Claim
+
+N = 3
+"""Seeds per arm of every FPT study at cpu scale."""
+CLAIM = Claim("c", "a calibration claim", "simulation")
+BITS, LISTOPS, DIGITS, FASHION = "bit memory", "ListOps (fpt2021)", "digits", "Fashion-MNIST"
+NOISE = {BITS: "bit-accuracy", "bit XOR": "bit-accuracy", LISTOPS: "accuracy-listops",
+         DIGITS: "accuracy", FASHION: "accuracy"}
+"""The noise.toml entry each task's accuracy draws with."""
+
+
+def claims(key: str) -> Claim:
+    return Claim(key, "a calibration claim", "simulation")
+
+
+def draw(rng: np.random.Generator, means: Mapping[str, Mapping[str, float]], n: int = N
+         ) -> dict[str, dict[str, list[float]]]:
+    """task -> arm -> mean  ->  task -> arm -> n seeds drawn with the task's noise."""
+    return {t: {a: rng.normal(m, noise("fpt", NOISE[t]), n).tolist() for a, m in arms.items()}
+            for t, arms in means.items()}
+
+
+# -- fpt-universal, fpt-lstm --------------------------------------------------------------------
+FPT_CPU = {BITS: 0.91, "bit XOR": 0.90, LISTOPS: 0.33, DIGITS: 0.95, FASHION: 0.72}
+"""FPT's level per task (cpu scale, fpt README; bit XOR as where it is learned, without
+dropout), around which every arm is drawn."""
+
+
+def _universal(full_gap: Mapping[str, float], random_gap: Mapping[str, float], part: int):
+    """FPT at its cpu levels, Full at FPT - full_gap, frozen random at FPT - random_gap."""
+    def one(rng: np.random.Generator):
+        means = {t: {FPT: m, FULL: m - full_gap.get(t, 0.0), RANDOM: m - random_gap.get(t, 0.0)}
+                 for t, m in FPT_CPU.items()}
+        return v.universal_verdicts(claims, draw(rng, means))[part]
+    return one
+
+
+def _lstm(lstm_gap: Mapping[str, float], random_gap: Mapping[str, float], part: int):
+    """FPT and the frozen random transformer at their levels, the LSTMs below by the gaps."""
+    def one(rng: np.random.Generator):
+        means = {t: {FPT: m, RANDOM: m - 0.1, LSTM: m - lstm_gap.get(t, 0.0),
+                     RANDOM_LSTM: m - 0.1 - random_gap.get(t, 0.0)} for t, m in FPT_CPU.items()}
+        return v.lstm_verdicts(claims, draw(rng, means))[part]
+    return one
+
+
+# the slides' numbers, mapped onto our tasks (MNIST for digits and Fashion-MNIST)
+SLIDES_FULL_GAP = {BITS: 0.0, "bit XOR": 0.0, LISTOPS: -0.004, DIGITS: 0.011, FASHION: 0.011}
+"""Full - FPT (Performance on Multimodal Sequence Benchmarks: 100 / 100, 100 / 100, 38 / 38.4,
+99.1 / 98.0)."""
+SLIDES_RANDOM_GAP = {BITS: 0.242, "bit XOR": 0.0, LISTOPS: 0.041, DIGITS: 0.063,
+                     FASHION: 0.063}
+"""FPT - frozen random (Importance of language pre-training: 100 / 75.8, 100 / 100, 38.4 /
+34.3, 98.0 / 91.7)."""
+SLIDES_LSTM_GAP = {BITS: 0.391, "bit XOR": 0.499}
+"""FPT - LSTM on the bits (Performance: 100 / 60.9, 100 / 50.1)."""
+SLIDES_RANDOM_LSTM_GAP = {BITS: 0.249, "bit XOR": 0.5, LISTOPS: 0.175, DIGITS: 0.208,
+                          FASHION: 0.208}
+"""Frozen random transformer - frozen random LSTM (Importance of architecture: 75.8 / 50.9,
+100 / 50.0, 34.3 / 16.8, 91.7 / 70.9)."""
+
+
+# -- freeze tables ------------------------------------------------------------------------------
+FREEZE = {LISTOPS: (0.15, 0.23), DIGITS: (0.25, 0.93)}
+"""(output only, FPT) per task at cpu scale (fpt README, freeze tables)."""
+SLIDES_LN = {LISTOPS: (0.15, 0.36, 0.38), DIGITS: (0.23, 0.96, 0.98)}
+"""The slides' output only / + layernorm / FPT (Freezing more parameters; Successive
+finetuning), ListOps and MNIST."""
+
+
+def _layernorm(rng: np.random.Generator, gain: float | None) -> dict[str, dict[str, list[float]]]:
+    """Output + layernorm at output only + gain on both tasks (None: the slides' tables)."""
+    means = ({t: {OUT: o, OUT_LN: o + gain, ALL: f} for t, (o, f) in FREEZE.items()}
+             if gain is not None else
+             {t: {OUT: o, OUT_LN: ln, ALL: f} for t, (o, ln, f) in SLIDES_LN.items()})
+    return draw(rng, means)
+
+
+def _factor(gain: float | None):
+    def one(rng: np.random.Generator):
+        return v.factor_verdict(CLAIM, _layernorm(rng, gain), OUT_LN, OUT, ALL)
+    return one
+
+
+def _share(share: float | None):
+    """Output + layernorm recovers `share` of FPT's gain over output only (None: the
+    slides')."""
+    def one(rng: np.random.Generator):
+        means = ({t: {OUT: o, OUT_LN: o + share * (f - o), ALL: f} for t, (o, f) in
+                  FREEZE.items()} if share is not None else
+                 {t: {OUT: o, OUT_LN: ln, ALL: f} for t, (o, ln, f) in SLIDES_LN.items()})
+        return v.share_verdict(CLAIM, draw(rng, means), OUT_LN, OUT, ALL)
+    return one
+
+
+def _freeze(gains: tuple[float | None, float | None]):
+    """freeze_verdicts' layernorm claim on two backbones, output + layernorm at output only +
+    gain on each (None: the slides')."""
+    def one(rng: np.random.Generator):
+        per = {f"backbone {i}": {"pretrained": _layernorm(rng, g)} for i, g in enumerate(gains)}
+        return v.freeze_verdicts(claims, per, {"layernorm": (v.factor_verdict, "pretrained",
+                                                             OUT_LN)}, OUT, ALL)[0]
+    return one
+
+
+def _no_help(gain: Mapping[str, float]):
+    """+ attention at FPT + gain per task (FPT at its cpu freeze-table levels)."""
+    def one(rng: np.random.Generator):
+        means = {t: {FPT: f, "+ attention": f + gain[t]} for t, (_, f) in FREEZE.items()}
+        return v.no_help_verdict(CLAIM, draw(rng, means), "+ attention", FPT, FPT)
+    return one
+
+
+SLIDES_ATTENTION = {LISTOPS: 0.368 - 0.384, DIGITS: 0.890 - 0.980}
+"""+ attention - FPT (Freezing fewer parameters: ListOps 36.8 / 38.4, MNIST 89.0 / 98.0)."""
+
+
+# -- convergence --------------------------------------------------------------------------------
+STEPS_CPU = {BITS: (2800, 3000), "bit XOR": (500, 1000), LISTOPS: (400, 500),
+             DIGITS: (650, 1000), FASHION: (200, 1000)}
+"""(FPT's steps to the level at seed 0, FPT's run length) per task at cpu scale (fpt README;
+bit XOR as it learns without dropout); the frozen random arm runs 4x the length."""
+SLIDES_SPEEDUP = {BITS: 4.0, "bit XOR": 40.0, LISTOPS: 3.0, DIGITS: 4.0, FASHION: 4.0}
+"""The slides' speedups (Training duration: 4x, 40x, 3x, MNIST 4x)."""
+
+
+def _convergence(speedups: Mapping[str, float]):
+    """Steps to the level, lognormal per seed around FPT's and FPT's x the speedup; a run
+    past its length never reached it (FPT: its run; random: 4x FPT's)."""
+    sd = noise("fpt", "log-steps")
+
+    def one(rng: np.random.Generator):
+        steps, lengths = {}, {}
+        for t, (s, n) in STEPS_CPU.items():
+            f = np.exp(rng.normal(math.log(s), sd, N))
+            r = np.exp(rng.normal(math.log(s * speedups.get(t, 1.0)), sd, N))
+            steps[t] = {FPT: np.where(f <= n, f, math.inf).tolist(),
+                        RANDOM: np.where(r <= 4 * n, r, math.inf).tolist()}
+            lengths[t] = {FPT: n, RANDOM: 4 * n}
+        return v.convergence_verdict(CLAIM, steps, lengths)
+    return one
+
+
+# -- slide tables -------------------------------------------------------------------------------
+INIT_CPU = {LISTOPS: (0.32, 0.188), DIGITS: (0.953, 0.695), FASHION: (0.699, 0.688)}
+"""(Pretrained, Default) per task, SmolLM2 at cpu scale (fpt README, fpt-init)."""
+SLIDES_STATISTICS = {LISTOPS: 0.76, DIGITS: 0.87, FASHION: 0.87}
+"""The slides' share of Pretrained - Default that Statistics Only recovers (ListOps, MNIST)."""
+
+
+def _statistics(share: Mapping[str, float]):
+    def one(rng: np.random.Generator):
+        means = {t: {"P": p, "S": d + share[t] * (p - d), "D": d}
+                 for t, (p, d) in INIT_CPU.items()}
+        return sv.statistics_verdict(CLAIM, draw(rng, means), "P", "S", "D")
+    return one
+
+
+MODALITY_CPU = {LISTOPS: 0.30, DIGITS: 0.80, FASHION: 0.70}
+"""The worse arm's level per task (cpu scale)."""
+SLIDES_LANGUAGE_OVER_BIT = {LISTOPS: 0.030, DIGITS: 0.002, FASHION: 0.056}
+"""FPT - Bit (Importance of language pre-training: ListOps 38.4 / 35.4, MNIST 98.0 / 97.8,
+C10 68.2 / 62.6, C10 for Fashion-MNIST)."""
+
+
+def _better(gain: Mapping[str, float]):
+    def one(rng: np.random.Generator):
+        means = {t: {"a": m + gain.get(t, 0.0), "b": m} for t, m in MODALITY_CPU.items()}
+        return sv.better_verdict(CLAIM, draw(rng, means), "a", "b")
+    return one
+
+
+def _better_on_both(gains: tuple[Mapping[str, float], Mapping[str, float]]):
+    """Two backbones, each with its Bit pretraining learned (masked bits about 0.9)."""
+    def one(rng: np.random.Generator):
+        values = {f"backbone {i}": draw(rng, {t: {"a": m + g.get(t, 0.0), "b": m}
+                                              for t, m in MODALITY_CPU.items()})
+                  for i, g in enumerate(gains)}
+        pre = {b: rng.normal(0.9, noise("fpt", "bit-accuracy"), N).tolist() for b in values}
+        return sv.better_on_both(CLAIM, values, "a", "b", pre)
+    return one
+
+
+def _both_backbones(gains: tuple[float, float]):
+    """better_verdict on two backbones, `gains` the gain on every task of each."""
+    def one(rng: np.random.Generator):
+        return sv.both_backbones(CLAIM, {f"backbone {i}": _better({t: g for t in MODALITY_CPU})(
+            rng) for i, g in enumerate(gains)})
+    return one
+
+
+def _fitting(gap_fpt: float, gap_scratch: float):
+    """Test accuracies 0.72 (FPT) and 0.74 (scratch), train at test + gap, per seed; the gap's
+    own noise on top of the test accuracy's."""
+    sd, sd_gap = noise("fpt", "accuracy"), noise("fpt", "train-test-gap")
+
+    def one(rng: np.random.Generator):
+        def arm(test: float, gap: float) -> tuple[list[float], list[float]]:
+            te = rng.normal(test, sd, N)
+            return (te + rng.normal(gap, sd_gap, N)).tolist(), te.tolist()
+        return sv.fitting_verdict(CLAIM, FASHION, arm(0.72, gap_fpt), arm(0.74, gap_scratch),
+                                  ("FPT", "Full"))
+    return one
+
+
+def _scaling(rise: float):
+    sd = noise("fpt", "accuracy")
+
+    def one(rng: np.random.Generator):
+        return sv.scaling_verdict(CLAIM, FASHION, {k: rng.normal(0.70 + rise * i / 2, sd, N)
+                                                   .tolist() for i, k in enumerate((1, 2, 4))})
+    return one
+
+
+SLIDES_LEADS = (0.065, 0.058, 0.064)
+"""FPT - Random by size (Scaling with size, CIFAR-10: 68.2 / 61.7, 69.8 / 64.0, 72.1 / 65.7)."""
+
+
+def _lead(leads: tuple[float, float, float]):
+    sd = noise("fpt", "accuracy")
+
+    def one(rng: np.random.Generator):
+        fpt = {k: rng.normal(0.72, sd, N).tolist() for k in (1, 2, 4)}
+        rnd = {k: rng.normal(0.72 - d, sd, N).tolist() for k, d in zip((1, 2, 4), leads)}
+        return sv.lead_verdict(CLAIM, FASHION, fpt, rnd)
+    return one
+
+
+def _attention(trained: float, initial: float):
+    """Mass on the needed keys after and before training per seed, uniform attention 0.2."""
+    sd = noise("fpt", "attention-mass")
+
+    def one(rng: np.random.Generator):
+        return sv.attention_verdict(CLAIM, "bit XOR", rng.normal(trained, sd, N).tolist(),
+                                    rng.normal(initial, sd, N).tolist(), 0.2,
+                                    rng.normal(0.99, 0.005, N).tolist())
+    return one
+
+
+CASES = [
+    Case(v.universal_verdicts, _universal({DIGITS: v.MATCH}, SLIDES_RANDOM_GAP, 0),
+         _universal(SLIDES_FULL_GAP, SLIDES_RANDOM_GAP, 0), N, "accuracy", "matches-full",
+         "null: FPT at the margin (Full - 0.05) on digits, equal elsewhere; alternative: the "
+         "slides' FPT and Full"),
+    Case(v.universal_verdicts, _universal({}, {}, 1),
+         _universal(SLIDES_FULL_GAP, SLIDES_RANDOM_GAP, 1), N, "accuracy", "random-worse",
+         "null: frozen random = FPT on every task; alternative: the slides' gaps"),
+    Case(v.lstm_verdicts, _lstm({}, SLIDES_RANDOM_LSTM_GAP, 0),
+         _lstm(SLIDES_LSTM_GAP, SLIDES_RANDOM_LSTM_GAP, 0), N, "bit-accuracy", "lstm-worse",
+         "null: LSTM = FPT on the bits; alternative: the slides' LSTM row"),
+    Case(v.lstm_verdicts, _lstm(SLIDES_LSTM_GAP, {}, 1),
+         _lstm(SLIDES_LSTM_GAP, SLIDES_RANDOM_LSTM_GAP, 1), N, "accuracy", "random-lstm",
+         "null: frozen random LSTM = frozen random transformer; alternative: the slides'"),
+    Case(v.factor_verdict, _factor(0.0), _factor(None), N, "accuracy-listops",
+         note="null: output + layernorm = output only; alternative: the slides' tables"),
+    Case(v.share_verdict, _share(v.MOST), _share(None), N, "accuracy-listops",
+         note="null: a share of exactly 0.75 on both tasks; alternative: the slides' 0.91 / "
+         "0.97"),
+    Case(v.freeze_verdicts, _freeze((0.0, None)), _freeze((None, None)), N,
+         "accuracy-listops", note="null: no layernorm effect on one backbone; alternative: "
+         "the slides' on both"),
+    Case(v.no_help_verdict, _no_help({LISTOPS: 0.0, DIGITS: 0.05}),
+         _no_help(SLIDES_ATTENTION), N, "accuracy",
+         note="null: + attention better by the margin (0.05) on digits; alternative: the "
+         "slides' + attention"),
+    Case(v.no_help_verdict, _no_help({LISTOPS: 0.05, DIGITS: 0.0}),
+         _no_help(SLIDES_ATTENTION), N, "accuracy-listops", "ListOps at the margin",
+         "null: + attention better by the margin on ListOps"),
+    Case(v.convergence_verdict, _convergence({}), _convergence(SLIDES_SPEEDUP), N,
+         "log-steps", note="null: no speedup on any task; alternative: the slides' 4x / 40x "
+         "/ 3x / 4x, random censored at 4x FPT's length"),
+    Case(sv.statistics_verdict, _statistics({t: sv.RECOVERS for t in INIT_CPU}),
+         _statistics(SLIDES_STATISTICS), N, "accuracy-listops",
+         note="null: Statistics Only recovers exactly 0.5 of the gain; alternative: the "
+         "slides' 0.76 / 0.87"),
+    Case(sv.better_verdict, _better({}), _better(SLIDES_LANGUAGE_OVER_BIT), N, "accuracy",
+         note="null: equal arms; alternative: the slides' FPT - Bit (mean +0.029)"),
+    Case(sv.better_on_both, _better_on_both(({}, SLIDES_LANGUAGE_OVER_BIT)),
+         _better_on_both((SLIDES_LANGUAGE_OVER_BIT, SLIDES_LANGUAGE_OVER_BIT)), N, "accuracy",
+         note="null: no gain on one backbone; alternative: the slides' FPT - Bit on both"),
+    Case(sv.both_backbones, _both_backbones((0.0, 0.1)), _both_backbones((0.1, 0.1)), N,
+         "accuracy", note="null: no gain on one backbone; alternative: +0.10 on both"),
+    Case(sv.fitting_verdict, _fitting(sv.UNDERFIT, 0.28), _fitting(-0.001, 0.28), N,
+         "train-test-gap", "FPT gap at 0.05",
+         "null: FPT's gap at the threshold, scratch's 0.28; alternative: the slides' -0.001 / "
+         "0.28"),
+    Case(sv.fitting_verdict, _fitting(0.0, 0.0), _fitting(-0.001, 0.28), N, "train-test-gap",
+         "no extra overfitting", "null: both gaps 0"),
+    Case(sv.scaling_verdict, _scaling(0.0), _scaling(0.039), N, "accuracy",
+         note="null: flat; alternative: the slides' +0.039 from Small to Large"),
+    Case(sv.lead_verdict, _lead((0.065, 0.058, 0.0)), _lead(SLIDES_LEADS), N, "accuracy",
+         note="null: no lead at the largest size; alternative: the slides' leads"),
+    Case(sv.attention_verdict, _attention(2 * 0.2, 0.2 - 0.1), _attention(0.6, 0.25), N,
+         "attention-mass", "lift at 2x",
+         "null: the mass at exactly 2x uniform's, risen during training; alternative: 3x, "
+         "risen by 0.35"),
+    Case(sv.attention_verdict, _attention(0.6, 0.6), _attention(0.6, 0.25), N,
+         "attention-mass", "no rise", "null: 3x uniform's already before training"),
+    Exempt(v.unmet, "builds the inconclusive verdict of an unmet precondition: never "
+           "reproduced"),
+    Exempt(v.share_verdict_of, "the share rule of share_verdict and statistics_verdict, "
+           "calibrated through them (above)"),
+    Exempt(v.with_evidence, "appends to a verdict's evidence; its status is the verdict's"),
+]
