@@ -83,17 +83,30 @@ class Estimate:
         return math.sqrt(self.unit_var / n) if n > 0 else math.inf
 
     def text(self, digits: int = 3) -> str:
-        """'+0.031 [-0.012, +0.074] (95% CI, n = 3 / 3)'."""
+        """'+0.031 [-0.012, +0.074] (95% CI, n = 3 / 3)'; a geometric-mean ratio as
+        '2.93x [1.20x, 7.15x]', a share or Fieller ratio unsigned '0.77 [0.52, 0.98]'."""
+        fmt = _FORMATS[self.scale]
         if self.exact:
-            return f"{self.value:+.{digits}f} (exact)"
+            return f"{fmt(self.value, digits)} (exact)"
         if self.units < 2 or not math.isfinite(self.se):
-            return (f"{self.value:+.{digits}f} (no interval: n = {n_text(self.n)})")
-        return (f"{self.value:+.{digits}f} [{_bound(self.lo, digits)}, "
-                f"{_bound(self.hi, digits)}] ({LEVEL:.0%} CI, n = {n_text(self.n)})")
+            return f"{fmt(self.value, digits)} (no interval: n = {n_text(self.n)})"
+        return (f"{fmt(self.value, digits)} [{fmt(self.lo, digits)}, {fmt(self.hi, digits)}] "
+                f"({LEVEL:.0%} CI, n = {n_text(self.n)})")
 
 
 def _bound(x: float, digits: int) -> str:
     return ("-inf" if x == -math.inf else "+inf" if x == math.inf else f"{x:+.{digits}f}")
+
+
+def _unsigned(x: float, digits: int) -> str:
+    return ("-inf" if x == -math.inf else "inf" if x == math.inf else f"{x:.{digits - 1}f}")
+
+
+def _times(x: float, digits: int) -> str:
+    return "inf" if x == math.inf else f"{x:.2f}x"
+
+
+_FORMATS = {"linear": _bound, "ratio": _unsigned, "proportion": _unsigned, "log": _times}
 
 
 def n_text(n: Sequence[int]) -> str:
