@@ -107,7 +107,8 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
             raise CheckpointError(f"run {run_dir} was taken over by another process while this "
                                   "one stalled; run the command again to reuse its result")
     except Exception as e:
-        user = e if isinstance(e, ReasonlabError) else out_of_memory(e)
+        user = (e if isinstance(e, ReasonlabError)
+                else out_of_memory(e) or nondeterministic_op(e))
         if user is None:  # a bug: recorded, and its traceback shown
             record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
             raise
@@ -127,6 +128,14 @@ def _discard(run_dir: Path, created: list[Path]) -> None:
     if created:
         shutil.rmtree(run_dir, ignore_errors=True)
         remove_empty(created[1:])
+
+
+def nondeterministic_op(e: BaseException) -> ConfigError | None:
+    """An op without a deterministic CUDA kernel under deterministic='strict' (a user
+    choice: train/device.py), or None."""
+    from reasonlab.train.device import nondeterministic_op as translate
+
+    return translate(e)
 
 
 def out_of_memory(e: BaseException) -> ConfigError | None:

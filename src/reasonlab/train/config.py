@@ -100,6 +100,14 @@ class TrainConfig(StrictModel):
     device with bf16 and fp32 elsewhere (a CPU run computes as plain fp32); `tf32` lets CUDA
     matmuls round to TF32; `bf16` autocasts the forward pass. Weights and optimizer stay
     fp32."""
+    # Left out of dumps (so of run ids) while "strict": adding it kept existing run ids valid.
+    deterministic: Literal["strict", "warn", "off"] = Field(
+        "strict", exclude_if=lambda v: v == "strict")
+    """Determinism on CUDA (train/device.py): "strict" (default) runs deterministic kernels
+    only, so a rerun or a resumed run is bitwise the uninterrupted one, and an op without one
+    ends the run in one error line naming it; "warn" lets such ops run non-deterministically
+    with a warning (torch's warn_only; SDPA's backward then stays non-deterministic); "off"
+    drops deterministic algorithms for speed. No effect on the CPU."""
     compile: bool = False
     """Run the model's forward pass through torch.compile (benchmarks/bench_precision.py
     measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of

@@ -11,14 +11,31 @@ from torch import nn
 from reasonlab.tasks.base import Batch
 
 
-def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None
-              ) -> torch.Tensor:
+IGNORE = -100
+"""The label F.cross_entropy skips (its ignore_index): a slot outside the loss mask."""
+
+
+def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None,
+              sync_free: bool | None = None) -> torch.Tensor:
     """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C].
 
     classes [C] bool: if given, the softmax runs over these classes only (a task's
     `class_mask("train")`, e.g. the training symbols of a copying task).
+
+    sync_free (default: on CUDA): the slots outside the mask get the label IGNORE, which
+    cross_entropy skips, instead of being cut out by boolean indexing, whose output size the
+    host must read back (a sync per indexing). The same mean; on the CPU the boolean indexing
+    stays, so CPU runs keep their bits (the order of the reduction differs).
     """
     mask = batch.loss_mask
+    if sync_free is None:
+        sync_free = logits.device.type == "cuda"
+    if sync_free:
+        labels = batch.labels.masked_fill(~mask, IGNORE)  # [B, P]
+        logits = logits.float()
+        if classes is not None:
+            logits = logits.masked_fill(~classes, float("-inf"))
+        return F.cross_entropy(logits.flatten(0, -2), labels.flatten(), ignore_index=IGNORE)
     logits = logits[mask].float()
     if classes is not None:
         logits = logits.masked_fill(~classes, float("-inf"))
