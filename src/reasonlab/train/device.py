@@ -72,6 +72,20 @@ def resolve_dtype(name: str, device: torch.device) -> Precision:
     return "bf16" if native_bf16() else "tf32"
 
 
+def where_it_runs(device_name: str, dtype: str, deterministic: Determinism = "strict"
+                  ) -> dict[str, str]:
+    """What run.json records of where a run computes: the resolved device ("cpu", or "cuda"
+    with the GPU's name), the resolved precision and, on CUDA, the determinism mode. The run id
+    does not say these (a config with device=auto is one run wherever it trains), so
+    run.json does, and a resume elsewhere is refused (runs.py)."""
+    device = resolve_device(device_name)
+    out = {"device": device.type, "precision": resolve_dtype(dtype, device)}
+    if device.type == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(device)
+        out["deterministic"] = deterministic
+    return out
+
+
 def native_bf16() -> bool:
     """Whether the current GPU computes bf16 in hardware (Ampere and later), not by emulation
     (V100, T4), which `is_bf16_supported()` counts by default."""
