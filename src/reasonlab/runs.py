@@ -29,7 +29,8 @@ from reasonlab.store import (
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `init_from`) imports no cycle
-from reasonlab.train.run_files import load_run_model, run_dir_for
+from reasonlab.train.init_stages import load_run_model
+from reasonlab.train.run_files import run_dir_for
 
 __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
            "run_dir_for"]

@@ -112,6 +112,13 @@ class TrainConfig(StrictModel):
     """Run the model's forward pass through torch.compile (benchmarks/bench_precision.py
     measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of
     the plain module."""
+    # Left out of dumps (so of run ids) while "default": adding it kept existing run ids valid.
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = Field(
+        "default", exclude_if=lambda v: v == "default")
+    """torch.compile's mode when `compile` is on: "reduce-overhead" replays each step as a CUDA
+    graph, one launch instead of thousands, for launch-bound runs on a GPU (FPT's small batches
+    through 30 frozen layers: `reasonlab studies --scale paper` marks them); "max-autotune"
+    also searches kernels; it needs `compile`."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
     init_from: str | TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Where the weights of everything but the head come from, task tokens mapped to the
@@ -201,6 +208,8 @@ class TrainConfig(StrictModel):
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
+        if self.compile_mode != "default" and not self.compile:
+            raise ValueError(f"compile_mode={self.compile_mode!r} needs compile=true")
         if self.optim.warmup_steps > self.steps:
             raise ValueError(f"optim.warmup_steps={self.optim.warmup_steps} exceeds "
                              f"steps={self.steps}; lower it")

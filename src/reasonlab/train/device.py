@@ -137,3 +137,21 @@ def nondeterministic_op(e: BaseException) -> ConfigError | None:
                        "every kernel to be one; rerun with deterministic=warn (it runs, and a "
                        "resumed run then agrees with an uninterrupted one to float tolerance "
                        "only) or deterministic=off (fastest); each is a new run id")
+
+
+def cast_frozen_matrices(model: torch.nn.Module) -> int:
+    """Store the frozen weights and biases of every linear map in bf16, once; returns how many
+    tensors were cast. Autocast caches its bf16 copy of a weight only for leaves that require
+    grad, so it casts a frozen one again at every forward pass (FPT: 210 SmolLM2 matrices per
+    step). Under bf16 autocast a linear map computes with the bf16 rounding of its weight
+    either way, so the results are the same (tests/unit/test_launch_savings.py). train() does
+    it for bf16 runs on CUDA whose checkpoints leave the frozen weights out (they are never
+    saved in bf16); norms and embeddings, which autocast runs in fp32, stay fp32."""
+    n = 0
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            for p in (module.weight, module.bias):
+                if p is not None and not p.requires_grad and p.dtype == torch.float32:
+                    p.data = p.data.to(torch.bfloat16)
+                    n += 1
+    return n

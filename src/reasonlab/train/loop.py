@@ -26,9 +26,11 @@ from tqdm.auto import tqdm
 from reasonlab.errors import CheckpointError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
-from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
+from reasonlab.train.checkpoint import (frozen_record, has_checkpoint, load_checkpoint,
+                                       save_checkpoint)
 from reasonlab.train.config import TrainConfig, config_id
-from reasonlab.train.device import autocast_for, configure, resolve_device, resolve_dtype
+from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
+                                    resolve_device, resolve_dtype)
 from reasonlab.train.init_stages import build_model
 from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
@@ -170,10 +172,12 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     model = build_model(config, task, root=run_dir.parent.parent,  # <root>/runs/<id>
                         device=device)
     classes = class_masks(task, device)
+    frozen = frozen_record(model, config)  # left out of checkpoints, recorded instead
     optimizer = make_optimizer(model, config.optim, fused=device.type == "cuda")
     # torch.compile traces on the first call; the plain module keeps the weights, so
-    # checkpoints and analyses see the same state_dict either way
-    forward = torch.compile(model) if config.compile else model
+    # checkpoints and analyses see the same state_dict either way. compile_mode
+    # "reduce-overhead" adds CUDA graphs: a launch-bound step (FPT) replays as one launch
+    forward = torch.compile(model, mode=config.compile_mode) if config.compile else model
     torch.manual_seed(int(seeds(config.seed, ORDER, 2**31).generate_state(1)[0]))  # dropout
 
     metrics_path = run_dir / "metrics.jsonl"
@@ -181,6 +185,8 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
     _truncate_metrics(metrics_path, start)
+    if frozen is not None and device.type == "cuda" and precision == "bf16":
+        cast_frozen_matrices(model)  # once, not at every forward (never saved: frozen)
 
     autocast = autocast_for(precision, device)
     bar = tqdm(total=config.steps, initial=start, disable=quiet, desc=desc, position=position,
@@ -216,7 +222,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             if done % config.ckpt_every == 0 or done == config.steps:
                 # the last holds no optimizer state: nothing resumes a finished run
                 save_checkpoint(run_dir, done, chash, model,
-                                optimizer if done < config.steps else None)
+                                optimizer if done < config.steps else None, frozen)
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
         rows = read_metrics(run_dir)
