@@ -209,6 +209,47 @@ def frozen_meta(run_dir: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+INIT_DIR = "init"
+"""The folder of a mimicking run's step-0 model (save_initial): what its training started from."""
+
+
+def save_initial(run_dir: Path, model: nn.Module) -> None:
+    """Write the model a run starts training from into `init/` (safetensors + state.json with
+    the file's SHA-256), atomically. train() keeps it for mimicking runs: the mimicked heads are
+    the product of a training of their own (1,000 steps through MiniLM at paper scale), made
+    where the run trained, so an analysis reads them rather than redoing it on the CPU."""
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    data = save(tensors)
+    tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{INIT_DIR}.tmp."))
+    tmp.chmod(0o755)
+    with open(tmp / "state.safetensors", "wb") as f:
+        f.write(data)
+    (tmp / "state.json").write_text(json.dumps({CHECKSUM: hashlib.sha256(data).hexdigest()}))
+    final = run_dir / INIT_DIR
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def read_initial(run_dir: Path) -> dict[str, torch.Tensor] | None:
+    """The weights save_initial kept (checked against their checksum), None if none were."""
+    folder = run_dir / INIT_DIR
+    if not (folder / "state.json").is_file():
+        return None
+    try:
+        want = json.loads((folder / "state.json").read_text())[CHECKSUM]
+        same = want == file_sha256(folder / "state.safetensors")
+        tensors = load_file(str(folder / "state.safetensors"))
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as e:
+        raise CorruptRunError(run_dir, f"{INIT_DIR}/state.safetensors", f"is unreadable ({e})"
+                              ) from None
+    if not same:
+        raise CorruptRunError(run_dir, f"{INIT_DIR}/state.safetensors", "does not match the "
+                              "checksum in init/state.json (its bytes changed after it was "
+                              "written)")
+    return tensors
+
+
 def has_checkpoint(run_dir: Path) -> bool:
     return (run_dir / CKPT_DIR / "state.json").exists() or (run_dir / f".{CKPT_DIR}.old").exists()
 

@@ -134,6 +134,29 @@ def load_run_model(run_dir: Path, device: torch.device | str | None = None
     return config, model.eval()
 
 
+def load_initial_model(run_dir: Path, device: torch.device | str | None = None
+                       ) -> tuple[TrainConfig, Any] | None:
+    """The config and the model a run started training from, as train() kept it (its
+    mimicking runs: checkpoint.save_initial), in eval mode on `device` (as load_run_model);
+    None when the run kept none (no mimicking, or trained before it was kept)."""
+    from reasonlab.train.checkpoint import read_initial
+    from reasonlab.train.device import resolve_device
+
+    weights = read_initial(run_dir)
+    if weights is None:
+        return None
+    config = TrainConfig.build(_config_json(run_dir), where=f"{run_dir}/config.json")
+    model = MODELS[config.model.arch.name](config.model)
+    try:
+        model.load_state_dict(weights)
+    except RuntimeError as e:
+        raise CorruptRunError(run_dir, "init/state.safetensors", "does not match config.json "
+                              f"({str(e).splitlines()[0]})") from None
+    if device is not None:
+        model = model.to(resolve_device(config.device) if device == "run" else device)
+    return config, model.eval()
+
+
 @torch.no_grad()
 def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...] | None,
              seed: int = 0) -> list[int]:

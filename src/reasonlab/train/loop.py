@@ -26,8 +26,8 @@ from tqdm.auto import tqdm
 from reasonlab.errors import CheckpointError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
-from reasonlab.train.checkpoint import (frozen_record, has_checkpoint, load_checkpoint,
-                                       save_checkpoint)
+from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
+                                       load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
 from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
                                     resolve_device, resolve_dtype)
@@ -173,6 +173,8 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                         device=device)
     classes = class_masks(task, device)
     frozen = frozen_record(model, config)  # left out of checkpoints, recorded instead
+    if config.mimic is not None and not (run_dir / INIT_DIR).exists():
+        save_initial(run_dir, model)  # the mimicked heads, for the analyses
     optimizer = make_optimizer(model, config.optim, fused=device.type == "cuda")
     # torch.compile traces on the first call; the plain module keeps the weights, so
     # checkpoints and analyses see the same state_dict either way. compile_mode
