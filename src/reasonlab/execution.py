@@ -262,9 +262,9 @@ def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int 
 
 def ray_resources(config: TrainConfig, cluster_gpus: int) -> dict[str, float]:
     """What a run's Ray task asks for (a CUDA run: 1/runs_per_gpu() of a GPU). `auto` is
-    resolved against the cluster, not this machine: a GPU where the cluster has one (Ray then shows the task that GPU alone, and
-    train() resolves `auto` to it), a CPU where it has none (Ray hides every GPU, so `auto`
-    resolves to the CPU in the task)."""
+    resolved against the cluster, not this machine: a GPU where the cluster has one (Ray then
+    shows the task that GPU alone, and train() resolves `auto` to it), a CPU where it has none
+    (Ray hides every GPU, so `auto` resolves to the CPU in the task)."""
     if config.device == "cuda" and not cluster_gpus:
         raise ConfigError("device='cuda' but the Ray cluster has no GPU; add GPU nodes "
                           "(ray start --num-gpus N) or use device=auto or device=cpu")

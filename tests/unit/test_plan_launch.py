@@ -128,8 +128,9 @@ def test_several_runs_share_each_gpu(gpus, monkeypatch):
     monkeypatch.setenv(RUNS_PER_GPU, "3")
     assert local_workers(runs, None) == (6, ["0", "1"])  # workers k % 2 pinned to GPU k % 2
     assert local_workers(runs[:4], None) == (4, ["0", "1"])
-    assert ray_resources(lego().model_copy(update={"device": "cuda"}), 2) == {"num_cpus": 0, "num_gpus": 1 / 3}
-    assert ray_resources(lego().model_copy(update={"device": "cpu"}), 2) == {"num_cpus": 1, "num_gpus": 0}
+    cuda, cpu = (lego().model_copy(update={"device": d}) for d in ("cuda", "cpu"))
+    assert ray_resources(cuda, 2) == {"num_cpus": 0, "num_gpus": 1 / 3}
+    assert ray_resources(cpu, 2) == {"num_cpus": 1, "num_gpus": 0}
     monkeypatch.setenv(RUNS_PER_GPU, "0")
     with pytest.raises(ConfigError, match="REASONLAB_RUNS_PER_GPU"):
         local_workers(runs, None)
