@@ -111,7 +111,9 @@ def print_costs(scale: str) -> None:
     print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "bound", "launch floor",
                  "disk", "this CPU, 1 run at a time", "measured, 2 cores"], rows))
     print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
-          f"{plan.GPU_UTILISATION:.0%} utilisation, and each run at least its launch floor: "
+          f"{plan.GPU_UTILISATION:.0%} utilisation plus the optimizer's memory traffic "
+          f"({plan.OPTIMIZER_BYTES} bytes per trained parameter and step at "
+          f"{plan.H100_HBM_BYTES_PER_S / 1e12:g} TB/s), and each run at least its launch floor: "
           f"the kernel-launching ops of its steps and evaluations (counted from the shapes) at "
           f"{plan.PER_OP_SECONDS * 1e6:g} us each; 'bound' says which of the two dominates the "
           "study (launches: small kernels, the GPU mostly idle; run several at once with "

@@ -25,8 +25,9 @@ dispatch mode that counts the ops that launch a kernel (not views or allocations
 fused optimizer's; and one evaluation batch's forward. The ops do not depend on the widths, so
 they are counted on the CPU on a narrowed copy of the model (d_head 4, ...: milliseconds), and a
 stack of L identical blocks costs c(1) + (L - 1)(c(2) - c(1)), so two shallow copies are
-counted, never the deep one. A run's GPU time is max(FLOP time, launch floor), and a study says
-which bound dominates. Some CUDA ops launch two or three kernels and bf16 autocast adds casts:
+counted, never the deep one. A run's GPU time is max(FLOP time + optimizer time, launch floor),
+the optimizer's time being its memory traffic (OPTIMIZER_BYTES per trained parameter and step),
+and a study says which bound dominates. Some CUDA ops launch two or three kernels and bf16 autocast adds casts:
 the count is an estimate, which scripts/gpu-check compares with the profiler's on a GPU.
 
 Disk: a finished run keeps its final checkpoint (train/checkpoint.py checkpoint_bytes: fp32
@@ -65,6 +66,15 @@ counted at every position, not only the masked ones (artificial-pretraining --sc
 2.9 h against 2.3 h). An AVX2-only CPU is slower."""
 
 
+H100_HBM_BYTES_PER_S = 3.0e12
+"""H100 memory bandwidth as a copy moves it (bytes read + written per second): ~3.0 TB/s
+measured on the H100s lent to this project (NVIDIA's sheet: 3.35 TB/s)."""
+OPTIMIZER_BYTES = 32
+"""Bytes the fused AdamW step and the gradient clipping move per trained parameter and step:
+parameter, gradient and both moments read (16), parameter and moments written (12), the
+gradient read again for its norm (4). Memory-bound: it costs time however few the FLOPs (the
+one-hot MLP of symbols-mlp-vs-transformer: 940M parameters a step)."""
+
 PER_OP_SECONDS = 10e-6
 """Host time of one eager PyTorch op that launches a CUDA kernel (Python, the dispatcher, the
 launch): about 5-20 us on current CPUs; 10 us assumed until scripts/gpu-check measures it (it
@@ -78,7 +88,10 @@ class Cost:
     launch_s: float = 0.0
     """Seconds of the kernel-launch floor, summed over the runs."""
     gpu_s: float = 0.0
-    """Seconds on one H100: per run, max(FLOP time, launch floor), summed."""
+    """Seconds on one H100: per run, max(FLOP time + optimizer time, launch floor), summed."""
+    optimizer_s: float = 0.0
+    """Seconds of the optimizer's memory traffic (OPTIMIZER_BYTES per trained parameter and
+    step at H100_HBM_BYTES_PER_S), summed over the runs."""
     disk: float = 0.0
     """Bytes of the finished runs' checkpoints."""
 
@@ -88,8 +101,8 @@ class Cost:
 
     @property
     def gpu_hours(self) -> float:
-        """max(FLOP time, launch floor) per run, summed (the FLOP time alone for a Cost built
-        from FLOPs only)."""
+        """max(FLOP time + optimizer time, launch floor) per run, summed (the FLOP time alone
+        for a Cost built from FLOPs only)."""
         return max(self.gpu_s / 3600, self.flop_hours)
 
     @property
@@ -98,8 +111,10 @@ class Cost:
 
     @property
     def bound(self) -> str:
-        """Which floor dominates the study's GPU time: "launches" or "FLOPs"."""
-        return "launches" if self.launch_hours > self.flop_hours else "FLOPs"
+        """Which floor dominates the study's GPU time: "launches", or "FLOPs" (the matmuls and
+        the optimizer's memory traffic)."""
+        return ("launches" if self.launch_hours > self.flop_hours + self.optimizer_s / 3600
+                else "FLOPs")
 
     @property
     def cpu_hours(self) -> float:
@@ -263,6 +278,13 @@ def _batch(model_cfg: Any, n: int) -> Any:
                             if model_cfg.outputs_per_token > 1 else None))
 
 
+def trained_params(config: TrainConfig) -> int:
+    """Parameters the optimizer updates (a `trainable` policy's, else all)."""
+    from reasonlab.train.checkpoint import param_counts
+
+    return param_counts(config, meta(config))[1]
+
+
 def launch_seconds(config: TrainConfig) -> float:
     """The run's kernel-launch floor: every op of its training steps and evaluations."""
     ops = ops_per_step(config)
@@ -288,7 +310,7 @@ def study_cost(configs: list[TrainConfig], launches: bool = True) -> Cost:
                 todo.append(c.init_run)
     from reasonlab.train.checkpoint import checkpoint_bytes
 
-    total = launch = gpu = disk = 0.0
+    total = launch = gpu = disk = optimizer = 0.0
     rate = H100_BF16_DENSE * GPU_UTILISATION
     for c in seen.values():  # FLOPs depend on the shapes and counts, not the seed
         key = (c.model.model_dump_json(), c.steps, c.batch_size, c.eval_every, c.n_test,
@@ -299,9 +321,12 @@ def study_cost(configs: list[TrainConfig], launches: bool = True) -> Cost:
         if launches:
             floor = launch_seconds(c)
             launch += floor
-            gpu += max(floor, _FLOPS[key] / rate)
+            adam = c.steps * trained_params(c) * OPTIMIZER_BYTES / H100_HBM_BYTES_PER_S
+            optimizer += adam
+            gpu += max(floor, _FLOPS[key] / rate + adam)
             disk += checkpoint_bytes(c, meta(c))[0]
-    return Cost(len(seen), total, launch, gpu, disk)
+    return Cost(len(seen), total, launch_s=launch, gpu_s=gpu, disk=disk,
+                optimizer_s=optimizer)
 
 
 _FLOPS: dict[tuple[str, int, int, int, int, bool], float] = {}

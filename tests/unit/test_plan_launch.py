@@ -86,7 +86,8 @@ def test_a_wide_model_is_flop_bound_and_the_floor_is_counted():
     evals = 2 * 2  # 2 evaluations of 2 batches of 16
     assert cost.launch_s == pytest.approx((100 * ops.train + evals * ops.evaluate)
                                           * plan.PER_OP_SECONDS)
-    assert cost.bound == "FLOPs" and cost.gpu_hours == pytest.approx(cost.flop_hours)
+    assert cost.bound == "FLOPs"
+    assert cost.gpu_hours == pytest.approx(cost.flop_hours + cost.optimizer_s / 3600)
 
 
 def test_disk_is_what_a_trained_run_writes(tmp_path):
@@ -173,3 +174,16 @@ def test_a_store_without_room_stops_before_training(tmp_path, monkeypatch, capsy
         execution.execute_all([cfg, cfg], tmp_path / "out", quiet=True)
     Usage.free = 10**12
     assert main(["train", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+
+
+def test_the_optimizers_memory_traffic_is_priced():
+    """A wide MLP with few tokens: its AdamW step moves 32 bytes per parameter each step."""
+    cfg = lego(d_model=2048, d_mlp=8192, n_heads=16)
+    cost = plan.study_cost([cfg])
+    n = plan.trained_params(cfg)
+    assert cost.optimizer_s == pytest.approx(100 * n * 32 / plan.H100_HBM_BYTES_PER_S)
+    assert cost.gpu_s == pytest.approx(max(cost.launch_s, cost.flop_hours * 3600
+                                           + cost.optimizer_s))
+    frozen = fpt()
+    assert plan.trained_params(frozen) < sum(
+        p.numel() for p in plan.meta(frozen).parameters()) / 2  # the FPT groups only

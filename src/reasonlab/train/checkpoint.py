@@ -310,6 +310,13 @@ def checkpoint_bytes(config: TrainConfig, model: nn.Module | None = None) -> tup
     rule), plus Adam's two moments of the trained ones in a mid-run checkpoint, twice (the new
     one is written before the old one goes). `model`: the run's model on the meta device, if
     the caller has it (else built here)."""
+    _, trained, stored = param_counts(config, model)
+    return 4 * stored, 2 * 4 * (stored + 2 * trained)
+
+
+def param_counts(config: TrainConfig, model: nn.Module | None = None) -> tuple[int, int, int]:
+    """(parameters, trained ones, stored ones) of the run's model, from the shapes (`model` as
+    for checkpoint_bytes)."""
     key = (config.model.model_dump_json(), str(config.trainable), config.mimic is None)
     if key not in _SIZES:
         if model is None:
@@ -324,8 +331,8 @@ def checkpoint_bytes(config: TrainConfig, model: nn.Module | None = None) -> tup
             config.trainable.apply(model)
             trained = sum(p.numel() for p in params if p.requires_grad)
         stored = trained if config.trainable is not None and config.mimic is None else total
-        _SIZES[key] = (4 * stored, 2 * 4 * (stored + 2 * trained))
+        _SIZES[key] = (total, trained, stored)
     return _SIZES[key]
 
 
-_SIZES: dict[tuple[str, str, bool], tuple[int, int]] = {}
+_SIZES: dict[tuple[str, str, bool], tuple[int, int, int]] = {}
