@@ -119,6 +119,10 @@ def _cpu_bf16(x: torch.Tensor) -> bool:
     return on and dtype == torch.bfloat16
 
 
+SDPA_GQA = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+"""Whether F.scaled_dot_product_attention takes enable_gqa (torch >= 2.5)."""
+
+
 def cuda_shortcut(x: torch.Tensor) -> bool:
     """Whether SDPA may take CUDA's shortcuts (is_causal, enable_gqa): x is on CUDA. Never on
     the CPU, whose runs keep their bits."""
@@ -222,8 +226,8 @@ class SoftmaxAttention(nn.Module):
         # the shared heads in place); the CPU keeps the explicit mask and copies, and its bits
         causal_only = fused and cuda_shortcut(x) and self.causal and pad_mask is None and (
             rows is None)
-        gqa = causal_only and self.queries_per_kv > 1 and q.dtype in (torch.bfloat16,
-                                                                       torch.float16)
+        gqa = causal_only and SDPA_GQA and self.queries_per_kv > 1 and q.dtype in (
+            torch.bfloat16, torch.float16)
         if self.queries_per_kv > 1 and not gqa:  # query head i reads kv head i // per_kv
             k = k.repeat_interleave(self.queries_per_kv, dim=2)  # [batch, seq, H, d_head]
             v = v.repeat_interleave(self.queries_per_kv, dim=2)  # (HF repeat_kv)
