@@ -187,3 +187,21 @@ def test_the_optimizers_memory_traffic_is_priced():
     frozen = fpt()
     assert plan.trained_params(frozen) < sum(
         p.numel() for p in plan.meta(frozen).parameters()) / 2  # the FPT groups only
+
+
+def test_with_room_on_disk_a_huge_model_still_fails_on_memory(tmp_path, monkeypatch, capsys):
+    """The disk check passing, an impossible size is the allocator's one line, as before."""
+    import shutil
+
+    from reasonlab.cli import main
+
+    class Usage:
+        free = 10**18
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(lego(n_layers=1).model_dump(mode="json")))
+    assert main(["train", str(path), "--out", str(tmp_path / "out"), "--quiet",
+                 "model.d_model=1000000", "model.n_heads=1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not enough memory" in err[0], err
