@@ -141,7 +141,7 @@ def test_the_cli_flag_sets_the_sharing(monkeypatch, capsys):
     from reasonlab.cli import main
     from reasonlab.execution import RUNS_PER_GPU
 
-    monkeypatch.delenv(RUNS_PER_GPU, raising=False)
+    monkeypatch.setenv(RUNS_PER_GPU, "1")  # so that the test's end restores the environment
     assert main(["run", "lego-extrapolation", "--runs-per-gpu", "0"]) == 2
     assert "--runs-per-gpu 0 must be at least 1" in capsys.readouterr().err
     from reasonlab.cli import share_gpus
