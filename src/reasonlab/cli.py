@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -86,7 +87,8 @@ def cmd_readme(args: argparse.Namespace) -> None:
 
 
 def print_costs(scale: str) -> None:
-    """`studies --scale S`: per study, runs, training FLOPs and estimated time (plan.py)."""
+    """`studies --scale S`: per study, runs, training FLOPs, estimated GPU time with its
+    launch floor and bound, disk, and CPU time (plan.py)."""
     from reasonlab import plan
     from reasonlab.report import table
     from reasonlab.studies import STUDIES
@@ -99,26 +101,36 @@ def print_costs(scale: str) -> None:
         minutes = cls.measured(scale)
         measured = "-" if minutes is None else f"{minutes:g} min"
         if not study.trains:
-            rows.append([name, "0", "-", "-", "-", measured])
+            rows.append([name, "0", "-", "-", "-", "-", "-", "-", measured])
             continue
         configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
         every += configs
-        cost = plan.study_cost(configs)
-        rows.append([name, str(cost.runs), f"{cost.flops:.2e}", plan.fmt_hours(cost.gpu_hours),
-                     plan.fmt_hours(cost.cpu_hours), measured])
+        rows.append([name, *_cost_cells(plan, plan.study_cost(configs)), measured])
     total = plan.study_cost(every)  # a run two studies share is trained once
-    rows.append(["all studies (shared runs once)", str(total.runs),
-                 f"{total.flops:.2e}", plan.fmt_hours(total.gpu_hours),
-                 plan.fmt_hours(total.cpu_hours), "-"])
-    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "this CPU, 1 run at a time",
-                 "measured, 2 cores"], rows))
+    rows.append(["all studies (shared runs once)", *_cost_cells(plan, total), "-"])
+    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "bound", "launch floor",
+                 "disk", "this CPU, 1 run at a time", "measured, 2 cores"], rows))
     print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
-          f"{plan.GPU_UTILISATION:.0%} utilisation; CPU: {plan.CPU_FLOPS / 1e9:.0f} GFLOP/s "
-          "measured (plan.py says how). The GPU time is a lower bound for small models; the "
-          "CPU time was 0.06x to 1.3x the measured column at the cpu scales. Runs of one "
-          "study go one per GPU: divide by the GPUs you have. The last column is the study's "
-          "wall clock as measured on the 2-core reference machine (two runs side by side), "
-          "'-' where not measured.")
+          f"{plan.GPU_UTILISATION:.0%} utilisation plus the optimizer's memory traffic "
+          f"({plan.OPTIMIZER_BYTES} bytes per trained parameter and step at "
+          f"{plan.H100_HBM_BYTES_PER_S / 1e12:g} TB/s), and each run at least its launch floor: "
+          f"the kernel-launching ops of its steps and evaluations (counted from the shapes) at "
+          f"{plan.PER_OP_SECONDS * 1e6:g} us each; 'bound' says which of the two dominates the "
+          "study (launches: small kernels, the GPU mostly idle; run several at once with "
+          "--runs-per-gpu). Disk: the finished runs' checkpoints (trained weights only where "
+          "a frozen part is rebuilt from the config). CPU: "
+          f"{plan.CPU_FLOPS / 1e9:.0f} GFLOP/s measured (plan.py says how); the CPU time was "
+          "0.06x to 1.3x the measured column at the cpu scales. Runs of one study go one per "
+          "GPU: divide by the GPUs you have. The last column is the study's wall clock as "
+          "measured on the 2-core reference machine (two runs side by side), '-' where not "
+          "measured. None of the GPU figures has been measured on a GPU yet (scripts/gpu-check "
+          "measures them).")
+
+
+def _cost_cells(plan: Any, cost: Any) -> list[str]:
+    return [str(cost.runs), f"{cost.flops:.2e}", plan.fmt_hours(cost.gpu_hours), cost.bound,
+            plan.fmt_hours(cost.launch_hours), plan.fmt_bytes(cost.disk),
+            plan.fmt_hours(cost.cpu_hours)]
 
 
 def scale_cost(cls: Any, scale: str) -> str:
@@ -138,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     STUDIES[args.study]  # unknown names fail before anything is written
     check_seeds(args.seeds)
     check_workers(args.workers)
+    share_gpus(args.runs_per_gpu)
     overrides = parse_overrides(args.overrides)
     for flag in ("device", "dtype"):  # --device D is device=D
         if getattr(args, flag) is not None:
@@ -149,9 +162,22 @@ def cmd_run(args: argparse.Namespace) -> None:
     print(f"report: {out / 'report.md'}")
 
 
+def share_gpus(k: int | None) -> None:
+    """--runs-per-gpu K: the executors read it from the environment (execution.runs_per_gpu),
+    so that it reaches them through the study and sweep layers unchanged."""
+    from reasonlab.execution import RUNS_PER_GPU
+
+    if k is None:
+        return
+    if k < 1:
+        raise ConfigError(f"--runs-per-gpu {k} must be at least 1")
+    os.environ[RUNS_PER_GPU] = str(k)
+
+
 def cmd_sweep(args: argparse.Namespace) -> None:
     from reasonlab.sweep import run_sweep
 
+    share_gpus(args.runs_per_gpu)
     md, folder = run_sweep(args.config, args.axes, args.seeds, args.out, args.workers,
                            args.quiet, args.yes, args.executor, args.address)
     print(md)
@@ -167,6 +193,9 @@ def _executor_options(s: argparse.ArgumentParser) -> None:
                    "'reasonlab[ray]')")
     s.add_argument("--address", default=None, help="Ray cluster address (host:port or "
                    "ray://host:10001); default: start a local Ray")
+    s.add_argument("--runs-per-gpu", type=int, default=None, metavar="K",
+                   help="runs sharing each GPU (default 1): for launch-bound studies, which "
+                   "`reasonlab studies --scale paper` marks; Ray: each run asks for 1/K GPU")
 
 
 def cmd_site(args: argparse.Namespace) -> None:
@@ -178,13 +207,17 @@ def cmd_site(args: argparse.Namespace) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from reasonlab.runs import execute
+    from reasonlab.runs import execute, load_result, run_dir_for
     from reasonlab.store import output_dir
     from reasonlab.train.config import TrainConfig
+
+    from reasonlab.execution import check_disk
 
     data = deep_merge(read_config_file(args.config), parse_overrides(args.overrides))
     config = TrainConfig.build(data)
     with output_dir(args.out):
+        if load_result(run_dir_for(config, args.out)) is None:
+            check_disk([config], args.out, 1)
         result = execute(config, args.out, quiet=args.quiet)
     print(json.dumps(result["final"]))
     print(f"run: {args.out / 'runs' / result['id']}")

@@ -9,11 +9,21 @@ takes one GPU. Locally such runs go one per visible GPU, each worker process pin
 with CUDA_VISIBLE_DEVICES (`--workers N` more than the GPUs shares them round-robin); CPU runs
 go side by side, one per core. Under Ray a CUDA run asks for 1 GPU; on a cluster without GPUs an
 `auto` run takes a CPU instead, and the executor says so.
+
+Several runs per GPU (`--runs-per-gpu K`, REASONLAB_RUNS_PER_GPU): for launch-bound runs (small
+kernels: `reasonlab studies --scale paper` says which studies are), K worker processes share each
+GPU locally, and under Ray a CUDA run asks for 1/K of a GPU. Each run is still the same
+deterministic computation: sharing a GPU changes its speed, not its bits.
+
+Disk: before training, `check_disk` compares what the runs left to train will write (their
+final checkpoints, and one mid-run checkpoint with Adam moments per worker) with the free space
+under the store, and stops in one line when it is short.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -29,6 +39,9 @@ from reasonlab.train.config import TrainConfig
 
 Executor = Literal["local", "ray"]
 EXECUTORS: tuple[Executor, ...] = ("local", "ray")
+RUNS_PER_GPU = "REASONLAB_RUNS_PER_GPU"
+"""Environment variable: runs sharing one GPU (default 1; the CLI's --runs-per-gpu sets it)."""
+
 RAY_RETRIES = 3
 """Times Ray reruns a run whose worker died (killed, out of memory, node lost); each retry
 resumes from the run's last checkpoint."""
@@ -45,6 +58,9 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
     if address is not None and executor != "ray":
         raise ConfigError("--address names a Ray cluster; use it with --executor ray")
     before = prerequisites(configs, root)
+    if executor == "local":  # a Ray cluster writes on its own nodes' view of the store
+        check_disk([c for c in configs if load_result(run_dir_for(c, root)) is None] + before,
+                   root, workers)
     if before:  # pretraining runs first, each once: two workers never train the same one
         execute_all(before, root, [f"pretraining {i}" for i in range(len(before))], workers,
                     quiet, executor, address, desc=f"{desc}: pretraining")
@@ -71,6 +87,41 @@ def prerequisites(configs: list[TrainConfig], root: Path) -> list[TrainConfig]:
     return list(out.values())
 
 
+def check_disk(configs: list[TrainConfig], root: Path, workers: int | None = None) -> None:
+    """Stop in one line before training when the free disk under `root` cannot hold what the
+    unfinished `configs` will write: their final checkpoints (train/checkpoint.py
+    checkpoint_bytes) and, while they train, a mid-run checkpoint (Adam moments included, old
+    and new side by side) for each run training at once. A GPU box with 64-200 GB would
+    otherwise fill up mid-study (the FPT family alone once needed ~240 GB)."""
+    from reasonlab.train.checkpoint import checkpoint_bytes
+
+    if not configs:
+        return
+    sizes = [checkpoint_bytes(c) for c in configs]
+    at_once = min(len(configs), workers or os.cpu_count() or 1)
+    final = sum(f for f, _ in sizes)
+    during = sorted((peak for _, peak in sizes), reverse=True)[:at_once]
+    need = final + sum(during)
+    where = Path(root).resolve()
+    while not where.exists():
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if need > free:
+        raise ConfigError(f"the {len(configs)} runs left to train need about "
+                          f"{need / 1e9:.1f} GB of disk under {root} ({final / 1e9:.1f} GB of "
+                          f"final checkpoints, {sum(during) / 1e9:.1f} GB more while they "
+                          f"train) but {free / 1e9:.1f} GB are free; free some space or give "
+                          "--out a larger disk")
+
+
+def runs_per_gpu() -> int:
+    """Runs sharing one GPU: REASONLAB_RUNS_PER_GPU (the CLI's --runs-per-gpu), default 1."""
+    value = os.environ.get(RUNS_PER_GPU, "1")
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{RUNS_PER_GPU}={value!r} must be a whole number >= 1")
+    return int(value)
+
+
 def uses_cuda(config: TrainConfig) -> bool:
     """Whether the run trains on a GPU on this machine (`auto` resolves here, as train() will
     in a worker that sees the same GPUs)."""
@@ -92,12 +143,13 @@ def visible_gpus() -> list[str]:
 
 def local_workers(configs: list[TrainConfig], workers: int | None) -> tuple[int, list[str]]:
     """(worker processes, the GPU each worker is pinned to, in turn) for runs of one kind:
-    GPU runs one per visible GPU (or `workers`, sharing the GPUs round-robin), CPU runs one
-    per core (or `workers`); never more workers than runs. The GPU list is empty for CPU runs."""
+    GPU runs runs_per_gpu() per visible GPU (or `workers`, sharing the GPUs round-robin), CPU
+    runs one per core (or `workers`); never more workers than runs. The GPU list is empty for
+    CPU runs."""
     n = max(1, len(configs))
     if configs and uses_cuda(configs[0]):
         gpus = visible_gpus() or ["0"]
-        return min(workers or len(gpus), n), gpus
+        return min(workers or len(gpus) * runs_per_gpu(), n), gpus
     return min(workers or os.cpu_count() or 1, n), []
 
 
@@ -208,16 +260,16 @@ def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int 
     return out
 
 
-def ray_resources(config: TrainConfig, cluster_gpus: int) -> dict[str, int]:
-    """What a run's Ray task asks for. `auto` is resolved against the cluster, not this
-    machine: a GPU where the cluster has one (Ray then shows the task that GPU alone, and
-    train() resolves `auto` to it), a CPU where it has none (Ray hides every GPU, so `auto`
-    resolves to the CPU in the task)."""
+def ray_resources(config: TrainConfig, cluster_gpus: int) -> dict[str, float]:
+    """What a run's Ray task asks for (a CUDA run: 1/runs_per_gpu() of a GPU). `auto` is
+    resolved against the cluster, not this machine: a GPU where the cluster has one (Ray then
+    shows the task that GPU alone, and train() resolves `auto` to it), a CPU where it has none
+    (Ray hides every GPU, so `auto` resolves to the CPU in the task)."""
     if config.device == "cuda" and not cluster_gpus:
         raise ConfigError("device='cuda' but the Ray cluster has no GPU; add GPU nodes "
                           "(ray start --num-gpus N) or use device=auto or device=cpu")
     if config.device == "cuda" or (config.device == "auto" and cluster_gpus):
-        return {"num_cpus": 0, "num_gpus": 1}
+        return {"num_cpus": 0, "num_gpus": 1 / runs_per_gpu()}  # type: ignore[dict-item]
     return {"num_cpus": 1, "num_gpus": 0}
 
 

@@ -21,6 +21,7 @@ from reasonlab.store import (
     RunRecord,
     check_partial,
     flatten,
+    last_start,
     make_dirs,
     read_result,
     remove_empty,
@@ -28,7 +29,8 @@ from reasonlab.store import (
 )
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `init_from`) imports no cycle
-from reasonlab.train.run_files import load_run_model, run_dir_for
+from reasonlab.train.init_stages import load_run_model
+from reasonlab.train.run_files import run_dir_for
 
 __all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
            "run_dir_for"]
@@ -39,11 +41,14 @@ def load_result(run_dir: Path) -> dict[str, Any] | None:
     return read_result(run_dir, verify=True)
 
 
-def check_device(config: TrainConfig) -> None:
-    """device=cuda on a machine without CUDA fails before anything is written."""
+def check_device(config: TrainConfig, executor: str = "local") -> None:
+    """device=cuda on a machine without CUDA fails before anything is written. Under Ray the
+    runs train on the cluster's nodes, not here: a driver without a GPU may send device=cuda
+    runs to GPU nodes (execution.ray_resources checks the cluster has some)."""
     from reasonlab.train.device import check_available  # imports torch: only when checking
 
-    check_available(config.device)
+    if executor != "ray":
+        check_available(config.device)
 
 
 def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | None = None,
@@ -92,12 +97,18 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
     """Train or resume the run while this process holds its lock."""
     from reasonlab.train.loop import read_metrics, train
 
+    from reasonlab.train.device import where_it_runs
+
     step = check_partial(run_dir)
+    where = where_it_runs(config.device, config.dtype, config.deterministic)
+    if step:
+        check_same_place(run_dir, where)
     created = make_dirs(run_dir)
     try:
         write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"))
         record = RunRecord(run_dir, run_dir.name, config.task.name,
-                           flatten(config.model_dump(mode="json", exclude_defaults=True)), step)
+                           flatten(config.model_dump(mode="json", exclude_defaults=True)), step,
+                           where)
     except OSError as e:
         _discard(run_dir, created)
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
@@ -107,7 +118,8 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
             raise CheckpointError(f"run {run_dir} was taken over by another process while this "
                                   "one stalled; run the command again to reuse its result")
     except Exception as e:
-        user = e if isinstance(e, ReasonlabError) else out_of_memory(e)
+        user = (e if isinstance(e, ReasonlabError)
+                else out_of_memory(e) or nondeterministic_op(e))
         if user is None:  # a bug: recorded, and its traceback shown
             record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
             raise
@@ -122,11 +134,32 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
     return result
 
 
+def check_same_place(run_dir: Path, where: dict[str, str]) -> None:
+    """A run resumes where it started: on the same kind of device in the same precision (a CPU
+    fp32 run resumed on a GPU in bf16 would mix two computations under one id). Runs whose
+    run.json predates the record resume as before."""
+    last = last_start(run_dir)
+    for key in ("device", "precision"):
+        if key in last and last[key] != where[key]:
+            raise CheckpointError(
+                f"run {run_dir.name} started with {key}={last[key]} and would resume with "
+                f"{key}={where[key]}; resume it where it started (--device / --dtype), or "
+                f"delete {run_dir} to train it again here")
+
+
 def _discard(run_dir: Path, created: list[Path]) -> None:
     """Remove a run folder this command created, and the empty parents it created with it."""
     if created:
         shutil.rmtree(run_dir, ignore_errors=True)
         remove_empty(created[1:])
+
+
+def nondeterministic_op(e: BaseException) -> ConfigError | None:
+    """An op without a deterministic CUDA kernel under deterministic='strict' (a user
+    choice: train/device.py), or None."""
+    from reasonlab.train.device import nondeterministic_op as translate
+
+    return translate(e)
 
 
 def out_of_memory(e: BaseException) -> ConfigError | None:

@@ -336,7 +336,9 @@ class RunRecord:
     sums the sessions that ended; one killed outright adds nothing."""
 
     def __init__(self, run_dir: Path, run_id: str, task: str, changed: dict[str, Any],
-                 step: int = 0):
+                 step: int = 0, where: dict[str, str] | None = None):
+        """`where`: the resolved device and precision (train/device.py where_it_runs), kept
+        at the top and in each start (a resume is refused elsewhere: runs.py)."""
         self.path = run_dir / RUN_JSON
         old = _read_json_quietly(self.path)
         now = time.time()
@@ -344,11 +346,11 @@ class RunRecord:
         self.data: dict[str, Any] = {
             "id": run_id, "task": task, "changed": changed,
             "created": old.get("created", now),
-            "wall_s": float(old.get("wall_s", 0.0)), **provenance(),
+            "wall_s": float(old.get("wall_s", 0.0)), **provenance(), **(where or {}),
             "status": "running", "pid": os.getpid(),
             # every start of the run: a resume after a kill shows as a second entry
             "starts": [*starts, {"time": now, "host": provenance()["host"],
-                                 "pid": os.getpid(), "step": step}]}
+                                 "pid": os.getpid(), "step": step, **(where or {})}]}
         self.start = time.perf_counter()
         write_json_atomic(self.path, self.data)
 
@@ -376,6 +378,13 @@ def fingerprints(run_dir: str | Path) -> dict[str, list[int]] | None:
             return None
         out[name] = [st.st_size, st.st_mtime_ns]
     return out
+
+
+def last_start(run_dir: Path) -> dict[str, Any]:
+    """The last start recorded in the run's run.json ({} when none is readable)."""
+    starts = _read_json_quietly(run_dir / RUN_JSON).get("starts")
+    return starts[-1] if isinstance(starts, list) and starts and isinstance(
+        starts[-1], dict) else {}
 
 
 def _read_json_quietly(path: Path) -> dict[str, Any]:

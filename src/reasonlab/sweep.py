@@ -229,7 +229,7 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
     folder = root / "sweeps" / name
     configs = [c for cell in cells for c in cell.configs]
     with output_dir(folder):
-        check_runs(configs, root)
+        check_runs(configs, root, executor)
         descs = [", ".join(f"{a.key}={json.dumps(v)}" for a, v in zip(axes, cell.values,
                                                                        strict=True))
                  + f" seed {s}" for cell in cells for s in range(seeds)]

@@ -120,7 +120,8 @@ def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):
     assert main(["studies", "--scale", "paper"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("| lego-extrapolation |"))
-    _, name, runs, flops, gpu, cpu, measured, _ = [c.strip() for c in row.split("|")]
+    _, name, runs, flops, gpu, bound, launch, disk, cpu, measured, _ = [
+        c.strip() for c in row.split("|")]
     assert runs == "6"  # 2 models x 3 seeds
     # by hand: BERT-base, 12 layers of 12 d^2 + 13 d parameters (+ the read-out), seq 62,
     # 24,000 steps of batch 1000; 6 N per token plus 12 L T d for attention; the 40
@@ -132,6 +133,12 @@ def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):
     assert float(flops) == pytest.approx(6 * (train + evals), rel=0.02)
     assert gpu.endswith("h") and "H100" in out and "40%" in out
     assert measured == "-"  # the paper scale is for a GPU: never measured on the 2 cores
+    # BERT-base is FLOP-bound; FPT's batches of 4 through 30 SmolLM2 layers are launch-bound
+    assert bound == "FLOPs" and launch.endswith("min") and disk.endswith("GB")
+    fpt = next(line for line in out.splitlines() if line.startswith("| fpt-universal |"))
+    cells = [c.strip() for c in fpt.split("|")]
+    assert cells[5] == "launches" and cells[4] == cells[6]  # the GPU time is the floor
+    assert "launch floor" in out and "10 us" in out
 
 
 def test_studies_scale_long_lists_only_the_studies_that_define_it(capsys):
@@ -145,6 +152,6 @@ def test_studies_scale_long_lists_only_the_studies_that_define_it(capsys):
     assert listed == {n for n, cls in STUDIES.items() if "long" in cls.scales}
     assert "lego-extrapolation" in listed and "symbols-mlp-vs-transformer" not in listed
     row = next(line for line in out.splitlines() if line.startswith("| lego-extrapolation |"))
-    measured = row.split("|")[6].strip()
+    measured = row.split("|")[9].strip()
     minutes = STUDIES["lego-extrapolation"].measured("long")
     assert measured == ("-" if minutes is None else f"{minutes:g} min")

@@ -201,3 +201,41 @@ def test_the_kernel_study_computes_on_its_device(tmp_path, guard, monkeypatch):
     report, _ = run_study("symbols-kernel", "smoke", out=tmp_path, quiet=True,
                           overrides={"n_inits": 1, "n_per_template": 4})
     assert report.verdicts
+
+
+def test_analyses_compute_on_the_models_device_and_answer_on_the_hosts(tmp_path, guard):
+    """A run loaded on its device (load_run_model(device=...)) and examples drawn on the
+    host: the analysis helpers send each batch to the model, compute nothing on the host, and
+    hand back host tensors (.numpy() works, as the studies' code needs)."""
+    import numpy as np
+
+    from reasonlab.analysis.attention import attention_patterns
+    from reasonlab.analysis.probes import slot_features
+    from reasonlab.analysis.readout import readout_features
+    from reasonlab.runs import execute, load_run_model, run_dir_for
+    from reasonlab.tasks.base import build_task
+    from reasonlab.train.config import TrainConfig
+    from reasonlab.train.metrics import evaluate
+
+    cfg = TrainConfig.build({"task": {"name": "lego", "n_clauses": 4, "n_train_vars": 2},
+                             "model": {"d_model": 16, "n_layers": 2, "n_heads": 2,
+                                       "d_mlp": 32},
+                             "n_train": 64, "n_test": 32, "batch_size": 8, "steps": 2,
+                             "eval_every": 2, "device": "cpu"})
+    execute(cfg, tmp_path, quiet=True)
+    _, model = load_run_model(run_dir_for(cfg, tmp_path), device=RUN_DEVICE)
+    assert all(guard.colours.get(p) == "device" for p in model.parameters())
+    batch = build_task(cfg.task).sample(np.random.default_rng(0), 10)  # on the host
+    guard.strict_compute = True  # a matmul on host tensors would mean the host computed
+    try:
+        features = slot_features(model, batch, batch_size=4)
+        finals = readout_features(model, batch, batch_size=4)
+        patterns = attention_patterns(model, batch.tokens, batch.pad_mask, batch_size=3)
+        whole = attention_patterns(model, batch.tokens, batch.pad_mask)
+        metrics = evaluate(model, batch, 4)
+    finally:
+        guard.strict_compute = False
+    assert features.numpy().shape[:2] == (3, 10) and finals.numpy().shape == (10, 16)
+    assert patterns.numpy().shape == (2, 10, 2, batch.tokens.shape[1], batch.tokens.shape[1])
+    assert torch.equal(patterns, whole)  # batched: the same patterns
+    assert 0 <= metrics["acc"] <= 1

@@ -137,3 +137,58 @@ def test_validation_windows_come_from_held_out_glosses(task):
             pass
     assert hits <= 1, hits
     assert len(train) > 20 * len(task.streams["test"]) * 0.9  # 5% held out
+
+
+def one_pass_sample(task, rng: np.random.Generator, n: int, split: str = "train"):
+    """MLMTask.sample as it was before it built its windows in chunks (all n at once, ~16 GB
+    of temporaries at 3M windows): the reference the chunked one must equal bit for bit."""
+    import torch
+
+    from reasonlab.tasks.base import Batch
+    from reasonlab.tasks.words import PAD_ID
+
+    c, T, P = task.config, task.config.seq_len, task.n_slots
+    orig = np.full((n, T), SEP_ID, dtype=np.int64)
+    orig[:, 0] = CLS_ID
+    orig[:, 1:-1] = task.windows(rng, n, T - 2, split)
+    cand = ~np.isin(orig, (PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID))
+    k = np.maximum(1, np.rint(cand.sum(1) * c.mask_prob)).astype(np.int64)
+    k = np.minimum(k, cand.sum(1))
+    keys = np.where(cand, rng.random((n, T)), np.inf)
+    chosen = np.argsort(keys, axis=1, kind="stable")[:, :P]
+    valid = np.arange(P)[None, :] < k[:, None]
+    pos = np.sort(np.where(valid, chosen, T), axis=1)
+    valid = pos < T
+    u = rng.random((n, P))
+    replaced = np.where(u < c.mask_token_prob, 0,
+                        np.where(u < c.mask_token_prob + c.random_token_prob, 1, 2))
+    randoms = rng.choice(task.words.word_ids, size=(n, P))
+    tokens = orig.copy()
+    rows = np.nonzero(valid)
+    shown = np.choose(replaced, [np.full((n, P), MASK_ID), randoms,
+                                 orig[np.arange(n)[:, None], np.minimum(pos, T - 1)]])
+    tokens[rows[0], pos[rows]] = shown[rows]
+    labels = np.where(valid, orig[np.arange(n)[:, None], np.minimum(pos, T - 1)], 0)
+    return Batch(tokens=torch.from_numpy(tokens), label_pos=torch.from_numpy(
+        np.where(valid, pos, -1)), labels=torch.from_numpy(labels),
+        loss_mask=torch.from_numpy(valid),
+        meta={"replaced": torch.from_numpy(np.where(valid, replaced, 0))})
+
+
+@needs_wordnet
+@pytest.mark.parametrize("rows", [7, 64, 65_536])
+def test_chunked_sampling_is_bitwise_the_one_pass_one(monkeypatch, rows):
+    """Host memory of a 3M-window set: built SAMPLE_ROWS windows at a time, the same
+    examples bit for bit, and the generator left in the same state."""
+    from reasonlab.tasks import mlm
+
+    monkeypatch.setattr(mlm, "SAMPLE_ROWS", rows)
+    task = build_task({"name": "mlm", "words": 500, "seq_len": 24})
+    for split in ("train", "test"):
+        a, b = np.random.default_rng(3), np.random.default_rng(3)
+        got, want = task.sample(a, 300, split), one_pass_sample(task, b, 300, split)
+        for f in ("tokens", "label_pos", "labels", "loss_mask"):
+            assert np.array_equal(getattr(got, f).numpy(), getattr(want, f).numpy()), f
+            assert getattr(got, f).dtype == getattr(want, f).dtype, f
+        assert np.array_equal(got.meta["replaced"].numpy(), want.meta["replaced"].numpy())
+        assert a.random() == b.random()

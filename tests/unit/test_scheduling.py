@@ -104,3 +104,79 @@ def test_ray_asks_for_a_gpu_for_cuda_runs():
     assert ray_resources(config("auto"), 0) == {"num_cpus": 1, "num_gpus": 0}  # says so
     with pytest.raises(ConfigError, match="no GPU"):
         ray_resources(config("cuda"), 0)
+
+
+def test_a_gpu_less_ray_driver_may_send_cuda_runs(gpus, tmp_path):
+    """device=cuda from a driver without a GPU: the cluster's nodes train, so only the local
+    executor checks this machine (ray_resources checks the cluster)."""
+    from reasonlab.runs import check_device
+    from reasonlab.studies.kit.base import check_runs
+
+    gpus(0)
+    with pytest.raises(ConfigError, match="CUDA is not available"):
+        check_device(config("cuda"))
+    with pytest.raises(ConfigError, match="CUDA is not available"):
+        check_runs([config("cuda")], tmp_path)
+    check_device(config("cuda"), "ray")
+    check_runs([config("cuda")], tmp_path, "ray")
+
+
+def test_run_json_records_where_a_run_computes(tmp_path):
+    import json
+
+    from reasonlab.runs import execute, run_dir_for
+
+    c = config("cpu")
+    execute(c, tmp_path, quiet=True)
+    data = json.loads((run_dir_for(c, tmp_path) / "run.json").read_text())
+    assert (data["device"], data["precision"]) == ("cpu", "fp32")
+    assert (data["starts"][-1]["device"], data["starts"][-1]["precision"]) == ("cpu", "fp32")
+
+
+def test_where_it_runs_on_a_gpu(gpus, monkeypatch):
+    from reasonlab.train.device import where_it_runs
+
+    gpus(1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
+    assert where_it_runs("auto", "auto", "strict") == {
+        "device": "cuda", "precision": "bf16", "gpu": "NVIDIA H100 80GB HBM3",
+        "deterministic": "strict"}
+    assert where_it_runs("cpu", "auto")["precision"] == "fp32"
+
+
+def test_a_run_resumes_only_where_it_started(tmp_path, monkeypatch):
+    """A run started on a GPU in bf16 (run.json says so) is not resumed on the CPU in fp32:
+    one line; a run.json without the record (older runs) resumes as before."""
+    import json
+
+    from reasonlab.errors import CheckpointError
+    from reasonlab.runs import execute, run_dir_for
+    from reasonlab.train import loop
+
+    c = config("cpu").model_copy(update={"steps": 4, "eval_every": 2, "ckpt_every": 2})
+    real, calls = loop.slot_loss, {"n": 0}
+
+    class Killed(Exception):
+        pass
+
+    def dying(*a):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise Killed
+        return real(*a)
+
+    monkeypatch.setattr(loop, "slot_loss", dying)
+    with pytest.raises(Killed):
+        execute(c, tmp_path, quiet=True)
+    monkeypatch.setattr(loop, "slot_loss", real)
+    path = run_dir_for(c, tmp_path) / "run.json"
+    data = json.loads(path.read_text())
+    data["starts"][-1].update(device="cuda", precision="bf16")
+    path.write_text(json.dumps(data))
+    with pytest.raises(CheckpointError, match="started with device=cuda and would resume "
+                                              "with device=cpu"):
+        execute(c, tmp_path, quiet=True)
+    for key in ("device", "precision"):
+        del data["starts"][-1][key]
+    path.write_text(json.dumps(data))
+    assert execute(c, tmp_path, quiet=True)["final"]["step"] == 4

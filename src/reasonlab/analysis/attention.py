@@ -46,7 +46,7 @@ import torch
 import numpy as np
 from torch import nn
 
-from reasonlab.model.hooks import run_with_cache
+from reasonlab.model.hooks import run_with_cache, to_device_of
 from reasonlab.registry import Registry
 
 
@@ -154,15 +154,31 @@ def task_targets(x: ScoreInput) -> torch.Tensor:
 
 @torch.no_grad()
 def attention_patterns(model: nn.Module, tokens: torch.Tensor,
-                       pad_mask: torch.Tensor | None = None,
+                       pad_mask: torch.Tensor | None = None, batch_size: int | None = None,
                        **inputs: torch.Tensor | None) -> torch.Tensor:
-    """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points.
-    inputs: the batch's other model inputs, those not None passed on (a continuous task's
-    `features` [batch, seq, d_input], with `label_pos` / `label_sub` for FPT's read-out of
-    several outputs a token; model/fpt.py)."""
+    """Every layer's attention: [layers, batch, heads, q_pos, k_pos], from the hook points,
+    on the tokens' device. inputs: the batch's other model inputs, those not None passed on (a
+    continuous task's `features` [batch, seq, d_input], with `label_pos` / `label_sub` for
+    FPT's read-out of several outputs a token; model/fpt.py). Computed on the model's device
+    (a model loaded on the run's GPU takes CPU examples: hooks.to_device_of), `batch_size`
+    sentences at a time when given (else all at once)."""
+    n = len(tokens)
+    step = batch_size or max(n, 1)
+    out = [_patterns(model, tokens[i:i + step],
+                     None if pad_mask is None else pad_mask[i:i + step],
+                     {k: v[i:i + step] for k, v in inputs.items() if v is not None}
+                     ).to(tokens.device)
+           for i in range(0, max(n, 1), step)]
+    return out[0] if len(out) == 1 else torch.cat(out, dim=1)
+
+
+def _patterns(model: nn.Module, tokens: torch.Tensor, pad_mask: torch.Tensor | None,
+              extra: dict[str, torch.Tensor]) -> torch.Tensor:
     was = model.training
     model.eval()
-    extra = {k: v for k, v in inputs.items() if v is not None}
+    tokens = to_device_of(model, tokens)
+    pad_mask = None if pad_mask is None else to_device_of(model, pad_mask)
+    extra = {k: to_device_of(model, v) for k, v in extra.items()}
     _, cache = run_with_cache(model, tokens, pad_mask=pad_mask, **extra,
                               names_filter=lambda n: n.endswith("attn.hook_pattern"))
     model.train(was)

@@ -25,19 +25,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reasonlab.model.hooks import run_with_cache
+from reasonlab.model.hooks import run_with_cache, to_device_of
 from reasonlab.model.transformer import block_output_hook
 from reasonlab.tasks.base import Batch
 
 
 @torch.no_grad()
 def slot_features(model: nn.Module, batch: Batch, batch_size: int = 256) -> torch.Tensor:
-    """Residual stream at every labelled slot, per layer: [layers + 1, N, P, d_model]."""
+    """Residual stream at every labelled slot, per layer: [layers + 1, N, P, d_model], on the
+    batch's device; computed on the model's, batch_size examples at a time (a model loaded on
+    the run's GPU takes examples drawn on the CPU, hooks.to_device_of)."""
     was = model.training
     model.eval()
     chunks = []
     for i in range(0, len(batch), batch_size):
-        b = batch[i : i + batch_size]
+        b = to_device_of(model, batch[i : i + batch_size])
         out = block_output_hook(model.config)  # each block's output (post-LN: normalised)
         _, cache = run_with_cache(model, b.tokens, pad_mask=b.pad_mask,
                                   names_filter=lambda n: n == "blocks.0.hook_resid_pre"
@@ -45,7 +47,8 @@ def slot_features(model: nn.Module, batch: Batch, batch_size: int = 256) -> torc
         layers = [cache["blocks.0.hook_resid_pre"], *cache.stack(out)]
         pos = b.label_pos.clamp(min=0)  # padded slots (label_pos -1) are masked out later
         idx = pos[..., None].expand(-1, -1, layers[0].shape[-1])  # [B, P, d_model]
-        chunks.append(torch.stack([x.gather(1, idx) for x in layers]).float())
+        chunks.append(torch.stack([x.gather(1, idx) for x in layers]).float().to(
+            batch.tokens.device))
     model.train(was)
     return torch.cat(chunks, dim=1)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from reasonlab.model.hooks import run_with_cache
+from reasonlab.model.hooks import run_with_cache, to_device_of
 from reasonlab.tasks.base import Batch
 
 RIDGE = 1e-6
@@ -23,17 +23,18 @@ RIDGE = 1e-6
 @torch.no_grad()
 def readout_features(model: nn.Module, data: Batch, batch_size: int = 1000) -> torch.Tensor:
     """What the model's head reads at the first label slot of each example: `hook_final`
-    (after the final LayerNorm) at label_pos[:, 0], [N, d_model] float64."""
+    (after the final LayerNorm) at label_pos[:, 0], [N, d_model] float64, on the data's
+    device; computed on the model's, batch_size examples at a time."""
     was_training = model.training
     model.eval()
     out = []
     for i in range(0, len(data), batch_size):
-        b = data[i : i + batch_size]
+        b = to_device_of(model, data[i : i + batch_size])
         _, cache = run_with_cache(model, b.tokens, b.label_pos, b.pad_mask,
                                   names_filter="hook_final")
         h = cache["hook_final"]  # [batch, seq, d_model]
         rows = torch.arange(len(h), device=h.device)
-        out.append(h[rows, b.label_pos[:, 0].clamp(min=0)].double())
+        out.append(h[rows, b.label_pos[:, 0].clamp(min=0)].double().to(data.tokens.device))
     model.train(was_training)
     return torch.cat(out)
 

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from reasonlab.model.hooks import to_device_of
 from reasonlab.tasks.anchors import AnchorsTask
 from reasonlab.tasks.base import Batch
 
@@ -71,12 +72,13 @@ def classify(seen_acc: float, inferential: float, symmetric: float) -> SolutionT
 @torch.no_grad()
 def predict_values(model: nn.Module, task: AnchorsTask, data: Batch,
                    batch_size: int = 1000) -> torch.Tensor:
-    """Predicted target value (not class index) of every example: [N]."""
+    """Predicted target value (not class index) of every example: [N] on the CPU, computed on
+    the model's device."""
     was = model.training
     model.eval()
     out = []
     for i in range(0, len(data), batch_size):
-        b = data[i : i + batch_size]
+        b = to_device_of(model, data[i : i + batch_size])
         out.append(model(b.tokens, b.label_pos, b.pad_mask)[:, 0].argmax(-1))  # [b]
     model.train(was)
     return torch.cat(out).cpu() + task.target_lo

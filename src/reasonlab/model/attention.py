@@ -56,15 +56,31 @@ class Rotary(nn.Module):
         angles = torch.outer(torch.arange(max_seq_len, dtype=torch.float64), inv_freq)
         angles = torch.cat([angles, angles], dim=-1)  # [max_seq_len, d_head]
         # Not persistent: derived from the config, so checkpoints hold only learned weights.
-        # Kept in float64 and cast per call, so a float64 model is exact.
+        # Kept in float64 and cast to the input's dtype, so a float64 model is exact; the cast
+        # tables are kept per (length, dtype, device), not cast again at every call (four
+        # kernels a layer, in every forward pass, on a GPU).
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)
+        self._cast: dict[tuple[int, torch.dtype, torch.device],
+                         tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+    def tables(self, T: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin of the first T positions, [seq, 1, d_head], in `dtype`: the float64
+        buffers cast once (the same values a cast at every call gives)."""
+        key = (T, dtype, self.cos.device)
+        hit = self._cast.get(key)
+        if hit is None or hit[2] is not self.cos:  # new, or the buffers were replaced
+            # a plain tensor even when first asked for under inference_mode
+            with torch.inference_mode(False), torch.no_grad():
+                hit = (self.cos[:T, None, :].to(dtype), self.sin[:T, None, :].to(dtype),
+                       self.cos)
+            self._cast[key] = hit
+        return hit[0], hit[1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x [batch, seq, n_heads, d_head] -> rotated by each position's angles."""
         T, half = x.shape[1], x.shape[-1] // 2
-        cos = self.cos[:T, None, :].to(x.dtype)  # [seq, 1, d_head]
-        sin = self.sin[:T, None, :].to(x.dtype)
+        cos, sin = self.tables(T, x.dtype)  # [seq, 1, d_head]
         rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
         return x * cos + rotated * sin
 
@@ -103,6 +119,16 @@ def _cpu_bf16(x: torch.Tensor) -> bool:
     return on and dtype == torch.bfloat16
 
 
+SDPA_GQA = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+"""Whether F.scaled_dot_product_attention takes enable_gqa (torch >= 2.5)."""
+
+
+def cuda_shortcut(x: torch.Tensor) -> bool:
+    """Whether SDPA may take CUDA's shortcuts (is_causal, enable_gqa): x is on CUDA. Never on
+    the CPU, whose runs keep their bits."""
+    return x.device.type == "cuda"
+
+
 @ATTENTION.register("softmax")
 class SoftmaxAttention(nn.Module):
     """softmax(q k^T / sqrt(d_head) + mask) v, per head, then W_O (Vaswani et al. 2017)."""
@@ -122,6 +148,7 @@ class SoftmaxAttention(nn.Module):
         self.qkv = nn.Linear(config.d_model, d_attn + 2 * d_kv, bias=config.attn_bias)
         self.out = nn.Linear(d_attn, config.d_model, bias=config.attn_bias)
         self.dropout = config.dropout
+        self.causal = config.causal
         self.pattern_dropout = nn.Dropout(config.dropout)
         self.rotary = (Rotary(self.d_head, config.max_seq_len, config.rotary_base)
                        if config.positions == "rotary" else None)
@@ -191,19 +218,29 @@ class SoftmaxAttention(nn.Module):
             if mask is not None:
                 mask = mask.expand(len(rows), -1, -1, -1).gather(
                     2, rows[:, None, :, None].expand(-1, 1, -1, mask.shape[-1]))
-        if self.queries_per_kv > 1:  # query head i reads key/value head i // queries_per_kv
+        # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
+        # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).
+        fused = self.fusable and not hooks.needs_pattern and not _cpu_bf16(x)
+        # On CUDA a plain causal mask is SDPA's is_causal (flash attention takes no mask
+        # tensor) and grouped-query heads are its enable_gqa in half precision (flash reads
+        # the shared heads in place); the CPU keeps the explicit mask and copies, and its bits
+        causal_only = fused and cuda_shortcut(x) and self.causal and pad_mask is None and (
+            rows is None)
+        gqa = causal_only and SDPA_GQA and self.queries_per_kv > 1 and q.dtype in (
+            torch.bfloat16, torch.float16)
+        if self.queries_per_kv > 1 and not gqa:  # query head i reads kv head i // per_kv
             k = k.repeat_interleave(self.queries_per_kv, dim=2)  # [batch, seq, H, d_head]
             v = v.repeat_interleave(self.queries_per_kv, dim=2)  # (HF repeat_kv)
 
-        # Fused kernel unless someone looks at the pattern, or on CPU in bf16 where the
-        # explicit matmul + softmax is ~30% faster (docs/design.md §8 Performance).
-        if self.fusable and not hooks.needs_pattern and not _cpu_bf16(x):
+        if fused:
+            masking = ({"is_causal": True, **({"enable_gqa": True} if gqa else {})}
+                       if causal_only else {"attn_mask": mask})
             z = F.scaled_dot_product_attention(
                 q.transpose(1, 2),  # [batch, H, seq, d_head]
-                k.transpose(1, 2),
+                k.transpose(1, 2),  # [batch, H or n_kv_heads, seq, d_head]
                 v.transpose(1, 2),
-                attn_mask=mask,
                 dropout_p=self.dropout if self.training else 0.0,
+                **masking,
             )  # [batch, H, q_pos, d_head]
         else:
             scores = hooks.hook_attn_scores(self.scores(q, k, x))  # [batch, H, q_pos, k_pos]

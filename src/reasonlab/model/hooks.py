@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -152,6 +153,23 @@ class ActivationCache(dict[str, torch.Tensor]):
         if not per_layer:
             raise KeyError(f"no cached per-layer entry named {name!r}")
         return torch.stack([per_layer[layer] for layer in sorted(per_layer)])
+
+
+def device_of(model: nn.Module) -> torch.device | None:
+    """The device of the model's parameters (None for a model without any): where an analysis
+    sends each batch of examples, so that a model loaded on the run's GPU computes there on
+    examples drawn on the CPU (init_stages.load_run_model's `device`)."""
+    p = next(iter(model.parameters()), None)
+    return None if p is None else p.device
+
+
+def to_device_of(model: nn.Module, batch: Any) -> Any:
+    """`batch` (a Batch or a tensor) on the model's device; itself when it is there already."""
+    device = device_of(model)
+    if device is None:
+        return batch
+    where = batch.device if isinstance(batch, torch.Tensor) else batch.tokens.device
+    return batch if where == device else batch.to(device)
 
 
 def run_with_cache(

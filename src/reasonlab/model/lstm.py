@@ -58,7 +58,19 @@ class LSTMBaseline(Recurrent):
         self.readout = ReadOut(config, generator)
 
     def sequence(self, x: torch.Tensor) -> torch.Tensor:
+        if fp32_recurrence(x):
+            # cuDNN's fused LSTM is not implemented for bf16 in every torch / cuDNN pairing
+            # ("not implemented for 'BFloat16'"): under CUDA autocast the recurrence runs in
+            # fp32, the input and read-out layers stay autocast
+            with torch.autocast(x.device.type, enabled=False):
+                return self.lstm(x.float())[0]
         return self.lstm(x)[0]  # [batch, seq, d_model]
+
+
+def fp32_recurrence(x: torch.Tensor) -> bool:
+    """Whether nn.LSTM must leave autocast: its input is on CUDA under autocast. Never on the
+    CPU, so CPU runs (bf16 ones included) compute as before."""
+    return x.device.type == "cuda" and torch.is_autocast_enabled("cuda")
 
 
 class LNLSTMCell(nn.Module):

@@ -105,6 +105,18 @@ def _streams(config: MLMConfig) -> dict[str, np.ndarray]:
     return streams
 
 
+SAMPLE_ROWS = 65_536
+"""Windows built at a time by MLMTask.sample (memory only: the examples do not depend on it)."""
+
+
+def _framed(stream: np.ndarray, start: np.ndarray, T: int) -> np.ndarray:
+    """[CLS] window [SEP] for windows of T - 2 tokens at `start` [m]: [m, T] int64."""
+    orig = np.full((len(start), T), SEP_ID, dtype=np.int64)
+    orig[:, 0] = CLS_ID
+    orig[:, 1:-1] = stream[start[:, None] + np.arange(T - 2)]
+    return orig
+
+
 @TASKS.register("mlm")
 class MLMTask(Task):
     """Predict the chosen tokens of a window of the corpus from the corrupted window."""
@@ -146,31 +158,47 @@ class MLMTask(Task):
         return stream[start[:, None] + np.arange(width)]
 
     def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
-        """n masked windows of the split's stream."""
+        """n masked windows of the split's stream.
+
+        Built SAMPLE_ROWS rows at a time, the random draws taken in the order and amounts of a
+        single pass (window starts, the position keys of every row, then every slot's
+        corruption draws), so the examples are those of building all n at once, bit for bit
+        (tests/unit/test_mlm.py), while the n x seq_len float64 and int64 temporaries (about
+        16 GB at 3M windows of 128) never exist whole: the peak is the tokens themselves."""
         c, T, P = self.config, self.config.seq_len, self.n_slots
-        orig = np.full((n, T), SEP_ID, dtype=np.int64)
-        orig[:, 0] = CLS_ID
-        orig[:, 1:-1] = self.windows(rng, n, T - 2, split)  # [n, T]
-        cand = ~np.isin(orig, (PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID))  # [n, T]
-        k = np.maximum(1, np.rint(cand.sum(1) * c.mask_prob)).astype(np.int64)
-        k = np.minimum(k, cand.sum(1))  # [n]: predictions per example
-        # positions without replacement: the k smallest of random keys among candidates
-        keys = np.where(cand, rng.random((n, T)), np.inf)
-        chosen = np.argsort(keys, axis=1, kind="stable")[:, :P]  # [n, P]
-        valid = np.arange(P)[None, :] < k[:, None]  # [n, P]
-        pos = np.where(valid, chosen, T)  # invalid slots sort last
-        pos = np.sort(pos, axis=1)
+        stream = self.streams[split]
+        start = rng.integers(0, len(stream) - (T - 2) + 1, size=n)  # as windows() draws them
+        pos = np.empty((n, P), dtype=np.int64)
+        for a in range(0, n, SAMPLE_ROWS):
+            orig = _framed(stream, start[a:a + SAMPLE_ROWS], T)  # [m, T]
+            m = len(orig)
+            cand = ~np.isin(orig, (PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID))  # [m, T]
+            k = np.maximum(1, np.rint(cand.sum(1) * c.mask_prob)).astype(np.int64)
+            k = np.minimum(k, cand.sum(1))  # [m]: predictions per example
+            # positions without replacement: the k smallest of random keys among candidates
+            keys = np.where(cand, rng.random((m, T)), np.inf)
+            chosen = np.argsort(keys, axis=1, kind="stable")[:, :P]  # [m, P]
+            valid = np.arange(P)[None, :] < k[:, None]  # [m, P]
+            pos[a:a + m] = np.sort(np.where(valid, chosen, T), axis=1)  # invalid slots last
         valid = pos < T
         u = rng.random((n, P))
         replaced = np.where(u < c.mask_token_prob, 0,
                             np.where(u < c.mask_token_prob + c.random_token_prob, 1, 2))
+        del u
         randoms = rng.choice(self.words.word_ids, size=(n, P))
-        tokens = orig.copy()
-        rows = np.nonzero(valid)
-        shown = np.choose(replaced, [np.full((n, P), MASK_ID), randoms,
-                                     orig[np.arange(n)[:, None], np.minimum(pos, T - 1)]])
-        tokens[rows[0], pos[rows]] = shown[rows]
-        labels = np.where(valid, orig[np.arange(n)[:, None], np.minimum(pos, T - 1)], 0)
+        tokens = np.empty((n, T), dtype=np.int64)
+        labels = np.empty((n, P), dtype=np.int64)
+        for a in range(0, n, SAMPLE_ROWS):
+            orig = _framed(stream, start[a:a + SAMPLE_ROWS], T)  # [m, T]
+            m = len(orig)
+            p, v = pos[a:a + m], valid[a:a + m]
+            at = orig[np.arange(m)[:, None], np.minimum(p, T - 1)]  # [m, P]
+            rows = np.nonzero(v)
+            shown = np.choose(replaced[a:a + m], [np.full((m, P), MASK_ID), randoms[a:a + m],
+                                                  at])
+            orig[rows[0], p[rows]] = shown[rows]
+            tokens[a:a + m] = orig
+            labels[a:a + m] = np.where(v, at, 0)
         return Batch(tokens=torch.from_numpy(tokens),
                      label_pos=torch.from_numpy(np.where(valid, pos, -1)),
                      labels=torch.from_numpy(labels),

@@ -11,6 +11,16 @@ So a run's LAST checkpoint, written at its final step, holds no optimizer state:
 resumes a finished run (a longer run is another config, another run), and at paper scale the
 moments would triple the store (a BERT-base run: 1.3 GB with them, 0.44 GB without; the
 artificial-corpus study's 194 runs, 250 GB against 85).
+
+A run with frozen parameters (`trainable` set, no mimicking) stores its trained ones alone: the
+frozen ones are what the run's initialisation gives (a shipped checkpoint, a pretraining run of
+the store, or the seeded random init), never touched by training, so state.json records
+instead where they come from and the SHA-256 of their values (FROZEN: `Frozen`), and loading
+rebuilds them from the config and checks them against it (init_stages.load_run_model; a resume
+has them already). An FPT run at paper scale then keeps its ~1 MB of trained weights, not its
+own 540 MB copy of SmolLM2 (the FPT studies: ~240 GB of frozen copies).
+
+The file's checksum is taken from the bytes as they are written (one pass; no re-read).
 """
 
 from __future__ import annotations
@@ -21,29 +31,78 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 from torch import nn
 
 from reasonlab.errors import CheckpointError
 from reasonlab.store import (CHECKSUM, MODEL_CHECKSUM, CorruptRunError, check_checkpoint,
                              checkpoint_dir, checkpoint_meta, file_sha256)
 
+if TYPE_CHECKING:
+    from reasonlab.train.config import TrainConfig
+
 MODEL_PREFIX = "model."
 
 CKPT_DIR = "ckpt"
 
+FROZEN = "frozen"
+"""The key in state.json of a checkpoint that leaves its frozen parameters out (`Frozen`)."""
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """The frozen parameters a checkpoint leaves out: their names, the SHA-256 of their values
+    (tensors_sha256) and where the run's initialisation took them from."""
+
+    names: tuple[str, ...]
+    sha256: str
+    source: str
+
+    def meta(self) -> dict[str, Any]:
+        return {"names": list(self.names), "sha256": self.sha256, "source": self.source}
+
+
+def frozen_record(model: nn.Module, config: TrainConfig) -> Frozen | None:
+    """The frozen parameters of `model` as the init stages left them, when its checkpoints may
+    leave them out: a `trainable` policy and no mimicking (mimicked weights are the product of
+    a training of their own, not of the config alone). None otherwise, or when nothing is
+    frozen."""
+    if config.trainable is None or config.mimic is not None:
+        return None
+    names = sorted(n for n, p in model.named_parameters() if not p.requires_grad)
+    if not names:
+        return None
+    params = dict(model.named_parameters())
+    sha = tensors_sha256({n: params[n].detach().cpu() for n in names})
+    return Frozen(tuple(names), sha, frozen_source(config))
+
+
+def frozen_source(config: TrainConfig) -> str:
+    """Where a run's frozen weights come from, as state.json says it."""
+    from reasonlab.train.config import config_id
+
+    if config.init_checkpoint is not None:
+        return f"checkpoint {config.init_checkpoint}"
+    if config.init_run is not None:
+        return f"pretraining run {config_id(config.init_run)}"
+    return f"random init, seed {config.seed}"
+
 
 def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module,
-                    optimizer: torch.optim.Optimizer | None) -> None:
-    """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc)."""
+                    optimizer: torch.optim.Optimizer | None, frozen: Frozen | None = None
+                    ) -> None:
+    """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc);
+    `frozen` (frozen_record): parameters left out and recorded instead."""
+    skip = set(frozen.names) if frozen is not None else set()
     tensors: dict[str, torch.Tensor] = {
         f"{MODEL_PREFIX}{k}": v.detach().cpu().contiguous()
-        for k, v in model.state_dict().items()
+        for k, v in model.state_dict().items() if k not in skip
     }
     weights_sha256 = tensors_sha256(tensors)  # the model's alone: an analysis verifies these
     opt = optimizer.state_dict() if optimizer is not None else {"state": {}, "param_groups": None}
@@ -65,14 +124,20 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "optim_scalars": scalars,
         MODEL_CHECKSUM: weights_sha256,
     }
+    if frozen is not None:
+        meta[FROZEN] = frozen.meta()
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
         shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{CKPT_DIR}.tmp."))  # never shared
     tmp.chmod(0o755)  # mkdtemp's 0700 would hide ckpt/ from a shared store's other users
-    save_file(tensors, str(tmp / "state.safetensors"))
-    # the file's checksum: a flipped byte in the tensors is then detected before it is used
-    meta[CHECKSUM] = file_sha256(tmp / "state.safetensors")
+    data = save(tensors)  # the bytes save_file writes
+    # the file's checksum, from the bytes written: a flipped byte in the tensors is then
+    # detected before it is used
+    meta[CHECKSUM] = hashlib.sha256(data).hexdigest()
+    with open(tmp / "state.safetensors", "wb") as f:
+        f.write(data)
+    del data
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
     old = run_dir / f".{CKPT_DIR}.old"
@@ -117,6 +182,74 @@ def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return {k.removeprefix(MODEL_PREFIX): v for k, v in tensors.items()}
 
 
+def load_weights(model: nn.Module, weights: Mapping[str, torch.Tensor],
+                 frozen: Mapping[str, Any] | None) -> None:
+    """Load a checkpoint's model weights into `model`. With `frozen` (state.json's FROZEN
+    record) the parameters it names are left as `model` holds them (its initialisation, rebuilt)
+    and must hash to the recorded SHA-256; every other one must be in `weights`.
+    RuntimeError / ValueError (first line: what differs) otherwise."""
+    if frozen is None:
+        model.load_state_dict(weights, strict=True)
+        return
+    names = list(frozen.get("names", []))
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    if set(missing) != set(names) or unexpected:
+        raise ValueError(f"weights missing {sorted(set(missing) - set(names))[:3]}, "
+                         f"unexpected {list(unexpected)[:3]}")
+    params = dict(model.named_parameters())
+    if tensors_sha256({n: params[n].detach().cpu() for n in names}) != frozen.get("sha256"):
+        raise ValueError(f"the frozen weights rebuilt from {frozen.get('source')} are not "
+                         "those the run trained with (their SHA-256 differs)")
+
+
+def frozen_meta(run_dir: Path) -> dict[str, Any] | None:
+    """The FROZEN record of the run's checkpoint, None when it stores every parameter."""
+    meta = checkpoint_meta(run_dir)
+    record = meta.get(FROZEN) if meta is not None else None
+    return record if isinstance(record, dict) else None
+
+
+INIT_DIR = "init"
+"""The folder of a mimicking run's step-0 model (save_initial): what its training started from."""
+
+
+def save_initial(run_dir: Path, model: nn.Module) -> None:
+    """Write the model a run starts training from into `init/` (safetensors + state.json with
+    the file's SHA-256), atomically. train() keeps it for mimicking runs: the mimicked heads are
+    the product of a training of their own (1,000 steps through MiniLM at paper scale), made
+    where the run trained, so an analysis reads them rather than redoing it on the CPU."""
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    data = save(tensors)
+    tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{INIT_DIR}.tmp."))
+    tmp.chmod(0o755)
+    with open(tmp / "state.safetensors", "wb") as f:
+        f.write(data)
+    (tmp / "state.json").write_text(json.dumps({CHECKSUM: hashlib.sha256(data).hexdigest()}))
+    final = run_dir / INIT_DIR
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def read_initial(run_dir: Path) -> dict[str, torch.Tensor] | None:
+    """The weights save_initial kept (checked against their checksum), None if none were."""
+    folder = run_dir / INIT_DIR
+    if not (folder / "state.json").is_file():
+        return None
+    try:
+        want = json.loads((folder / "state.json").read_text())[CHECKSUM]
+        same = want == file_sha256(folder / "state.safetensors")
+        tensors = load_file(str(folder / "state.safetensors"))
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as e:
+        raise CorruptRunError(run_dir, f"{INIT_DIR}/state.safetensors", f"is unreadable ({e})"
+                              ) from None
+    if not same:
+        raise CorruptRunError(run_dir, f"{INIT_DIR}/state.safetensors", "does not match the "
+                              "checksum in init/state.json (its bytes changed after it was "
+                              "written)")
+    return tensors
+
+
 def has_checkpoint(run_dir: Path) -> bool:
     return (run_dir / CKPT_DIR / "state.json").exists() or (run_dir / f".{CKPT_DIR}.old").exists()
 
@@ -143,8 +276,8 @@ def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
                               "or use the config it was made with")
     model_sd = {k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")}
     try:
-        model.load_state_dict(model_sd, strict=True)
-    except RuntimeError as e:
+        load_weights(model, model_sd, meta.get(FROZEN))
+    except (RuntimeError, ValueError) as e:
         first = str(e).splitlines()[0]
         raise CheckpointError(f"checkpoint {ckpt} does not match the model ({first}); "
                               f"delete {run_dir} to start again") from None
@@ -169,3 +302,37 @@ def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
         if cuda:
             torch.cuda.set_rng_state_all(cuda)
     return int(meta["step"])
+
+
+def checkpoint_bytes(config: TrainConfig, model: nn.Module | None = None) -> tuple[int, int]:
+    """(bytes of the run's final checkpoint, the most its checkpoints take while it trains)
+    from the shapes alone: fp32 weights, all of them or the trained ones alone (frozen_record's
+    rule), plus Adam's two moments of the trained ones in a mid-run checkpoint, twice (the new
+    one is written before the old one goes). `model`: the run's model on the meta device, if
+    the caller has it (else built here)."""
+    _, trained, stored = param_counts(config, model)
+    return 4 * stored, 2 * 4 * (stored + 2 * trained)
+
+
+def param_counts(config: TrainConfig, model: nn.Module | None = None) -> tuple[int, int, int]:
+    """(parameters, trained ones, stored ones) of the run's model, from the shapes (`model` as
+    for checkpoint_bytes)."""
+    key = (config.model.model_dump_json(), str(config.trainable), config.mimic is None)
+    if key not in _SIZES:
+        if model is None:
+            from reasonlab.model import MODELS
+
+            with torch.device("meta"):
+                model = MODELS[config.model.arch.name](config.model)
+        params = list(model.parameters())
+        total = sum(p.numel() for p in params)
+        trained = total
+        if config.trainable is not None:
+            config.trainable.apply(model)
+            trained = sum(p.numel() for p in params if p.requires_grad)
+        stored = trained if config.trainable is not None and config.mimic is None else total
+        _SIZES[key] = (total, trained, stored)
+    return _SIZES[key]
+
+
+_SIZES: dict[tuple[str, str, bool], tuple[int, int, int]] = {}

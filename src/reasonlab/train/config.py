@@ -100,10 +100,25 @@ class TrainConfig(StrictModel):
     device with bf16 and fp32 elsewhere (a CPU run computes as plain fp32); `tf32` lets CUDA
     matmuls round to TF32; `bf16` autocasts the forward pass. Weights and optimizer stay
     fp32."""
+    # Left out of dumps (so of run ids) while "strict": adding it kept existing run ids valid.
+    deterministic: Literal["strict", "warn", "off"] = Field(
+        "strict", exclude_if=lambda v: v == "strict")
+    """Determinism on CUDA (train/device.py): "strict" (default) runs deterministic kernels
+    only, so a rerun or a resumed run is bitwise the uninterrupted one, and an op without one
+    ends the run in one error line naming it; "warn" lets such ops run non-deterministically
+    with a warning (torch's warn_only; SDPA's backward then stays non-deterministic); "off"
+    drops deterministic algorithms for speed. No effect on the CPU."""
     compile: bool = False
     """Run the model's forward pass through torch.compile (benchmarks/bench_precision.py
     measures what it buys on the CPU recipes); weights, checkpoints and analyses are those of
     the plain module."""
+    # Left out of dumps (so of run ids) while "default": adding it kept existing run ids valid.
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = Field(
+        "default", exclude_if=lambda v: v == "default")
+    """torch.compile's mode when `compile` is on: "reduce-overhead" replays each step as a CUDA
+    graph, one launch instead of thousands, for launch-bound runs on a GPU (FPT's small batches
+    through 30 frozen layers: `reasonlab studies --scale paper` marks them); "max-autotune"
+    also searches kernels; it needs `compile`."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
     init_from: str | TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Where the weights of everything but the head come from, task tokens mapped to the
@@ -193,6 +208,8 @@ class TrainConfig(StrictModel):
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
+        if self.compile_mode != "default" and not self.compile:
+            raise ValueError(f"compile_mode={self.compile_mode!r} needs compile=true")
         if self.optim.warmup_steps > self.steps:
             raise ValueError(f"optim.warmup_steps={self.optim.warmup_steps} exceeds "
                              f"steps={self.steps}; lower it")

@@ -8,6 +8,10 @@
     3. freeze       only the parameters `trainable` names stay trainable: parameter groups
                     (FPT freeze policy, model/freeze.py) or name prefixes
 
+`load_run_model` loads a finished or checkpointed run's model (analyses, `init_from` a run):
+its checkpointed weights, and where the checkpoint leaves frozen ones out (train/checkpoint.py,
+Frozen) the run's initial model rebuilt here from its config, checked against their checksum.
+
 Each stage reads one TrainConfig field and does nothing when it is unset. Mimicking starts from
 the pretrained weights when both are set (LEGO §4.2.2 mimics from random init; this order lets
 the two combine), and freezing comes last so that mimicking may move every weight. Every random
@@ -18,17 +22,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from reasonlab.errors import ConfigError
+from reasonlab.errors import CheckpointError, ConfigError
 from reasonlab.model import MODELS
+from reasonlab.model.pretrained import map_tokens
+from reasonlab.store import CorruptRunError, read_result
 from reasonlab.tasks.base import Task, build_task
+from reasonlab.train.checkpoint import frozen_meta, load_weights, read_model_weights
 from reasonlab.train.config import TrainConfig
 from reasonlab.train.mimic import mimic
-from reasonlab.train.run_files import load_run, run_dir_for
+from reasonlab.train.run_files import _config_json, run_dir_for
 from reasonlab.train.seeds import INIT, MIMIC, seeds
 
 Stage = Callable[[nn.Module, TrainConfig, Task, Path | None], None]
@@ -87,3 +95,99 @@ def build_model(config: TrainConfig, task: Task | None = None, root: Path | None
     for stage in INIT_STAGES:
         stage(model, config, task, root)
     return model
+
+
+def load_run_model(run_dir: Path, device: torch.device | str | None = None
+                   ) -> tuple[TrainConfig, Any]:
+    """The config and the latest checkpointed model of a run directory, in eval mode, on
+    `device`: None (the default) the CPU; "run" the device the run's own config resolves to
+    here (`device=auto`: the GPU when there is one), so an analysis computes where the run
+    trained; or a torch device. Reads the model weights alone, checked against their checksum
+    (read_model_weights), never the optimizer state that resuming needs; frozen weights the
+    checkpoint leaves out are rebuilt from the config (the run's initial model) and checked
+    against theirs."""
+    from reasonlab.train.device import resolve_device
+
+    if not (run_dir / "config.json").is_file():
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
+                              "config.json); pass a directory under <out>/runs/")
+    data = _config_json(run_dir)
+    config = TrainConfig.build(data, where=f"{run_dir}/config.json")
+    if not (run_dir / "ckpt" / "state.safetensors").is_file():
+        raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
+                              "ckpt/state.safetensors); train it first")
+    weights = read_model_weights(run_dir)
+    frozen = frozen_meta(run_dir)
+    model = MODELS[config.model.arch.name](config.model)  # draws on the global RNG, as always
+    if frozen is not None:  # the frozen weights: the run's initialisation, rebuilt (root:
+        with torch.random.fork_rng(devices=[]):  # <root>/runs/<id>), the global RNG untouched
+            initial = build_model(config, root=run_dir.parent.parent)
+        model.load_state_dict(initial.state_dict())
+        del initial
+    try:
+        load_weights(model, weights, frozen)
+    except (RuntimeError, ValueError) as e:
+        raise CorruptRunError(run_dir, "ckpt/state.safetensors", "does not match config.json "
+                              f"({str(e).splitlines()[0]})") from None
+    if device is not None:
+        model = model.to(resolve_device(config.device) if device == "run" else device)
+    return config, model.eval()
+
+
+def load_initial_model(run_dir: Path, device: torch.device | str | None = None
+                       ) -> tuple[TrainConfig, Any] | None:
+    """The config and the model a run started training from, as train() kept it (its
+    mimicking runs: checkpoint.save_initial), in eval mode on `device` (as load_run_model);
+    None when the run kept none (no mimicking, or trained before it was kept)."""
+    from reasonlab.train.checkpoint import read_initial
+    from reasonlab.train.device import resolve_device
+
+    weights = read_initial(run_dir)
+    if weights is None:
+        return None
+    config = TrainConfig.build(_config_json(run_dir), where=f"{run_dir}/config.json")
+    model = MODELS[config.model.arch.name](config.model)
+    try:
+        model.load_state_dict(weights)
+    except RuntimeError as e:
+        raise CorruptRunError(run_dir, "init/state.safetensors", "does not match config.json "
+                              f"({str(e).splitlines()[0]})") from None
+    if device is not None:
+        model = model.to(resolve_device(config.device) if device == "run" else device)
+    return config, model.eval()
+
+
+@torch.no_grad()
+def load_run(model: nn.Module, run_dir: Path, tokens: list[str] | tuple[str, ...] | None,
+             seed: int = 0) -> list[int]:
+    """Overwrite every parameter of `model` except the head with the final weights of the
+    finished run in `run_dir` (TrainConfig.init_from: a masked-LM run on an artificial or English
+    corpus, Chiang & Lee, docs/papers.md §4). As for a shipped checkpoint, W_E is re-indexed to
+    the task's tokens through `map_tokens` against the run's vocabulary (a word-vocabulary task
+    keeps every id; LEGO's tokens take their words or arbitrary ones), and W_pos keeps the
+    first max_seq_len positions. Returns the run's token id of every task token.
+
+    An FPT run's weights are its backbone's (FPT's input layer and read-out are its task's);
+    tokens=None leaves W_E as it is (FPT's backbone, whose token table its forward pass never
+    reads) and returns []."""
+    if read_result(run_dir) is None:
+        raise CheckpointError(f"pretraining run {run_dir} has not finished; train it first "
+                              "(runs.execute does, for a config naming it in `init_from`)")
+    source, pre = load_run_model(run_dir)
+    pre = getattr(pre, "backbone", pre)  # model/fpt.py: the Transformer inside
+    cfg = model.config  # type: ignore[attr-defined]
+    sd = {k: v for k, v in pre.state_dict().items() if not k.startswith("head.")}
+    token_ids: list[int] = []
+    if tokens is None:
+        del sd["W_E"]
+    else:
+        token_ids = map_tokens(tokens, list(build_task(source.task).vocab.tokens), seed)
+        sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids, device=sd["W_E"].device)]
+    if "W_pos" in sd:
+        sd["W_pos"] = sd["W_pos"][: cfg.max_seq_len]
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    left = [k for k in missing if not k.startswith("head.") and (tokens or k != "W_E")]
+    if left or unexpected:
+        raise ConfigError(f"pretraining run {run_dir.name} does not fit this model (missing "
+                          f"{left[:3]}, unexpected {unexpected[:3]})")
+    return token_ids

@@ -26,9 +26,11 @@ from tqdm.auto import tqdm
 from reasonlab.errors import CheckpointError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
-from reasonlab.train.checkpoint import has_checkpoint, load_checkpoint, save_checkpoint
+from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
+                                       load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
-from reasonlab.train.device import autocast_for, configure, resolve_device, resolve_dtype
+from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
+                                    resolve_device, resolve_dtype)
 from reasonlab.train.init_stages import build_model
 from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
@@ -58,15 +60,44 @@ def make_splits(config: TrainConfig, task: Task | None = None
     return train[:cut], train[cut:], test
 
 
+def epoch_permutation(config: TrainConfig, n: int, epoch: int) -> torch.Tensor:
+    """The order of the n training examples in epoch `epoch` (docs/design.md §3 Determinism),
+    drawn from a seeded CPU generator, so it is the same on every device."""
+    g = torch_generator(seeds(config.seed, ORDER, epoch))
+    return torch.randperm(n, generator=g)  # host: seeded CPU generator
+
+
 def _batch_indices(config: TrainConfig, n: int, step: int) -> torch.Tensor:
-    """Example indices of optimiser step `step`: epochs of seeded permutations, no state."""
+    """Example indices of optimiser step `step`: epochs of seeded permutations, no state. The
+    definition; `EpochOrder` gives the same indices with one draw per epoch."""
     per_epoch = max(1, n // config.batch_size)
     epoch, k = divmod(step, per_epoch)
-    # Drawn from a seeded CPU generator, so the order is the same on every device; train_step
-    # moves the indices to the data's device.
-    g = torch_generator(seeds(config.seed, ORDER, epoch))
-    perm = torch.randperm(n, generator=g)  # host: seeded CPU generator
+    perm = epoch_permutation(config, n, epoch)
     return perm[k * config.batch_size : (k + 1) * config.batch_size]
+
+
+class EpochOrder:
+    """`_batch_indices` with the permutation drawn once per epoch, not once per step, and kept
+    on the data's device: a step slices it there, so it neither redraws n numbers on the host
+    (30 ms at 3M examples) nor copies its indices to the GPU (a host sync per step). The
+    indices are those of `_batch_indices`, so a run's batches, and its bits, are unchanged
+    (tests/unit/test_sync_free.py)."""
+
+    def __init__(self, config: TrainConfig, n: int, device: torch.device) -> None:
+        self.config, self.n, self.device = config, n, device
+        self.per_epoch = max(1, n // config.batch_size)
+        self.epoch: int | None = None
+        self.perm: torch.Tensor | None = None
+
+    def __call__(self, step: int) -> torch.Tensor:
+        epoch, k = divmod(step, self.per_epoch)
+        if epoch != self.epoch or self.perm is None:
+            perm = epoch_permutation(self.config, self.n, epoch)
+            if self.device.type == "cuda":  # pinned: the copy runs behind the queued steps
+                perm = perm.pin_memory()
+            self.perm, self.epoch = perm.to(self.device, non_blocking=True), epoch
+        bs = self.config.batch_size
+        return self.perm[k * bs : (k + 1) * bs]
 
 
 def _depth(config: TrainConfig, step: int) -> int | None:
@@ -95,16 +126,22 @@ def class_masks(task: Task, device: torch.device) -> dict[str, torch.Tensor | No
 def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Optimizer,
                train_set: Batch, step: int, lr: float,
                autocast: contextlib.AbstractContextManager[Any],
-               classes: torch.Tensor | None = None) -> torch.Tensor:
+               classes: torch.Tensor | None = None, order: EpochOrder | None = None
+               ) -> torch.Tensor:
     """One optimiser step (0-based `step`) at learning rate `lr`; returns the detached loss.
 
     `classes` [C] bool restricts the softmax to the training split's classes (`class_masks`).
-    No host-device sync happens here (docs/design.md §8 Performance): the caller decides when
-    to read the loss.
+    `order`: the run's EpochOrder over `train_set` (train() keeps one); None derives the
+    step's indices alone (`_batch_indices`), the same ones.
+    No host-device sync happens here on CUDA (docs/design.md §8 Performance): the indices are
+    sliced on the device, the loss masks by ignore_index (metrics.slot_loss), and the caller
+    decides when to read the loss.
     """
     for group in optimizer.param_groups:
         group["lr"] = lr
-    batch = train_set[_batch_indices(config, len(train_set), step).to(train_set.tokens.device)]
+    idx = (order(step) if order is not None
+           else _batch_indices(config, len(train_set), step).to(train_set.tokens.device))
+    batch = train_set[idx]
     with autocast:
         logits = model(batch.tokens, batch.label_pos, batch.pad_mask, depth=_depth(config, step),
                        **model_inputs(batch))
@@ -125,7 +162,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
         torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
     precision = resolve_dtype(config.dtype, device)
-    configure(device, precision)
+    configure(device, precision, config.deterministic)
     chash = config_id(config)  # a checkpoint belongs to one run
     task = build_task(config.task)
     train_set, val_set, test_set = make_splits(config, task)
@@ -135,10 +172,14 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     model = build_model(config, task, root=run_dir.parent.parent,  # <root>/runs/<id>
                         device=device)
     classes = class_masks(task, device)
+    frozen = frozen_record(model, config)  # left out of checkpoints, recorded instead
+    if config.mimic is not None and not (run_dir / INIT_DIR).exists():
+        save_initial(run_dir, model)  # the mimicked heads, for the analyses
     optimizer = make_optimizer(model, config.optim, fused=device.type == "cuda")
     # torch.compile traces on the first call; the plain module keeps the weights, so
-    # checkpoints and analyses see the same state_dict either way
-    forward = torch.compile(model) if config.compile else model
+    # checkpoints and analyses see the same state_dict either way. compile_mode
+    # "reduce-overhead" adds CUDA graphs: a launch-bound step (FPT) replays as one launch
+    forward = torch.compile(model, mode=config.compile_mode) if config.compile else model
     torch.manual_seed(int(seeds(config.seed, ORDER, 2**31).generate_state(1)[0]))  # dropout
 
     metrics_path = run_dir / "metrics.jsonl"
@@ -146,17 +187,20 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
     _truncate_metrics(metrics_path, start)
+    if frozen is not None and device.type == "cuda" and precision == "bf16":
+        cast_frozen_matrices(model)  # once, not at every forward (never saved: frozen)
 
     autocast = autocast_for(precision, device)
     bar = tqdm(total=config.steps, initial=start, disable=quiet, desc=desc, position=position,
                leave=position is None, dynamic_ncols=True)
     model.train()
     loss_sum = torch.zeros((), device=device)
+    order = EpochOrder(config, len(train_set), device)
     last: dict[str, Any] = {}
     for step in range(start, config.steps):
         lr = lr_at(step, config.steps, config.optim)
         loss_sum += train_step(config, forward, optimizer, train_set, step, lr, autocast,
-                               classes["train"])
+                               classes["train"], order)
         bar.update(1)
 
         done = step + 1
@@ -180,7 +224,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             if done % config.ckpt_every == 0 or done == config.steps:
                 # the last holds no optimizer state: nothing resumes a finished run
                 save_checkpoint(run_dir, done, chash, model,
-                                optimizer if done < config.steps else None)
+                                optimizer if done < config.steps else None, frozen)
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
         rows = read_metrics(run_dir)

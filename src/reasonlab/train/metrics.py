@@ -8,17 +8,35 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from reasonlab.model.hooks import to_device_of
 from reasonlab.tasks.base import Batch
 
 
-def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None
-              ) -> torch.Tensor:
+IGNORE = -100
+"""The label F.cross_entropy skips (its ignore_index): a slot outside the loss mask."""
+
+
+def slot_loss(logits: torch.Tensor, batch: Batch, classes: torch.Tensor | None = None,
+              sync_free: bool | None = None) -> torch.Tensor:
     """Mean cross-entropy over the slots in `batch.loss_mask`.  logits: [B, P, C].
 
     classes [C] bool: if given, the softmax runs over these classes only (a task's
     `class_mask("train")`, e.g. the training symbols of a copying task).
+
+    sync_free (default: on CUDA): the slots outside the mask get the label IGNORE, which
+    cross_entropy skips, instead of being cut out by boolean indexing, whose output size the
+    host must read back (a sync per indexing). The same mean; on the CPU the boolean indexing
+    stays, so CPU runs keep their bits (the order of the reduction differs).
     """
     mask = batch.loss_mask
+    if sync_free is None:
+        sync_free = logits.device.type == "cuda"
+    if sync_free:
+        labels = batch.labels.masked_fill(~mask, IGNORE)  # [B, P]
+        logits = logits.float()
+        if classes is not None:
+            logits = logits.masked_fill(~classes, float("-inf"))
+        return F.cross_entropy(logits.flatten(0, -2), labels.flatten(), ignore_index=IGNORE)
     logits = logits[mask].float()
     if classes is not None:
         logits = logits.masked_fill(~classes, float("-inf"))
@@ -44,21 +62,22 @@ def predict(model: nn.Module, data: Batch, batch_size: int, autocast: contextlib
             losses: list[torch.Tensor] | None = None) -> torch.Tensor:
     """Predicted class of every slot of `data`: [N, P], among `classes` [C] bool if given.
     If `losses` is a list, the summed cross-entropy of each batch's supervised slots is
-    appended to it."""
+    appended to it. Computed on the model's device (data drawn on the CPU for a model loaded
+    on the run's GPU goes there a batch at a time); the predictions are on the data's."""
     was_training = model.training
     model.eval()
     preds = []
     for i in range(0, len(data), batch_size):
-        b = data[i : i + batch_size]
+        b = to_device_of(model, data[i : i + batch_size])
         with autocast or contextlib.nullcontext():
             logits = model(b.tokens, b.label_pos, b.pad_mask, **model_inputs(b))
         if classes is not None:
-            logits = logits.masked_fill(~classes, float("-inf"))
+            logits = logits.masked_fill(~classes.to(logits.device), float("-inf"))
         if losses is not None:
             slots = (b.label_pos >= 0) & b.loss_mask  # [batch, P]
             losses.append(F.cross_entropy(logits[slots].float(), b.labels[slots],
-                                          reduction="sum"))
-        preds.append(logits.argmax(-1))
+                                          reduction="sum").to(data.tokens.device))
+        preds.append(logits.argmax(-1).to(data.tokens.device))
     model.train(was_training)
     return torch.cat(preds)
 

@@ -168,7 +168,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     root = out or Path("reasonlab-out")
     out = root / name / (f"{scale}-{overrides_tag(overrides)}" if overrides else scale)
     with output_dir(out):
-        check_runs([s.config for s in specs], root)
+        check_runs([s.config for s in specs], root, executor)
         return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
                           address, overrides or {})
 
@@ -185,11 +185,12 @@ def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict
     return [by_key[k] for k in want]
 
 
-def check_runs(configs: list[TrainConfig], root: Path) -> None:
-    """Fail with one line before anything trains: a device this machine lacks, or a damaged
+def check_runs(configs: list[TrainConfig], root: Path, executor: str = "local") -> None:
+    """Fail with one line before anything trains: a device this machine lacks (under Ray the
+    cluster's nodes train, so runs.check_device leaves that to the executor), or a damaged
     run folder among those the configs reuse or resume."""
     for c in configs:
-        check_device(c)
+        check_device(c, executor)
         run_dir = run_dir_for(c, root)
         # a run another process trains right now changes under us: its trainer checks it
         if load_result(run_dir) is None and held(run_dir) is None:

@@ -26,6 +26,7 @@ from reasonlab.model.pretrained import MINILM, pretrained_transformer
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
+from reasonlab.train.init_stages import load_initial_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
 from reasonlab.studies.lego.common import CKPT, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
 from reasonlab.studies.kit.curves import Curve, loss_at
@@ -128,13 +129,16 @@ def substitution_note(spec: RunSpec) -> str:
         "training may have reshaped the heads that BERT's pretraining produced.")
 
 
-def mimicked_heads(spec: RunSpec) -> str:
-    """Head scores of the mimicking init before fine-tuning (rebuilt: same seed, same
-    weights), per layer, for the two mimicked heads: did mimicking take? The association head
+def mimicked_heads(spec: RunSpec, result: dict[str, Any] | None = None) -> str:
+    """Head scores of the mimicking init before fine-tuning (the run's step-0 model, as its
+    training kept it, on the run's device; rebuilt, same seed and weights, for runs trained
+    before it was kept), per layer, for the two mimicked heads: did mimicking take? The
+    association head
     is scored on any repeated token (what it was trained to mimic) and on variable queries
     only (the paper's association head), beside the positional controls; the manipulation head
     without and with its own position (a perfect mimic of [1, 2, 4, 2, 1] scores 0.6 / 1.0)."""
-    model = build_model(spec.config)
+    kept = None if result is None else load_initial_model(Path(result["dir"]), device="run")
+    model = build_model(spec.config) if kept is None else kept[1]
     task = build_task(spec.config.task)
     batch = task.sample(np.random.default_rng(0), min(64, spec.config.n_test))
     with torch.no_grad():

@@ -37,7 +37,7 @@ class LegoMimicking(NeedsMiniLM):
     def analyse(self, results: Results, out: Path) -> Report:
         span = extrapolation_span(results.first)
         rep, finals = accuracy_report(self.title, results, out, span.start)
-        rep.sections += [mimicked_heads(next(s for s, _ in results if s.arm == MIMIC)),
+        rep.sections += [mimicked_heads(*next((s, r) for s, r in results if s.arm == MIMIC)),
                          substitution_note(results.first)]
         rep.verdicts = [closed_verdict(self.claim("closes-gap"), finals, span,
                                        f"mean accuracy #{span.start}-#{span.stop - 1}")]

@@ -17,6 +17,7 @@ from reasonlab.analysis.kernel import condition_number, template_kernel_matrix
 from reasonlab.analysis.readout import converged_readout
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer
+from reasonlab.model.variants import INITS
 from reasonlab.report import fmt_seeds, plot_matrices, table
 from reasonlab.runs import load_run_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
@@ -187,10 +188,15 @@ def kernel_matrices(tasks: dict[str, dict[str, Any]],
             cfg = kernel_model_config(model, zero_diag, len(task.vocab), task.n_classes,
                                       task.seq_len)
             a, b = ab_values((a_on, b_on, zero_diag), cfg.d_model)
+            # one model per setting, on the device, re-initialised there for each init
+            # (INITS.apply redraws every parameter): no model of the 100,000-symbol paper
+            # alphabet built on the CPU per init; on the CPU the weights are those of a model
+            # built with the same generator
+            net = Transformer(cfg, generator=torch.Generator().manual_seed(1000)).to(device)
 
-            def make(i: int, a: float = a, b: float = b) -> Transformer:
-                m = Transformer(cfg, generator=torch.Generator().manual_seed(
-                    1000 + replicate * n_inits + i))
+            def make(i: int, a: float = a, b: float = b, m: Transformer = net) -> Transformer:
+                g = torch.Generator(device=device).manual_seed(1000 + replicate * n_inits + i)
+                INITS[cfg.init.name].apply(m, cfg, g)
                 with torch.no_grad():
                     for layer in m.layers:
                         layer.attn.a.fill_(a)
