@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,10 @@ CKPT_DIR = "ckpt"
 
 
 def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module,
-                    optimizer: torch.optim.Optimizer | None) -> None:
-    """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc)."""
+                    optimizer: torch.optim.Optimizer | None,
+                    fence: Callable[[], None] = lambda: None) -> None:
+    """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc).
+    `fence` (train()'s) is called before the folder is touched and again before the renames."""
     tensors: dict[str, torch.Tensor] = {
         f"{MODEL_PREFIX}{k}": v.detach().cpu().contiguous()
         for k, v in model.state_dict().items()
@@ -65,6 +67,7 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "optim_scalars": scalars,
         MODEL_CHECKSUM: weights_sha256,
     }
+    fence()
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
         shutil.rmtree(stale, ignore_errors=True)
@@ -76,6 +79,11 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
     old = run_dir / f".{CKPT_DIR}.old"
+    try:
+        fence()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if final.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
