@@ -59,6 +59,7 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     run_dir = run_dir_for(config, root)
     done = load_result(run_dir)
     if done is not None:
+        clear_stale(lock_path(run_dir))  # left by a process killed after it finished the run
         return done
     if config.init_run is not None:  # its initialisation first: trained once, then reused
         execute(config.init_run, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",

@@ -141,10 +141,11 @@ def read_result(run_dir: Path, verify: bool = False) -> dict[str, Any] | None:
                               else "has a final step that is not the curve's last")
     if not isinstance(final["acc"], int | float) or isinstance(final["acc"], bool):
         raise CorruptRunError(run_dir, "result.json", "has a final.acc that is not a number")
-    if not (run_dir / CKPT_DIR / "state.safetensors").is_file() and not (
-            run_dir / f".{CKPT_DIR}.old" / "state.safetensors").is_file():
-        raise CorruptRunError(run_dir, f"{CKPT_DIR}/state.safetensors",
-                              "is missing (a finished run keeps its final checkpoint)")
+    for name in ("state.safetensors", "state.json"):
+        if not (run_dir / CKPT_DIR / name).is_file() and not (
+                run_dir / f".{CKPT_DIR}.old" / name).is_file():
+            raise CorruptRunError(run_dir, f"{CKPT_DIR}/{name}",
+                                  "is missing (a finished run keeps its final checkpoint)")
     if verify:
         check_checkpoint(run_dir)
     return result

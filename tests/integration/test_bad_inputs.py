@@ -91,6 +91,16 @@ def _report(verdicts: str = "[]", study: str | None = None, md: bytes = b"# a re
     return setup
 
 
+def _old_site(tmp: Path, run: Path) -> None:
+    """A report to publish, and --out holding what a site built before the marker file held,
+    with a user's files under assets/ and reports/."""
+    _report()(tmp, run)
+    for f in ("index.html", "explorer.html", "assets/site.js", "assets/site.css",
+              "assets/my-logo.svg", "reports/notes.md"):
+        (tmp / "site" / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "site" / f).write_text(f"{f}\n")
+
+
 def _config_file(content: str, name: str = "c.json"):
     def setup(tmp: Path, run: Path) -> None:
         (tmp / name).write_text(content)
@@ -273,6 +283,8 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
      "verdicts.json", _report("[1, 2]")),
     ("site-study-json-runs-malformed", ["site", "--store", "{store}", "--out", "{tmp}/site"],
      "study.json", _report(study='{"runs": [1], "scale": 3}')),
+    ("site-old-layout-no-marker", ["site", "--store", "{store}", "--out", "{tmp}/site"],
+     "looks like a site made before", _old_site),
     ("site-report-latin1", ["site", "--store", "{store}", "--out", "{tmp}/site"],
      "report.md", _report(md="# caf\u00e9 r\u00e9sum\u00e9\n".encode("latin-1"))),
     # ---- nesting, types and sizes no config takes

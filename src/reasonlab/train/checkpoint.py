@@ -110,6 +110,9 @@ def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     meta = checkpoint_meta(run_dir)
     name = f"{checkpoint_dir(run_dir).name}/state.safetensors"
     if meta is None:
+        if (run_dir / "result.json").exists():  # finished: its checkpoint lost a file since
+            raise CorruptRunError(run_dir, f"{CKPT_DIR}/state.json", "is missing (a finished "
+                                  "run keeps its final checkpoint)")
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "ckpt/state.json); train it first")
     if meta.get(MODEL_CHECKSUM) is None:
