@@ -272,6 +272,10 @@ def connect_ray(address: str | None, workers: int | None) -> Any:
         raise ConfigError(f"cannot connect to Ray at {address or 'a new local instance'} "
                           f"({first}); start a cluster with `ray start --head` and pass its "
                           "address (host:6379), or leave --address out") from None
+    if not address:  # a local instance: its processes end with this one, even a killed one
+        from reasonlab.orphans import reap_with_driver
+
+        reap_with_driver(os.path.dirname(ray.__file__))
     return ray
 
 
