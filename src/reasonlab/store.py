@@ -372,6 +372,8 @@ def mark_failed(run_dir: Path, error: str) -> bool:
     own `RunRecord.end` never ran), under the run's lock, which the dead process's pid makes
     stale at once; False (nothing written) when another process holds the run now, or it
     finished or never started. The run resumes from its last checkpoint when run again."""
+    if not run_dir.is_dir():  # died before it made the folder: nothing to record
+        return False
     lock = RunLock(lock_path(run_dir))
     try:
         lock.acquire(wait=False)

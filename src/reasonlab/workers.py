@@ -154,13 +154,16 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], workers: int,
 def _serve(conn: Connection, fn: Callable[[Any], Any],
            initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     """A worker: run the initializer, say so (with the GPU it took), then run the jobs sent."""
-    if initializer is not None:
-        initializer(*initargs)
-    conn.send(("ready", os.environ.get("CUDA_VISIBLE_DEVICES")))
+    try:
+        if initializer is not None:
+            initializer(*initargs)
+        conn.send(("ready", os.environ.get("CUDA_VISIBLE_DEVICES")))
+    except KeyboardInterrupt:  # Ctrl-C reaches every process of the terminal: the parent acts
+        return
     while True:
         try:
             msg = conn.recv()
-        except EOFError:  # the parent is gone
+        except (EOFError, KeyboardInterrupt):  # the parent is gone, or Ctrl-C while idle
             return
         if msg is None:
             return
