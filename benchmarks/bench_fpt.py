@@ -17,7 +17,8 @@ is shared); medians and ratios are printed.
 Frozen weights must not cost weight-gradient time: the FPT / full-training step ratio shows
 what freezing saves (full training = every parameter trained, same model).
 
-Run: `python benchmarks/bench_fpt.py [--threads 2] [--quick] [--backbone smollm2 minilm]`.
+Run: `python benchmarks/bench_fpt.py [--threads 2] [--quick | --smoke]
+[--backbone smollm2 minilm]`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from reasonlab.model.fpt import FPT
 from reasonlab.model.freeze import apply_groups, resolve_groups
 from reasonlab.model.gguf import SMOLLM2_ARCH
 from reasonlab.model.pretrained import MINILM
-from reasonlab.studies.fpt.common import CPU_LAYERS
+from reasonlab.studies.fpt.backbones import CPU_LAYERS
 from reasonlab.train.config import OptimConfig
 from reasonlab.train.optim import make_optimizer
 
@@ -162,10 +163,10 @@ def _update(model: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch.Tens
     return loss.detach()
 
 
-def bench(backbone: str = "smollm2", threads: int = 2, quick: bool = False
-          ) -> dict[str, float]:
+def bench(backbone: str = "smollm2", threads: int = 2, quick: bool = False,
+          smoke: bool = False) -> dict[str, float]:
     torch.set_num_threads(threads)
-    block, rounds, warm = (2, 3, 1) if quick else (4, 7, 2)
+    block, rounds, warm = (1, 1, 0) if smoke else (2, 3, 1) if quick else (4, 7, 2)
     g = torch.Generator().manual_seed(0)
     xs = [torch.randn(B, T, D_IN, generator=g) for _ in range(block)]
     ys = [torch.randint(0, C, (B,), generator=g) for _ in range(block)]
@@ -202,9 +203,11 @@ if __name__ == "__main__":
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--backbone", nargs="+", choices=list(ARCH), default=list(ARCH))
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
     for name in args.backbone:
-        r = bench(name, args.threads, args.quick)
+        r = bench(name, args.threads, args.quick, args.smoke)
         arch = ARCH[name]
         print(f"FPT step, {name} architecture ({arch['n_layers']} layers, d_model "
               f"{arch['d_model']}), batch {B} x {T} patches, {args.threads} threads "

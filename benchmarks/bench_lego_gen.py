@@ -1,9 +1,11 @@
 """LEGO generation throughput: sentences/s for Task 1 (Z2, n = 12), one thread.
 
 docs/design.md §8 Performance: data generation must never be the bottleneck of a training
-step, so the generator is vectorised over the batch. Run: `python benchmarks/bench_lego_gen.py`.
+step, so the generator is vectorised over the batch.
+Run: `python benchmarks/bench_lego_gen.py [--smoke]`.
 """
 
+import argparse
 import time
 
 import numpy as np
@@ -27,6 +29,10 @@ def lego_generation_rate(n_sentences: int = 200_000, repeats: int = 3) -> float:
 
 
 if __name__ == "__main__":
-    rate = lego_generation_rate()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
+    args = ap.parse_args()
+    rate = lego_generation_rate(2_000, 1) if args.smoke else lego_generation_rate()
     print(f"LEGO Task 1 (n=12) generation: {rate:,.0f} sentences/s on 1 thread "
           f"(target >= 200,000: {rate / 200_000:.1f}x)")

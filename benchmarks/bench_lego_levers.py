@@ -6,7 +6,7 @@ noisy), and each variant's median is reported as a ratio to the recipe's, measur
 same run. The README's lever table ("Past the second step") quotes these ratios beside the
 wall time per 1,000 steps of the runs themselves, which depends on the load.
 
-Run: `python benchmarks/bench_lego_levers.py [--blocks 5] [--steps 5]`.
+Run: `python benchmarks/bench_lego_levers.py [--blocks 5] [--steps 5] [--smoke]`.
 """
 
 from __future__ import annotations
@@ -20,19 +20,23 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_precision import Stepper  # noqa: E402
+from bench_precision import Stepper, small  # noqa: E402
 
 from reasonlab.studies import STUDIES  # noqa: E402
 from reasonlab.studies.lego.common import LEVERS  # noqa: E402
 from reasonlab.studies.lego.staircase import FIXED  # noqa: E402
 
 
-def lever_costs(blocks: int, steps: int) -> dict[str, tuple[float, float, float]]:
-    """variant -> (median s per step, ratio to the recipe's, seconds of its first 3 steps)."""
+def lever_costs(blocks: int, steps: int, smoke: bool = False
+                ) -> dict[str, tuple[float, float, float]]:
+    """variant -> (median s per step, ratio to the recipe's, seconds of its first 3 steps).
+    `smoke`: small data, batches of 4, no torch.compile (seconds)."""
     torch.set_num_threads(1)
-    specs = {s.arm: s.config for s in STUDIES["lego-staircase"]().runs("long", 1)}
+    specs = {s.arm: small(s.config) if smoke else s.config
+             for s in STUDIES["lego-staircase"]().runs("long", 1)}
     variants = {arm: (specs[arm], "fp32", False) for arm in (FIXED, *LEVERS)}
-    variants["torch.compile"] = (specs[FIXED], "fp32", True)
+    if not smoke:
+        variants["torch.compile"] = (specs[FIXED], "fp32", True)
     variants["bf16 autocast"] = (specs[FIXED], "bf16", False)
     steppers, warm = {}, {}
     for name, (config, precision, compiled) in variants.items():
@@ -57,8 +61,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
-    for name, (sec, ratio, warm) in lever_costs(args.blocks, args.steps).items():
+    if args.smoke:
+        args.blocks, args.steps = 1, 1
+    for name, (sec, ratio, warm) in lever_costs(args.blocks, args.steps, args.smoke).items():
         print(f"{name:28s} {sec * 1e3:8.1f} ms/step  x{ratio:.2f} of the recipe  "
               f"(first 3 steps {warm:.1f} s)", flush=True)
 

@@ -1,6 +1,6 @@
 """Matmul peak of this machine, measured now: GFLOP/s of a large square torch.matmul.
 
-Run: `python benchmarks/bench_matmul.py [--threads 2] [--quick]`.
+Run: `python benchmarks/bench_matmul.py [--threads 2] [--quick | --smoke]`.
 """
 
 from __future__ import annotations
@@ -41,13 +41,13 @@ any AVX2 core sustains several times this in a large fp32 GEMM. A peak under the
 MFU above 100% computed from it) is reported as untrustworthy, not printed as a figure."""
 
 
-def matmul_peak(threads: int = 2, quick: bool = False, rounds: int | None = None
-                ) -> dict[str, float]:
+def matmul_peak(threads: int = 2, quick: bool = False, rounds: int | None = None,
+                smoke: bool = False) -> dict[str, float]:
     """Best GFLOP/s per dtype over `rounds` interleaved rounds (fp32, bf16, fp32, ...), each
     itself a best of several calls: a round that met a busy host loses to one that did not.
     `trusted` is 1.0 when the fp32 peak clears PEAK_FLOOR_PER_THREAD x threads, else 0.0."""
-    n, rep = (1024, 3) if quick else (2048, 5)
-    rounds = rounds or (3 if quick else 6)
+    n, rep = (128, 1) if smoke else (1024, 3) if quick else (2048, 5)
+    rounds = rounds or (1 if smoke else 3 if quick else 6)
     out: dict[str, float] = {}
     for _ in range(rounds):  # interleave the two dtypes, keep the best of each
         for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
@@ -73,8 +73,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
-    p = matmul_peak(args.threads, args.quick)
+    p = matmul_peak(args.threads, args.quick, smoke=args.smoke)
     print(f"matmul {p['n']}^3, {args.threads} threads: fp32 {p['fp32']:.0f} GFLOP/s, "
           f"bf16 {p['bf16']:.0f} GFLOP/s"
           + ("" if p["trusted"] else " (untrustworthy: below the sanity floor, a busy host)"))

@@ -6,7 +6,7 @@ The floor (`train.mimic.loss_floor`, a 60-step bisection over [batch, heads, T, 
 diagnostic; training never reads it. Before: every step computed it; after: `mimic()` asks
 `batch_loss(..., with_floor=False)`.
 
-Run: `python benchmarks/bench_mimic.py [--steps 20] [--threads 1]`.
+Run: `python benchmarks/bench_mimic.py [--steps 20] [--threads 1] [--smoke]`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
+    if args.smoke:
+        args.steps = 1
     torch.set_num_threads(args.threads)
     base = recipe("cpu")
     cfg = TrainConfig.build({**base, "task": lego_task()})

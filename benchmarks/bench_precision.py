@@ -14,7 +14,7 @@ blocks and their ratio are reported. `--rate` measures instead the model FLOP/s 
 training run of a BERT-base layer stack, the CPU rate `reasonlab studies --scale paper` uses
 (plan.py CPU_FLOPS).
 
-Run: `python benchmarks/bench_precision.py [--threads 1] [--quick] [--rate]`.
+Run: `python benchmarks/bench_precision.py [--threads 1] [--quick | --smoke] [--rate]`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,18 @@ def recipe(study: str, arm: str | None) -> TrainConfig:
     return next(s.config for s in specs if arm is None or s.arm.startswith(arm))
 
 
+def small(config: TrainConfig) -> TrainConfig:
+    """The config with little data and batches of 4: what a smoke run (seconds) times."""
+    return config.model_copy(update={"n_train": min(config.n_train, 256), "n_val": 0,
+                                     "n_test": min(config.n_test, 32), "batch_size": 4})
+
+
 class Stepper:
     """A model, optimizer and data of `config`, stepping with `precision`, compiled or not."""
 
     def __init__(self, config: TrainConfig, precision: str, compiled: bool) -> None:
+        if config.init_run is not None:  # random weights: a step costs the same whatever they are
+            config = config.model_copy(update={"init_from": None})
         task = build_task(config.task)
         self.config, self.train_set = config, make_data(config, task)[0]
         self.model = build_model(config, task)
@@ -87,16 +95,19 @@ def compare(config: TrainConfig, variants: dict[str, tuple[str, bool]], steps: i
     return out
 
 
-def bench_precision(threads: int, quick: bool, log: Any = print) -> list[tuple[str, str]]:
+def bench_precision(threads: int, quick: bool, log: Any = print, smoke: bool = False
+                    ) -> list[tuple[str, str]]:
+    """`smoke`: small data, one block of one step, no torch.compile (seconds)."""
     torch.set_num_threads(threads)
-    steps, blocks = (3, 3) if quick else (10, 5)
+    steps, blocks = (1, 1) if smoke else (3, 3) if quick else (10, 5)
     rows = []
     for family, (study, arm) in RECIPES.items():
-        config = recipe(study, arm)
-        r = compare(config, {"fp32": ("fp32", False), "bf16": ("bf16", False),
-                             "compiled": ("fp32", True)}, steps, blocks)
+        config = small(recipe(study, arm)) if smoke else recipe(study, arm)
+        variants = {"fp32": ("fp32", False), "bf16": ("bf16", False),
+                    **({} if smoke else {"compiled": ("fp32", True)})}
+        r = compare(config, variants, steps, blocks)
         base = r["fp32"]["s_per_step"]
-        for name in ("bf16", "compiled"):
+        for name in [v for v in variants if v != "fp32"]:
             ratio = base / r[name]["s_per_step"]
             drift = max(abs(a - b) for a, b in zip(r[name]["losses"], r["fp32"]["losses"],
                                                    strict=True))
@@ -108,18 +119,20 @@ def bench_precision(threads: int, quick: bool, log: Any = print) -> list[tuple[s
     return rows
 
 
-def cpu_rate(threads: int, quick: bool) -> float:
-    """Model FLOP/s of training a BERT-base layer stack (12 x 768, seq 64, batch 16, fp32)."""
+def cpu_rate(threads: int, quick: bool, smoke: bool = False) -> float:
+    """Model FLOP/s of training a BERT-base layer stack (12 x 768, seq 64, batch 16, fp32);
+    `smoke`: of a 2 x 64 stack (seconds)."""
+    size = ({"d_model": 64, "n_layers": 2, "n_heads": 2, "d_mlp": 256} if smoke else
+            {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_mlp": 3072})
     config = TrainConfig.build({
-        "task": {"name": "lego", "n_clauses": 12, "n_train_vars": 6},
-        "model": {"d_model": 768, "n_layers": 12, "n_heads": 12, "d_mlp": 3072},
+        "task": {"name": "lego", "n_clauses": 12, "n_train_vars": 6}, "model": size,
         "n_train": 256, "n_test": 16, "batch_size": 16, "steps": 10})
     torch.set_num_threads(threads)
     from reasonlab.plan import flops_per_token
 
     s = Stepper(config, "fp32", False)
     s.step()
-    n = 2 if quick else 5
+    n = 1 if smoke else 2 if quick else 5
     t0 = time.perf_counter()
     for _ in range(n):
         s.step()
@@ -134,17 +147,22 @@ def main() -> None:
                     "per run, two runs side by side)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rate", action="store_true", help="measure the CPU rate of plan.py")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: both parts at their smallest sizes, one round (the tests run "
+                    "it; no figures)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     flags = open("/proc/cpuinfo").read() if not args.rate else ""
-    if args.rate:
+    if args.rate or args.smoke:
         print(f"CPU training rate ({args.threads} threads, BERT-base stack): "
-              f"{cpu_rate(args.threads, args.quick) / 1e9:.1f} GFLOP/s")
-        return
+              f"{cpu_rate(args.threads, args.quick, args.smoke) / 1e9:.1f} GFLOP/s")
+        if not args.smoke:
+            return
     native = [f for f in ("avx512_bf16", "amx_bf16") if f in flags]
     print(f"torch {torch.__version__}, {args.threads} thread(s); native bf16: "
           f"{', '.join(native) or 'none (bf16 is emulated: expect it slower)'}", flush=True)
-    bench_precision(args.threads, args.quick, log=lambda m: print(m, flush=True))
+    bench_precision(args.threads, args.quick, log=lambda m: print(m, flush=True),
+                    smoke=args.smoke)
 
 
 if __name__ == "__main__":

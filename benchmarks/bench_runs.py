@@ -4,7 +4,7 @@ Builds 10,000 fake run folders in a temporary directory, shaped like real ones (
 metrics.jsonl, ckpt/state.json, run.json, and result.json for the finished 90%), then times
 the listing (store.scan + the table) against a reference measured in the same run over the
 same tree: a bare os.scandir of every run folder (the least any listing must do).
-Run: `python benchmarks/bench_runs.py [--n 10000]`.
+Run: `python benchmarks/bench_runs.py [--n 10000] [--smoke]`.
 """
 
 from __future__ import annotations
@@ -80,7 +80,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.repeats = 50, 1
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()

@@ -5,7 +5,8 @@ Same shape (4 layers, d_model 256, 4 heads, d_mlp 1024, post-LN), same LEGO Task
 and bf16 autocast. Timed blocks alternate between the models in one process (the machine is
 shared and noisy); medians and ratios are reported.
 
-Run: `python benchmarks/bench_train.py [--threads 2] [--quick] [--batch 64] [--dtype bf16]`.
+Run: `python benchmarks/bench_train.py [--threads 2] [--quick | --smoke] [--batch 64]
+[--dtype bf16]`.
 """
 
 from __future__ import annotations
@@ -92,11 +93,13 @@ def make_hf(task, attn: str) -> tuple[Any, Callable]:
 
 
 def bench_train(threads: int = 2, quick: bool = False, dtypes=("fp32", "bf16"),
-                log: Callable[[str], None] = print, batch_size: int = 64
+                log: Callable[[str], None] = print, batch_size: int = 64, smoke: bool = False
                 ) -> dict[str, dict[str, Any]]:
-    """Per dtype: median s/step of ours, hf-eager, hf-sdpa; reference = faster HF."""
+    """Per dtype: median s/step of ours, hf-eager, hf-sdpa; reference = faster HF. `smoke`:
+    one step of each at batch 2 (seconds: the tests run it)."""
     torch.set_num_threads(threads)
-    block, rounds, warm = (2, 2, 1) if quick else (3, 5, 2)
+    block, rounds, warm = (1, 1, 0) if smoke else (2, 2, 1) if quick else (3, 5, 2)
+    batch_size = 2 if smoke else batch_size
     task, batches = lego_batches(block, batch_size)
     labels = [hf_labels(b) for b in batches]
     B, T = batches[0].tokens.shape
@@ -138,9 +141,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--dtype", choices=("fp32", "bf16"), action="append")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
     bench_train(args.threads, args.quick, tuple(args.dtype or ("fp32", "bf16")),
-                batch_size=args.batch)
+                batch_size=args.batch, smoke=args.smoke)
 
 
 if __name__ == "__main__":

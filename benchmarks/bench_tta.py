@@ -13,7 +13,7 @@ at which some supervised chain position reaches 90%. Wall-clock excludes evaluat
            else leaving the plateau, else our whole run). Not reaching a milestone within the
            cap means a ratio > cap_ratio: the 5x target.
 
-Run: `python benchmarks/bench_tta.py [--quick]`.
+Run: `python benchmarks/bench_tta.py [--quick | --smoke]`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def configs(steps: int | None = None, authors_factor: float = 1.0
     d = {**base, "task": task, "seed": 0}
     if steps is not None:
         d["steps"] = steps
+        if d.get("optim", {}).get("warmup_steps", 0) > steps:  # a smoke run: shorter still
+            d["optim"] = {**d["optim"], "warmup_steps": steps}
     ours = TrainConfig.build(d)
     authors_optim = {**base.get("optim", {}), "lr": 5e-5, "warmup_steps": 0,
                      "weight_decay": 0.0, "schedule": "cosine", "min_lr_ratio": 0.0,
@@ -102,9 +104,11 @@ def timed_run(cfg: TrainConfig, eval_every: int, time_cap: float | None = None,
 
 
 def bench_tta(quick: bool = False, log: Callable[[str], None] = print,
-              cap_ratio: float = 5.0) -> dict[str, Any]:
-    ours_cfg, authors_cfg = configs(300 if quick else None, cap_ratio)
-    eval_every = 25 if quick else 50
+              cap_ratio: float = 5.0, smoke: bool = False) -> dict[str, Any]:
+    """`smoke`: 4 steps of each recipe (seconds: the tests run it)."""
+    cap_ratio = 1.0 if smoke else cap_ratio
+    ours_cfg, authors_cfg = configs(4 if smoke else 300 if quick else None, cap_ratio)
+    eval_every = 2 if smoke else 25 if quick else 50
     shape = ours_cfg.model.model_dump(include={"d_model", "n_layers", "n_heads", "d_mlp",
                                                "norm_position",
                                                "init_std", "positions"})
@@ -148,8 +152,10 @@ def describe(res: dict[str, Any], key: str = "reached") -> tuple[str, str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the smallest sizes, one round (the tests run it; no figures)")
     args = ap.parse_args()
-    res = bench_tta(args.quick)
+    res = bench_tta(args.quick, smoke=args.smoke)
     for key, what in (("escaped", f"some #0-#5 position >= {ESCAPE}"),
                       ("reached", f"mean #0-#5 >= {TARGET}")):
         so, sa, ratio = describe(res, key)

@@ -1,7 +1,8 @@
 """All benchmarks in one run: matmul peak, training throughput vs HF BERT, LEGO generation
 rate, time to 99% (ours vs the authors' recipe). Prints a summary table at the end.
 
-Run: `python benchmarks/run_all.py [--threads 2] [--quick] [--skip-tta] [--force-bf16]`.
+Run: `python benchmarks/run_all.py [--threads 2] [--quick | --smoke] [--skip-tta]
+[--force-bf16]`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: every part at its smallest, one round (the tests run it)")
     ap.add_argument("--skip-tta", action="store_true")
     ap.add_argument("--force-bf16", action="store_true",
                     help="run the bf16 training benchmark even when bf16 matmul is slow")
@@ -42,7 +45,7 @@ def main() -> None:
     rows: list[tuple[str, str]] = []
 
     # 1. matmul peak
-    peak = matmul_peak(args.threads, args.quick)
+    peak = matmul_peak(args.threads, args.quick, smoke=args.smoke)
     log(f"[peak] matmul {peak['n']}^3: fp32 {peak['fp32']:.0f} GFLOP/s, "
         f"bf16 {peak['bf16']:.1f} GFLOP/s (best of interleaved rounds)")
     flag = "" if peak["trusted"] else "  (untrustworthy: below the sanity floor, a busy host)"
@@ -53,7 +56,7 @@ def main() -> None:
     dtypes = ["fp32"]
     if args.force_bf16 or peak["bf16"] >= 0.5 * peak["fp32"]:
         dtypes.append("bf16")
-    tr = bench_train(args.threads, args.quick, dtypes, log=log)
+    tr = bench_train(args.threads, args.quick, dtypes, log=log, smoke=args.smoke)
     if "bf16" not in dtypes:
         # Without a native bf16 GEMM (no AVX-512 BF16 / AMX) a batch-64 bf16 step takes about a
         # minute or more; the ratio against the reference is still measured, on batch 4.
@@ -61,7 +64,8 @@ def main() -> None:
             f"{peak['fp32']:.0f} (emulated): measuring bf16 at batch {BF16_SMALL_BATCH} "
             "(--force-bf16 for batch 64)")
         tr.update({f"bf16 (batch {BF16_SMALL_BATCH})": r for r in bench_train(
-            args.threads, True, ["bf16"], log=log, batch_size=BF16_SMALL_BATCH).values()})
+            args.threads, True, ["bf16"], log=log, batch_size=BF16_SMALL_BATCH,
+            smoke=args.smoke).values()})
     for dt, r in tr.items():
         tok = r["tokens_per_step"]
         for k in ("ours", r["ref"]):
@@ -81,7 +85,8 @@ def main() -> None:
                      f"({r0['tokens_per_step']} tok)"))
 
     # 3. LEGO generation
-    rate = lego_generation_rate(50_000 if args.quick else 200_000, 2 if args.quick else 3)
+    rate = (lego_generation_rate(2_000, 1) if args.smoke else
+            lego_generation_rate(50_000 if args.quick else 200_000, 2 if args.quick else 3))
     torch.set_num_threads(args.threads)
     log(f"[gen] LEGO Task 1 (n=12): {rate:,.0f} sentences/s (1 thread)")
     rows.append(("LEGO gen (1 thr)", f"{rate:,.0f} sentences/s"))
@@ -90,7 +95,7 @@ def main() -> None:
     if not args.skip_tta:
         from bench_tta import ESCAPE, TARGET, bench_tta, describe
 
-        res = bench_tta(args.quick, log=log)
+        res = bench_tta(args.quick, log=log, smoke=args.smoke)
         for key, what in (("escaped", f"plateau left (a position >= {ESCAPE})"),
                           ("reached", f"#0-#5 >= {TARGET}")):
             so, sa, ratio = describe(res, key)

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 from reasonlab.errors import ConfigError
 from reasonlab.runs import execute, load_result, run_dir_for
 from reasonlab.train.config import TrainConfig
+from reasonlab.workers import WorkerDied, run_jobs
 
 Executor = Literal["local", "ray"]
 EXECUTORS: tuple[Executor, ...] = ("local", "ray")
@@ -72,6 +73,7 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
                    address, desc)
         for i, r in zip(todo, done, strict=True):
             results[i] = r
+        check_dead_workers(configs, descs, results, root)
     return results  # type: ignore[return-value]
 
 
@@ -191,8 +193,32 @@ def pool_map(fn: Any, jobs: list[Any], workers: int, gpus: list[str]) -> list[An
         pins = get_context("spawn").Queue()
         for k in range(workers):
             pins.put(gpus[k % len(gpus)])
-    with process_pool(workers, pins) as pool:
-        return list(pool.map(fn, jobs))
+    # a pool that survives a dead worker: its job's result is a WorkerDied (workers.py)
+    return run_jobs(fn, jobs, workers, _start_worker, (os.getpid(), pins), pins)
+
+
+def check_dead_workers(configs: list[TrainConfig], descs: list[str], results: list[Any],
+                       root: Path) -> None:
+    """After every other run has finished: the runs whose worker process died (killed by a
+    signal: the out-of-memory killer's SIGKILL, say) are marked failed in their run.json, with
+    the cause, and named in one error that says how to resume them."""
+    from reasonlab.errors import ReasonlabError
+    from reasonlab.store import mark_failed
+
+    dead = [(c, d, r) for c, d, r in zip(configs, descs, results, strict=True)
+            if isinstance(r, WorkerDied)]
+    if not dead:
+        return
+    named = []
+    for config, d, r in dead:
+        run_dir = run_dir_for(config, root)
+        mark_failed(run_dir, r.cause)
+        named.append((f"{run_dir.name} ({d})", r.cause))
+    what = (f"run {named[0][0]} did not finish: {named[0][1]}" if len(named) == 1 else
+            f"{len(named)} runs did not finish: " + "; ".join(f"{n}: {c}" for n, c in named))
+    them = "it from its last checkpoint" if len(named) == 1 else "them from their checkpoints"
+    raise ReasonlabError(f"{what}; the other runs are done; run the same command again to "
+                         f"resume {them}")
 
 
 def process_pool(workers: int, pins: Queue[str] | None = None) -> ProcessPoolExecutor:
@@ -298,6 +324,10 @@ def connect_ray(address: str | None, workers: int | None) -> Any:
         raise ConfigError(f"cannot connect to Ray at {address or 'a new local instance'} "
                           f"({first}); start a cluster with `ray start --head` and pass its "
                           "address (host:6379), or leave --address out") from None
+    if not address:  # a local instance: its processes end with this one, even a killed one
+        from reasonlab.orphans import reap_with_driver
+
+        reap_with_driver(os.path.dirname(ray.__file__))
     return ray
 
 

@@ -263,19 +263,34 @@ def _last_touched(run_dir: Path) -> float:
     return max(times)
 
 
+def clear_stale_locks(root: Path) -> int:
+    """Remove the lock files no live process holds (locking.clear_stale): left beside a run
+    by a process killed after it finished the run, or beside a folder removed since. A lock
+    beside an unfinished run is broken by the next command that trains it anyway; removing
+    it here is as safe (the breakers' protocol). Returns how many went."""
+    from reasonlab.locking import clear_stale
+
+    return sum(clear_stale(p) for p in (root / "runs").glob(".*.lock"))
+
+
 def gc(root: Path, older_than: float, yes: bool, ask: Any = ask_stderr) -> str:
-    """Remove the gc candidates after showing them and asking (unless `yes`)."""
+    """Remove the gc candidates after showing them and asking (unless `yes`); lock files left
+    by killed processes go without asking (they hold no data)."""
     if not (root / "runs").is_dir():
         raise ConfigError(f"no runs under {root / 'runs'}; nothing to collect")
+    locks = clear_stale_locks(root)
+    also = f"; removed {locks} stale lock file{'s' * (locks != 1)}" if locks else ""
     doomed = gc_candidates(root, older_than)
     if not doomed:
-        return "nothing to remove: no partial, failed or damaged run is that old"
+        return "nothing to remove: no partial, failed or damaged run is that old" + also
     if yes:
         print(list_table(doomed))
     elif not confirm(f"remove these {len(doomed)} run folders?",
                      f"{len(doomed)} runs would be removed; pass --yes to remove them without "
                      "asking", ask, details=list_table(doomed)):  # the list: part of the question
-        return "nothing removed"
+        return "nothing removed" + (f" but {locks} stale lock file{'s' * (locks != 1)}"
+                                    if locks else "")
     busy = [r.id for r in doomed if not remove_run(r.path)]  # started training meanwhile
     return (f"removed {len(doomed) - len(busy)} run folders; running their commands again "
-            "retrains them" + (f" (kept {', '.join(busy)}: training now)" if busy else ""))
+            "retrains them" + (f" (kept {', '.join(busy)}: training now)" if busy else "")
+            + also)

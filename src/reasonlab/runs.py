@@ -11,12 +11,13 @@ silently reused.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 from typing import Any
 
-from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
-from reasonlab.locking import RunLock, lock_path
+from reasonlab.errors import ConfigError, ReasonlabError
+from reasonlab.locking import LeaseLost, RunLock, clear_stale, lock_path
 from reasonlab.store import (
     RunRecord,
     check_partial,
@@ -63,6 +64,7 @@ def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | No
     run_dir = run_dir_for(config, root)
     done = load_result(run_dir)
     if done is not None:
+        clear_stale(lock_path(run_dir))  # left by a process killed after it finished the run
         return done
     if config.init_run is not None:  # its initialisation first: trained once, then reused
         execute(config.init_run, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
@@ -99,37 +101,43 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
 
     from reasonlab.train.device import where_it_runs
 
+    # Every write below is fenced (lock.check, locking.py): a process that stalled past its
+    # lease and lost the run to another stops at its next write, and never removes the folder.
     step = check_partial(run_dir)
     where = where_it_runs(config.device, config.dtype, config.deterministic)
     if step:
         check_same_place(run_dir, where)
+    lock.check()
     created = make_dirs(run_dir)
     try:
-        write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"))
+        write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"),
+                          fence=lock.check)
         record = RunRecord(run_dir, run_dir.name, config.task.name,
                            flatten(config.model_dump(mode="json", exclude_defaults=True)), step,
-                           where)
+                           where, fence=lock.check)
     except OSError as e:
-        _discard(run_dir, created)
+        _discard(run_dir, created, lock)
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
     try:
-        final = train(config, run_dir, quiet=quiet, desc=desc, position=position)
-        if lock.lost:  # we stalled past the stale timeout and another process took the run
-            raise CheckpointError(f"run {run_dir} was taken over by another process while this "
-                                  "one stalled; run the command again to reuse its result")
+        final = train(config, run_dir, quiet=quiet, desc=desc, position=position,
+                      fence=lock.check)
+        lock.check()
+    except LeaseLost:
+        raise  # the run is another process's now: nothing of it is touched
     except Exception as e:
         user = (e if isinstance(e, ReasonlabError)
                 else out_of_memory(e) or nondeterministic_op(e))
         if user is None:  # a bug: recorded, and its traceback shown
-            record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
+            with contextlib.suppress(LeaseLost):
+                record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
             raise
         if created:  # a user error while starting: leave nothing behind
-            _discard(run_dir, created)
+            _discard(run_dir, created, lock)
         else:
             record.end("partial")
         raise user from None
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
-    write_json_atomic(run_dir / "result.json", result, indent=None)
+    write_json_atomic(run_dir / "result.json", result, indent=None, fence=lock.check)
     record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
 
@@ -147,9 +155,11 @@ def check_same_place(run_dir: Path, where: dict[str, str]) -> None:
                 f"delete {run_dir} to train it again here")
 
 
-def _discard(run_dir: Path, created: list[Path]) -> None:
-    """Remove a run folder this command created, and the empty parents it created with it."""
+def _discard(run_dir: Path, created: list[Path], lock: RunLock) -> None:
+    """Remove a run folder this command created, and the empty parents it created with it,
+    while this process still holds the run (raises LeaseLost, removing nothing, if not)."""
     if created:
+        lock.check()
         shutil.rmtree(run_dir, ignore_errors=True)
         remove_empty(created[1:])
 

@@ -20,14 +20,14 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import CheckpointError, ConfigError
-from reasonlab.locking import LockHeld, RunLock, held, lock_path
+from reasonlab.locking import LeaseLost, LockHeld, RunLock, held, lock_path
 
 RUN_JSON = "run.json"
 CKPT_DIR = "ckpt"  # = train.checkpoint.CKPT_DIR, not imported: that would import torch (1-3 s)
@@ -141,10 +141,11 @@ def read_result(run_dir: Path, verify: bool = False) -> dict[str, Any] | None:
                               else "has a final step that is not the curve's last")
     if not isinstance(final["acc"], int | float) or isinstance(final["acc"], bool):
         raise CorruptRunError(run_dir, "result.json", "has a final.acc that is not a number")
-    if not (run_dir / CKPT_DIR / "state.safetensors").is_file() and not (
-            run_dir / f".{CKPT_DIR}.old" / "state.safetensors").is_file():
-        raise CorruptRunError(run_dir, f"{CKPT_DIR}/state.safetensors",
-                              "is missing (a finished run keeps its final checkpoint)")
+    for name in ("state.safetensors", "state.json"):
+        if not (run_dir / CKPT_DIR / name).is_file() and not (
+                run_dir / f".{CKPT_DIR}.old" / name).is_file():
+            raise CorruptRunError(run_dir, f"{CKPT_DIR}/{name}",
+                                  "is missing (a finished run keeps its final checkpoint)")
     if verify:
         check_checkpoint(run_dir)
     return result
@@ -310,13 +311,16 @@ def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def write_json_atomic(path: Path, data: Any, indent: int | None = 1) -> None:
-    write_text_atomic(path, json.dumps(data, indent=indent))
+def write_json_atomic(path: Path, data: Any, indent: int | None = 1,
+                      fence: Callable[[], None] | None = None) -> None:
+    write_text_atomic(path, json.dumps(data, indent=indent), fence)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, fence: Callable[[], None] | None = None) -> None:
     """Write `path` through a temporary file of its own (unique: two writers never share
-    one) renamed into place, so a reader sees the old file or the new one, never half."""
+    one) renamed into place, so a reader sees the old file or the new one, never half.
+    `fence` (locking.RunLock.check) is called just before the rename: a writer that lost its
+    run leaves the file as it was."""
     import tempfile
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -324,6 +328,8 @@ def write_text_atomic(path: Path, text: str) -> None:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the file from a shared store's users
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        if fence is not None:
+            fence()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -336,10 +342,12 @@ class RunRecord:
     sums the sessions that ended; one killed outright adds nothing."""
 
     def __init__(self, run_dir: Path, run_id: str, task: str, changed: dict[str, Any],
-                 step: int = 0, where: dict[str, str] | None = None):
+                 step: int = 0, where: dict[str, str] | None = None,
+                 fence: Callable[[], None] | None = None):
         """`where`: the resolved device and precision (train/device.py where_it_runs), kept
-        at the top and in each start (a resume is refused elsewhere: runs.py)."""
-        self.path = run_dir / RUN_JSON
+        at the top and in each start (a resume is refused elsewhere: runs.py); `fence`: see
+        write_text_atomic."""
+        self.path, self.fence = run_dir / RUN_JSON, fence
         old = _read_json_quietly(self.path)
         now = time.time()
         starts = old.get("starts") if isinstance(old.get("starts"), list) else []
@@ -352,7 +360,7 @@ class RunRecord:
             "starts": [*starts, {"time": now, "host": provenance()["host"],
                                  "pid": os.getpid(), "step": step, **(where or {})}]}
         self.start = time.perf_counter()
-        write_json_atomic(self.path, self.data)
+        write_json_atomic(self.path, self.data, fence=fence)
 
     def end(self, status: str, **more: Any) -> None:
         self.data.update(status=status, wall_s=self.data["wall_s"] + time.perf_counter()
@@ -360,7 +368,32 @@ class RunRecord:
         self.data.pop("pid", None)
         if status == "finished":  # what `runs` compares to trust this summary without reading
             self.data["files"] = fingerprints(self.path.parent)
-        write_json_atomic(self.path, self.data)
+        write_json_atomic(self.path, self.data, fence=self.fence)
+
+
+def mark_failed(run_dir: Path, error: str) -> bool:
+    """Record in run.json that the run's process died (a pool worker killed by a signal: its
+    own `RunRecord.end` never ran), under the run's lock, which the dead process's pid makes
+    stale at once; False (nothing written) when another process holds the run now, or it
+    finished or never started. The run resumes from its last checkpoint when run again."""
+    if not run_dir.is_dir():  # died before it made the folder: nothing to record
+        return False
+    lock = RunLock(lock_path(run_dir))
+    try:
+        lock.acquire(wait=False)
+    except LockHeld:
+        return False
+    try:
+        path = run_dir / RUN_JSON
+        data = _read_json_quietly(path)
+        if data.get("status") != "running" or (run_dir / "result.json").exists():
+            return False
+        data.update(status="failed", error=error, ended=time.time())
+        data.pop("pid", None)
+        write_json_atomic(path, data, fence=lock.check)
+        return True
+    finally:
+        lock.release()
 
 
 FINGERPRINTED = ("result.json", f"{CKPT_DIR}/state.json", f"{CKPT_DIR}/state.safetensors")
@@ -497,7 +530,10 @@ def remove_run(run_dir: Path) -> bool:
     except LockHeld:
         return False
     try:
+        lock.check()  # the fence: never remove a run another process has taken over
         shutil.rmtree(run_dir)
+    except LeaseLost:
+        return False
     finally:
         lock.release()
     return True

@@ -91,6 +91,16 @@ def _report(verdicts: str = "[]", study: str | None = None, md: bytes = b"# a re
     return setup
 
 
+def _old_site(tmp: Path, run: Path) -> None:
+    """A report to publish, and --out holding what a site built before the marker file held,
+    with a user's files under assets/ and reports/."""
+    _report()(tmp, run)
+    for f in ("index.html", "explorer.html", "assets/site.js", "assets/site.css",
+              "assets/my-logo.svg", "reports/notes.md"):
+        (tmp / "site" / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "site" / f).write_text(f"{f}\n")
+
+
 def _config_file(content: str, name: str = "c.json"):
     def setup(tmp: Path, run: Path) -> None:
         (tmp / name).write_text(content)
@@ -273,6 +283,8 @@ CASES: list[tuple[str, list[str], str, Callable | None]] = [
      "verdicts.json", _report("[1, 2]")),
     ("site-study-json-runs-malformed", ["site", "--store", "{store}", "--out", "{tmp}/site"],
      "study.json", _report(study='{"runs": [1], "scale": 3}')),
+    ("site-old-layout-no-marker", ["site", "--store", "{store}", "--out", "{tmp}/site"],
+     "looks like a site made before", _old_site),
     ("site-report-latin1", ["site", "--store", "{store}", "--out", "{tmp}/site"],
      "report.md", _report(md="# caf\u00e9 r\u00e9sum\u00e9\n".encode("latin-1"))),
     # ---- nesting, types and sizes no config takes
@@ -321,6 +333,38 @@ if NO_CUDA:
         ("device-cuda", [*T, "device=cuda"], "CUDA", None),
         ("run-device-cuda-dir", [*T, "device=cuda", "--out", "{tmp}/o"], "CUDA", None),
     ]
+# every legacy key (train/config.py LEGACY_INIT, LEGACY_TRAINABLE; model/config.py LEGACY_KEYS,
+# RENAMED_FIELDS, kv_groups) given a value it cannot take, and given beside its new name
+CASES += [
+    ("legacy-train-int", [*T, "train=5"], "trainable", None),
+    ("legacy-train-bool", [*T, "train=true"], "trainable", None),
+    ("legacy-train-unknown", [*T, "train=[\"nope\"]"], "trainable", None),
+    ("legacy-train-and-new", [*T, "train=fpt", "trainable=full"], "give trainable only", None),
+    ("legacy-train-only-int", [*T, "train_only=5"], "trainable", None),
+    ("legacy-train-only-and-new", [*T, "train_only=[\"head.\"]", "trainable=full"],
+     "give trainable only", None),
+    ("legacy-train-and-train-only", [*T, "train=fpt", "train_only=[\"head.\"]"],
+     "give trainable only", None),
+    ("legacy-pretrained-int", [*T, "pretrained=5"], "init_from", None),
+    ("legacy-pretrained-unknown", [*T, "pretrained=nope"], "nope", None),
+    ("legacy-pretrain-int", [*T, "pretrain=5"], "init_from", None),
+    ("legacy-pretrain-and-new", [*T, "pretrain={}", "init_from=all-minilm-l6-v2"],
+     "give init_from only", None),
+    ("legacy-identity-terms", [*T, "model.identity_terms=5"], "attention.terms", None),
+    ("legacy-identity-zero-diag", [*T, "model.identity_zero_diag=5"], "attention.zero_diag",
+     None),
+    ("legacy-mlp-equality", [*T, "model.mlp_equality=5"], "arch.equality", None),
+    ("legacy-init-gamma", [*T, "model.init_gamma=x"], "init.gamma", None),
+    ("legacy-norm-and-new", [*T, "model.norm=pre", "model.norm_position=post"],
+     "give norm_position only", None),
+    ("legacy-norm-unknown", [*T, "model.norm=sideways"], "norm_position", None),
+    ("legacy-normalization-int", [*T, "model.normalization=5"], "norm_layer", None),
+    ("legacy-kv-groups-text", [*T, "model.kv_groups=x"], "kv_groups", None),
+    ("legacy-kv-groups-list", [*T, "model.kv_groups=[2]"], "kv_groups", None),
+    ("legacy-kv-groups-not-dividing", [*T, "model.kv_groups=3"], "kv_groups", None),
+    ("legacy-arch-mlp-bad-option", [*T, "model.arch=mlp", "model.mlp_equality=x"],
+     "arch.equality", None),
+]
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:

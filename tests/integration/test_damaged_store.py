@@ -72,6 +72,8 @@ CASES = {
     "result-unreadable": (lambda run: (run / "result.json").write_text("{oops"),
                           "result.json"),
     "ckpt-empty": (lambda run: shutil.rmtree(run / "ckpt"), "state.safetensors"),
+    "ckpt-state-json-gone": (lambda run: (run / "ckpt" / "state.json").unlink(),
+                             "state.json is missing"),
     "ckpt-byte-flipped": (flip_tensor_byte, "checksum"),
     "ckpt-byte-flipped-partial": (flip_tensor_byte_partial, "checksum"),
 }
@@ -226,3 +228,60 @@ def test_gc_removes_a_linked_run_folder_not_its_target(finished, tmp_path, capsy
     assert main(["runs", "gc", "--yes", "--out", str(store)]) == 0
     assert not (store / "runs" / "0123456789ab").exists()
     assert (elsewhere / "result.json").read_text() == "{oops"  # the target is untouched
+
+
+def test_a_finished_run_without_state_json_is_damaged_and_collected(finished, tmp_path,
+                                                                     capsys):
+    """Not "train it first" (it finished): its analysis names the missing file, and gc
+    removes it."""
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    run = next(p for p in (store / "runs").iterdir() if p.is_dir())
+    (run / "ckpt" / "state.json").unlink()
+    with pytest.raises(CorruptRunError, match="ckpt/state.json is missing"):
+        load_run_model(run)
+    assert main(["runs", "gc", "--yes", "--out", str(store)]) == 0
+    assert "removed 1 run folders" in capsys.readouterr().out
+    assert not run.exists()
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                       capture_output=True, text=True)
+    return int(p.stdout)
+
+
+def test_a_stale_lock_beside_a_finished_run_goes(finished, tmp_path, capsys):
+    """A process killed between writing result.json and releasing its lock leaves the lock:
+    gc removes it (a live one stays), and so does the next command that reuses the run."""
+    import os
+    import platform
+    import time
+
+    from reasonlab.locking import RunLock, read_lock
+
+    store = tmp_path / "store"
+    shutil.copytree(finished, store)
+    run = next(p for p in (store / "runs").iterdir() if p.is_dir())
+    lock = store / "runs" / f".{run.name}.lock"
+    dead = {"host": platform.node(), "pid": _dead_pid(), "started": time.time(), "token": "t"}
+    lock.write_text(json.dumps(dead))
+    gone = store / "runs" / ".0123456789ab.lock"  # beside a folder removed since
+    gone.write_text(json.dumps({"host": "node7", "pid": 1, "token": "u"}))
+    old = time.time() - 3600  # no heartbeat for an hour
+    os.utime(gone, (old, old))
+    live = RunLock(store / "runs" / ".fedcba987654.lock")
+    live.acquire()
+    try:
+        assert main(["runs", "gc", "--yes", "--out", str(store)]) == 0
+        assert "removed 2 stale lock files" in capsys.readouterr().out
+        assert not lock.exists() and not gone.exists()
+        assert read_lock(live.path)["token"] == live.token
+    finally:
+        live.release()
+    lock.write_text(json.dumps(dead))
+    execute(TrainConfig.build(TINY), store, quiet=True)  # reuses the run, clears its lock
+    assert not lock.exists()

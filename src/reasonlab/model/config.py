@@ -228,7 +228,8 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
     groups = data.pop("kv_groups", None)
     if groups is not None:
         n_heads = data.get("n_heads", ModelConfig.model_fields["n_heads"].default)
-        if groups <= 0 or n_heads % groups:
+        if type(groups) is not int or type(n_heads) is not int or groups <= 0 or (
+                n_heads % groups):
             raise ValueError(f"kv_groups={groups} (the old name: query heads per key/value "
                              f"head) must divide n_heads={n_heads}; write n_kv_heads instead")
         if data.get("n_kv_heads") not in (None, n_heads // groups):

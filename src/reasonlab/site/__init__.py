@@ -35,7 +35,7 @@ MARKER = ".reasonlab-site.json"
 """Written into every site folder: the files the site wrote. A rebuild replaces and removes
 only those; a folder without it (and not empty) is not a site and is refused."""
 LEGACY = ("index.html", "explorer.html", "assets/site.js", "assets/site.css")
-"""A site written before MARKER existed holds all of these."""
+"""A site written before MARKER existed holds all of these (refused: previous_site)."""
 EXPLORER_RUNS = 6
 """Most LEGO runs in the attention explorer (each adds its patterns to the page)."""
 EXPLORER_SENTENCES = 4
@@ -403,10 +403,12 @@ def previous_site(out: Path) -> list[str]:
         return []
     marker = out / MARKER
     if not marker.is_file() and all((out / f).is_file() for f in LEGACY):
-        # a site from before the marker: its own files are those of the site's layout
-        return [str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and (
-            str(p.relative_to(out)) in LEGACY or p.relative_to(out).parts[0] in (
-                "assets", "reports"))]
+        # what looks like a site from before the marker is refused too: which of its files
+        # that build wrote is not known, and a user's files under assets/ or reports/ would go
+        raise ConfigError(f"--out {out} looks like a site made before `reasonlab site` marked "
+                          f"its sites ({MARKER}), so which files are its own is not known; "
+                          "delete it (after keeping any file of yours in it) or choose an "
+                          "empty or new folder")
     if not marker.is_file():
         raise ConfigError(f"--out {out} is a non-empty folder that is not a site made by "
                           "`reasonlab site`; choose an empty or new folder")

@@ -30,7 +30,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,10 +95,11 @@ def frozen_source(config: TrainConfig) -> str:
 
 
 def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module,
-                    optimizer: torch.optim.Optimizer | None, frozen: Frozen | None = None
-                    ) -> None:
+                    optimizer: torch.optim.Optimizer | None, frozen: Frozen | None = None,
+                    fence: Callable[[], None] = lambda: None) -> None:
     """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc);
-    `frozen` (frozen_record): parameters left out and recorded instead."""
+    `frozen` (frozen_record): parameters left out and recorded instead. `fence` (train()'s) is
+    called before the folder is touched and again before the renames."""
     skip = set(frozen.names) if frozen is not None else set()
     tensors: dict[str, torch.Tensor] = {
         f"{MODEL_PREFIX}{k}": v.detach().cpu().contiguous()
@@ -126,6 +127,7 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
     }
     if frozen is not None:
         meta[FROZEN] = frozen.meta()
+    fence()
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
         shutil.rmtree(stale, ignore_errors=True)
@@ -141,6 +143,11 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
     old = run_dir / f".{CKPT_DIR}.old"
+    try:
+        fence()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if final.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
@@ -167,6 +174,9 @@ def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     meta = checkpoint_meta(run_dir)
     name = f"{checkpoint_dir(run_dir).name}/state.safetensors"
     if meta is None:
+        if (run_dir / "result.json").exists():  # finished: its checkpoint lost a file since
+            raise CorruptRunError(run_dir, f"{CKPT_DIR}/state.json", "is missing (a finished "
+                                  "run keeps its final checkpoint)")
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "ckpt/state.json); train it first")
     if meta.get(MODEL_CHECKSUM) is None:

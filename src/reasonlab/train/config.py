@@ -273,8 +273,8 @@ def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
 
                     # before the backbone's own table and FPT's added one were two groups,
                     # "positions" named whichever the model had (model/freeze.py POSITIONS)
-                    value = resolve_groups([*value, *POSITIONS] if "positions" in value
-                                           else value)
+                    value = resolve_groups([*value, *POSITIONS] if isinstance(value, list)
+                                           and "positions" in value else value)
                 value = {keys[old]: value}
             data[field] = value
     return data

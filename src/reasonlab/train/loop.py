@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +156,11 @@ def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Opt
 
 
 def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
-          desc: str | None = None, position: int | None = None) -> dict[str, Any]:
-    """Train (or resume) the run in `run_dir`; returns the final evaluation."""
+          desc: str | None = None, position: int | None = None,
+          fence: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Train (or resume) the run in `run_dir`; returns the final evaluation. `fence` is called
+    immediately before every write to the folder (runs.execute: the run lock's check, which
+    raises once another process has taken the run over)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -186,7 +190,7 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     start = 0
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
-    _truncate_metrics(metrics_path, start)
+    _truncate_metrics(metrics_path, start, fence)
     if frozen is not None and device.type == "cuda" and precision == "bf16":
         cast_frozen_matrices(model)  # once, not at every forward (never saved: frozen)
 
@@ -218,13 +222,16 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                                              config.eval_batch_size, autocast,
                                              classes["train"])["acc"]
             loss_sum.zero_()
+            line = json.dumps(last) + "\n"
+            fence()
             with metrics_path.open("a") as f:
-                f.write(json.dumps(last) + "\n")
+                f.write(line)
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
             if done % config.ckpt_every == 0 or done == config.steps:
                 # the last holds no optimizer state: nothing resumes a finished run
                 save_checkpoint(run_dir, done, chash, model,
-                                optimizer if done < config.steps else None, frozen)
+                                optimizer if done < config.steps else None, frozen,
+                                fence=fence)
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
         rows = read_metrics(run_dir)
@@ -243,13 +250,13 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _truncate_metrics(path: Path, step: int) -> None:
+def _truncate_metrics(path: Path, step: int, fence: Callable[[], None] | None = None) -> None:
     """Drop metric lines logged after the checkpoint we resume from (they will be replayed)."""
     if not path.exists():
         return
     keep = [line for line in path.read_text().splitlines()
             if line.strip() and _is_complete(line) and json.loads(line)["step"] <= step]
-    write_text_atomic(path, "".join(line + "\n" for line in keep))
+    write_text_atomic(path, "".join(line + "\n" for line in keep), fence)
 
 
 def _is_complete(line: str) -> bool:
