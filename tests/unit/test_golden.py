@@ -137,14 +137,19 @@ def weight_numbers(weights: dict[str, torch.Tensor]) -> dict[str, float]:
 
 
 def run_family(name: str) -> dict[str, float]:
-    from reasonlab.train.checkpoint import read_model_weights
+    from reasonlab.train.init_stages import load_run_model
     from reasonlab.train.loop import train
 
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "runs" / "golden"
-        last = train(family_config(name), run_dir, quiet=True)
+        config = family_config(name)
+        last = train(config, run_dir, quiet=True)
+        # the whole model (a checkpoint that leaves frozen weights out rebuilds them from the
+        # run's config, which execute() writes beside it)
+        (run_dir / "config.json").write_text(json.dumps(config.model_dump(mode="json")))
+        _, model = load_run_model(run_dir)
         return {"train_loss": last["train_loss"], "test_loss": last["loss"],
-                **weight_numbers(read_model_weights(run_dir))}
+                **weight_numbers(model.state_dict())}
 
 
 def init_numbers(name: str) -> dict[str, float]:
