@@ -120,6 +120,13 @@ class TrainConfig(StrictModel):
     through 30 frozen layers: `reasonlab studies --scale paper` marks them); "max-autotune"
     also searches kernels; it needs `compile`."""
     # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
+    stop_at: float | None = Field(None, gt=0, le=1, exclude_if=lambda v: v is None)
+    """End the run at the first evaluation whose headline accuracy (train/metrics.py
+    `headline`: the masked query bits for bit memory, plain accuracy else) reaches this level,
+    with a final checkpoint there; None trains all `steps`. For a study that reads only the
+    steps to a level (fpt-convergence): the curve up to the stop is bitwise the full run's, and
+    the run costs no more steps than the level takes."""
+    # Left out of dumps (so of run ids) while None: adding it kept existing run ids valid.
     init_from: str | TrainConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Where the weights of everything but the head come from, task tokens mapped to the
     source's vocabulary; it fixes the architecture fields of `model` (for a run, all but

@@ -33,7 +33,7 @@ from reasonlab.train.config import TrainConfig, config_id
 from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
                                     resolve_device, resolve_dtype)
 from reasonlab.train.init_stages import build_model
-from reasonlab.train.metrics import evaluate, model_inputs, param_counts, slot_loss
+from reasonlab.train.metrics import evaluate, headline, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
@@ -201,7 +201,10 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     loss_sum = torch.zeros((), device=device)
     order = EpochOrder(config, len(train_set), device)
     last: dict[str, Any] = {}
-    for step in range(start, config.steps):
+    # a run that stopped at its level (config.stop_at) and was killed before its result was
+    # written resumes to nothing more: its last metrics line is the stop
+    end = start if stopped(config, run_dir, start) else config.steps
+    for step in range(start, end):
         lr = lr_at(step, config.steps, config.optim)
         loss_sum += train_step(config, forward, optimizer, train_set, step, lr, autocast,
                                classes["train"], order)
@@ -227,11 +230,14 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             with metrics_path.open("a") as f:
                 f.write(line)
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
-            if done % config.ckpt_every == 0 or done == config.steps:
+            stop = config.stop_at is not None and headline(last) >= config.stop_at
+            if done % config.ckpt_every == 0 or done == config.steps or stop:
                 # the last holds no optimizer state: nothing resumes a finished run
                 save_checkpoint(run_dir, done, chash, model,
                                 optimizer if done < config.steps else None, frozen,
                                 fence=fence)
+            if stop:  # the level is reached: what the run is for is measured
+                break
     bar.close()
     if not last:  # resumed a finished run: the final evaluation is the last metrics line
         rows = read_metrics(run_dir)
@@ -241,6 +247,14 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
                                   "the run again")
         last = rows[-1]
     return last
+
+
+def stopped(config: TrainConfig, run_dir: Path, step: int) -> bool:
+    """Whether the run already stopped at its level (config.stop_at) at checkpoint `step`."""
+    if config.stop_at is None or step == 0:
+        return False
+    rows = read_metrics(run_dir)
+    return bool(rows) and rows[-1]["step"] == step and headline(rows[-1]) >= config.stop_at
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:

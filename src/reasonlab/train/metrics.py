@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -97,6 +98,14 @@ def accuracy_by(correct: torch.Tensor, key: torch.Tensor, valid: torch.Tensor | 
     counts = torch.zeros(n, dtype=torch.float64, device=k.device).index_add_(
         0, k, torch.ones_like(k, dtype=torch.float64))
     return (hits / counts).tolist()
+
+
+def headline(metrics: dict[str, Any]) -> float:
+    """The accuracy a study reads as a run's result: on the MASKED query bits where the task
+    reports them (bit memory: copying the visible bits already scores 75% on all bits,
+    docs/papers.md §4), plain accuracy else."""
+    masked = metrics.get("acc_by_masked")
+    return float(masked[1]) if masked else float(metrics["acc"])
 
 
 def evaluate(model: nn.Module, data: Batch, batch_size: int,

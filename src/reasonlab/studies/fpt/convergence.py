@@ -4,8 +4,9 @@ duration"; docs/papers.md §4).
 Steps to a fixed level, set per task and scale before training (verdicts.LEVELS: 90% of the
 pretrained arm's plateau in a pilot), read from each run's test curve, on each offline backbone
 (fpt.backbones): FPT's runs are fpt-universal's (same configs, trained once in a shared runs
-folder); the frozen random arm runs RANDOM_LONGER times as many steps, so that a speedup up to
-that factor can be measured rather than assumed. A run that never reaches the level is
+folder); the frozen random arm runs up to RANDOM_LONGER times as many steps, so that a speedup
+up to that factor can be measured rather than assumed, and stops at the first evaluation that
+reaches the level (TrainConfig.stop_at: nothing after it is read). A run that never reaches the level is
 reported as such and produces no number: a task's speedup is read only where every run of
 both arms reached the level (verdicts.convergence_verdict).
 """
@@ -33,15 +34,18 @@ RANDOM_LONGER = 4
 class FptConvergence(SlideStudy):
     title = "FPT: convergence, pretrained vs random frozen backbone"
     claims = family_claims(__package__)["fpt-convergence"]
-    # estimated for 3 seeds (fpt README, "Seeds and time"): 3 x the 1-seed measurement (1368 s
-    # for its 10 frozen random runs, 2 quiet cores). Over the 45-minute budget: the frozen
-    # random arm's 4x length is what measures a speedup, and a run cannot stop at the level
-    cpu_minutes = 68.4
+    # estimated for 3 seeds: 3 x the 1-seed measurement (1368 s for its 10 frozen random runs,
+    # 2 quiet cores) would be 68 minutes; the random runs now stop at their level
+    # (stop_at), which the 1-seed crossing steps put at about 41 minutes
+    cpu_minutes = 41.0
     cpu_after = ("fpt-universal",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: p for t, p in tasks(scale).items() if t in LEVELS[scale]}
-        longer = {t: {**p, "steps": RANDOM_LONGER * p["steps"]} for t, p in points.items()}
+        # the random arm stops at the level: only its steps to it are read, and the curve up to
+        # the stop is the full run's (TrainConfig.stop_at)
+        longer = {t: {**p, "steps": RANDOM_LONGER * p["steps"], "stop_at": LEVELS[scale][t]}
+                  for t, p in points.items()}
         specs: list[RunSpec] = []
         for name in BACKBONES:
             b = FPT_BACKBONES[name]
@@ -60,8 +64,10 @@ class FptConvergence(SlideStudy):
             runs = by_task(runs_b)
             steps = {t: {a: [first_step(r["curve"], levels[t]) for r in rs]
                          for a, rs in arms.items()} for t, arms in runs.items()}
-            lengths = {t: {a: int(rs[0]["final"]["step"]) for a, rs in arms.items()}
-                       for t, arms in runs.items()}
+            # run lengths as configured (a random run that stopped at its level ends early)
+            lengths: dict[str, dict[str, int]] = {}
+            for spec, _ in runs_b:
+                lengths.setdefault(spec.factors["task"], {})[spec.arm] = spec.config.steps
             rep.table(f"Training duration: {title(name)}", STEPS_HEADER,
                       steps_rows(steps, levels, {t: speedup(s) for t, s in steps.items()},
                                  STEPS_TABLE, base),
