@@ -99,7 +99,7 @@ def _bound(x: float, digits: int) -> str:
 
 
 def _unsigned(x: float, digits: int) -> str:
-    return ("-inf" if x == -math.inf else "inf" if x == math.inf else f"{x:.{digits - 1}f}")
+    return ("-inf" if x == -math.inf else "inf" if x == math.inf else f"{x:.{max(digits - 1, 2)}f}")
 
 
 def _times(x: float, digits: int) -> str:

@@ -58,7 +58,7 @@ def test_statistics_only_share_interval_and_cap(rng):
     1.18). With seeds, the share gets Fieller's interval and shows capped at 1."""
     over = {"ListOps (fpt2021)": {P: 0.32, S: 0.344, D: 0.188}}
     v = statistics_verdict(C, table(rng, over), P, S, D)
-    assert v.effect.value == 1.0 and "uncapped +1.1" in v.evidence
+    assert v.effect.value == 1.0 and "uncapped 1.1" in v.evidence
     noisy_half = {"digits": {P: 0.95, S: 0.83, D: 0.7}}  # share 0.52, noisy: either side
     v = statistics_verdict(C, table(rng, noisy_half, 0.04), P, S, D)
     assert v.status == "inconclusive" and "underpowered" in v.why

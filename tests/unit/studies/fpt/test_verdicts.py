@@ -157,7 +157,7 @@ def test_a_share_above_one_is_capped_for_display(rng):
     over = draw(rng, {"digits": {OUT: 0.25, OUT_LN: 0.95, ALL: 0.80}})
     v = share_verdict(A("layernorm-first"), over, OUT_LN, OUT, ALL)
     assert v.status == "reproduced" and v.effect.value == 1.0 and v.effect.hi == 1.0
-    assert "uncapped +1.2" in v.evidence and "capped to [0, 1]" in v.effect.what
+    assert "uncapped 1.2" in v.evidence and "capped to [0, 1]" in v.effect.what
     est = capped(stats.ratio({"a": [2.0, 2.1, 1.9], "b": [1.0, 1.1, 0.9]}, {"a": 1.0},
                              {"b": 1.0}))
     assert (est.value, est.lo, est.hi) == (1.0, 1.0, 1.0)
