@@ -35,7 +35,7 @@ RENAMED = "pretrained, renamed ops"
 class LegoPretraining(NeedsMiniLM):
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
     claims = family_claims(__package__)["lego-pretraining"]
-    cpu_minutes = 6.7  # measured: 404 s on the 2-core machine (RESULTS_VERSION 3)
+    cpu_minutes = 20.2  # estimate at 3 seeds: 404 s measured for 3 runs at 1, now 9
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = minilm_arms()
