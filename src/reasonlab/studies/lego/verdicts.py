@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from reasonlab.analysis.attention import top_heads
 from reasonlab.report import pm

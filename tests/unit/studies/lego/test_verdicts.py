@@ -11,7 +11,7 @@ import torch
 from reasonlab.studies.kit.base import Claim
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 from reasonlab.studies.lego.verdicts import (
-    HEAD_MARGIN, classical_verdict, closed_verdict, converge_verdict, extrapolation_gain,
+    classical_verdict, closed_verdict, converge_verdict, extrapolation_gain,
     first_pass_steps, heads_verdict, in_chain_order, is_later, last_first_every_arm,
     last_first_verdict, needs_fit, null_share, order_decision, order_p, span_gain,
     staircase_verdict)
