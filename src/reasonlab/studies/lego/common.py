@@ -181,8 +181,10 @@ class NeedsMiniLM(Study):
     and tests skip with the install hint when the package is absent."""
 
     unit = ("the fine-tuning seed (it draws the random init or the pretrained model's fresh "
-            "read-out, the sentences and their order); the pretrained arms start from one fixed "
-            "checkpoint, so their claims are about that checkpoint, not about pretraining runs")
+            "read-out, the mimicking stage where there is one, the sentences and their order); "
+            "the pretrained arms start from one fixed checkpoint, so their claims are about that "
+            "checkpoint, not about pretraining runs; the heads claim's random-init arm is one "
+            "model per seed")
 
     @classmethod
     def missing(cls) -> str | None:
