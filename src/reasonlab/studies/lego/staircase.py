@@ -37,7 +37,8 @@ MODES = {FIXED: "fixed", "given (authors' code)": "given",
 class LegoStaircase(Study):
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
     claims = family_claims(__package__)["lego-staircase"]
-    cpu_minutes = 15.0  # estimate at 3 seeds: 601 s measured for 4 new runs at 2, now 6
+    cpu_minutes = 9.0  # estimate at 3 seeds: 967 CPU-s measured for its 6 new runs over 2
+    # cores (2572 s wall on a machine loaded ~9; 601 s wall at 2 seeds with older code)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     default_seeds = {**SEEDS, "paper": 3}  # lego-extrapolation's: its BERT runs are `fixed`
