@@ -54,7 +54,8 @@ def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) ->
 class LegoMixedLengths(Study):
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
     claims = family_claims(__package__)["lego-mixed-lengths"]
-    cpu_minutes = 13.2  # estimate at 3 seeds: 527 s measured for 4 new runs at 2, now 6
+    cpu_minutes = 7.8  # estimate at 3 seeds: 850 CPU-s measured for its 6 new runs over 2
+    # cores (1182 s wall on a machine loaded ~5)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     default_seeds = SEEDS  # lego-extrapolation's, so its BERT runs are this study's FIXED arm
