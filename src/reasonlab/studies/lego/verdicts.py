@@ -318,7 +318,8 @@ def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verd
     seed in which none of #1-#11 passes shows no order: reported, left out. Decided over the
     seeds that show one: the share holding, with its exact interval, must exceed what a last
     position that is nothing special would show (null_share: 3/11), kit `majority`; so 3 of 3
-    seeds reproduce, 2 of 3 do not."""
+    seeds reproduce, 2 of 3 do not. Precondition: at least 3 seeds show an order (runs that
+    learn nothing past #0 test nothing)."""
     per_seed, parts, silent = [], [], 0
     for c in curves:
         steps = first_pass_steps(c)
@@ -338,8 +339,11 @@ def last_first_verdict(claim: Claim, curves: list[list[dict[str, Any]]]) -> Verd
     ev = (f"first step at accuracy >= {PASS} per seed: " + "; ".join(parts)
           + f"; #11 before >= {before_enough(middle)} of #1-#10 in {k} of {n} seeds"
           + (f" ({silent} seed(s) with no position of #1-#11 passed left out)" if silent else ""))
-    return decided(claim, stats.majority(stats.proportion(k, n, "share of seeds with #11 first"),
-                                         share), ev)
+    v = decided(claim, stats.majority(stats.proportion(k, n, "share of seeds with #11 first"),
+                                      share), ev)
+    return requires(v, not silent or n >= stats.MIN_UNITS,
+                    f"{silent} of {len(curves)} seeds learn none of #1-#11 within the run, so "
+                    f"only {n} show an order")
 
 
 def last_first_every_arm(claim: Claim, curves: dict[str, list[list[dict[str, Any]]]]

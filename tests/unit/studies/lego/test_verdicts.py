@@ -261,6 +261,10 @@ def test_seeds_that_learn_nothing_past_the_root_are_left_out():
     v = last_first_verdict(C, ordered + [silent])
     assert v.status == "reproduced" and "1 seed(s) with no position of #1-#11 passed" in \
         v.evidence
+    v = last_first_verdict(C, ordered[:1] + [silent] * 2)
+    assert v.status == "inconclusive" and v.why == (
+        "precondition not met (2 of 3 seeds learn none of #1-#11 within the run, so only 1 "
+        "show an order)")
 
 
 def test_last_first_every_arm_needs_each_arm():
