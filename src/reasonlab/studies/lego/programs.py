@@ -29,7 +29,7 @@ SCALES: dict[Scale, dict[str, Any]] = {
                   model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32, norm_position="pre"),
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=256, n_test=64,
                   batch_size=16, steps=12, eval_every=6, ckpt_every=6, threads=1),
-    # cpu: sized for 2 arms x 2 seeds on 2 cores in 15 minutes (3 seeds: about 7.5): 2
+    # cpu: sized for 2 arms x 2 seeds on 2 cores in 15 minutes (3 seeds: about 4.3): 2
     # variables, up to 4 assignments, nesting up to 1, loops of at most 3 (programs of ~35
     # tokens; the 1% above 64 redrawn).
     "cpu": dict(task=dict(name="programs", n_vars=2, max_length=4, max_nesting=1, seq_len=64),
