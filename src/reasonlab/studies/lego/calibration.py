@@ -81,8 +81,8 @@ def closed(gap: float, share: float) -> Draw:
         slice(4, 7), "mean accuracy #4-#6")
 
 
-def edge(gain: float) -> Draw:
-    s = sd("programs-accuracy")
+def edge(gain: float, key: str = "programs-accuracy") -> Draw:
+    s = sd(key)
     return lambda rng: programs.edge_verdict(
         CLAIM, {programs.CONV: rng.normal(0.335 + gain, s, N).tolist(),
                 programs.SOFTMAX: rng.normal(0.335, s, N).tolist()}, majority=0.205)
@@ -259,6 +259,7 @@ CASES = [
          note="null: Hybrid LOSS_TOL above BERT; alternative 0.02 below (§5: 1.47 vs 1.49)"),
     Case(programs.edge_verdict, edge(0.0), None, N, "programs-accuracy",
          note="null: equal accuracy; the abstract gives no size"),
+    Case(programs.edge_verdict, edge(0.0, "partly-fitted"), None, N, "partly-fitted", "noisy"),
     Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)"),
     Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above"),
     Exempt(v.cheaper, "FLOPs per token counted from the config: deterministic, read exactly"),
