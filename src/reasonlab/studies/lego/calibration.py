@@ -72,8 +72,8 @@ def classical(level: float, key: str) -> Draw:
                 "ALBERT": finals(rng, 1.0, 1e-3, slice(0, 6))})
 
 
-def closed(gap: float, share: float) -> Draw:
-    s, r = sd("minilm-extrapolated"), 0.55
+def closed(gap: float, share: float, key: str = "minilm-extrapolated") -> Draw:
+    s, r = sd(key), 0.55
     return lambda rng: v.closed_verdict(
         CLAIM, {RANDOM: finals(rng, r, s, slice(4, 8), positions=8),
                 PRETRAINED: finals(rng, r + gap, s, slice(4, 8), positions=8),
@@ -237,8 +237,12 @@ CASES = [
     Case(v.closed_verdict, closed(0.3, v.CLOSED), closed(0.3, 0.9), N, "minilm-extrapolated",
          note="null: a gap of 0.30 closed exactly half; alternative 90% closed (§4.2.2: "
          "mimicking 'closes the gap')"),
+    Case(v.closed_verdict, closed(0.3, v.CLOSED, "partly-fitted"),
+         closed(0.3, 0.9, "partly-fitted"), N, "partly-fitted", "noisy"),
     Case(v.closed_verdict, closed(0.0, 1.0), None, N, "minilm-extrapolated", "no gap",
          note="null: no pretrained advantage, mimicking 0.30 above random"),
+    Case(v.closed_verdict, closed(0.0, 1.0, "partly-fitted"), None, N, "partly-fitted",
+         "no gap, noisy"),
     Case(v.last_first_verdict, last_first(1.0, 75), last_first(4.0, 75), N, "first-pass",
          note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
          "alternative #11 4x earlier (Fig. 3a)"),

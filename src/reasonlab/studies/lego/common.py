@@ -152,8 +152,8 @@ MINILM_SCALES: dict[Scale, dict[str, Any]] = {
                   batch_size=4, steps=2, eval_every=1, ckpt_every=2, threads=1),
     # A MiniLM step is compute-bound (~2 ms per token on one core): batch 16 of 42 tokens is
     # ~1.4 s, so 3 runs x 200 steps on 2 cores fit the 15 minutes (sized for one seed per arm;
-    # 3 seeds, the fewest a verdict decides from, take about 20). The chain is shortened
-    # (n = 8, first 4 supervised, extrapolation measured on #4-#6).
+    # 3 seeds, the fewest a verdict decides from, took 11 with today's code). The chain is
+    # shortened (n = 8, first 4 supervised, extrapolation measured on #4-#6).
     "cpu": dict(task=lego_task(n_clauses=8, n_train_vars=4),
                 optim=dict(lr=1e-4, warmup_steps=20, weight_decay=0.01),
                 n_train=10_000, n_test=300, batch_size=16, steps=200, eval_every=25,
