@@ -67,17 +67,20 @@ def test_a_scale_the_study_lacks_fails_in_one_line(tmp_path):
 
 def test_the_long_scale_reuses_runs_across_lego_studies():
     """The fitted-model LEGO studies have a long scale, and its shared arms are one run each:
-    lego-extrapolation's BERT runs are lego-staircase's fixed-root runs and lego-probes' BERT
-    runs, its ALBERT runs lego-stochastic-depth's baseline."""
+    lego-extrapolation's BERT runs are lego-staircase's fixed-root runs, lego-probes' BERT runs,
+    lego-mixed-lengths' fixed-length runs and lego-shortcut's #0-#5 runs, its ALBERT runs
+    lego-stochastic-depth's baseline; all at 3 seeds, so every seed is shared."""
     ids = {name: {(s.arm, s.seed): config_id(s.config)
                   for s in STUDIES[name]().runs("long", STUDIES[name].default_seeds["long"])}
            for name in ("lego-extrapolation", "lego-staircase", "lego-probes",
                         "lego-stochastic-depth", "lego-mixed-lengths", "lego-shortcut")}
     ext = ids["lego-extrapolation"]
-    assert STUDIES["lego-extrapolation"].default_seeds["long"] == 2 and len(ext) == 4
-    for seed in (0, 1):
+    assert STUDIES["lego-extrapolation"].default_seeds["long"] == 3 and len(ext) == 6
+    for seed in (0, 1, 2):
         assert ext[("BERT", seed)] == ids["lego-staircase"][("fixed (paper)", seed)]
         assert ext[("BERT", seed)] == ids["lego-probes"][("BERT", seed)]
+        assert ext[("BERT", seed)] == ids["lego-mixed-lengths"][("fixed length 12", seed)]
+        assert ext[("BERT", seed)] == ids["lego-shortcut"][("#0-#5", seed)]
         assert ext[("ALBERT", seed)] in ids["lego-stochastic-depth"].values()
     assert ("identity-attention term", 2) in ids["lego-staircase"]  # the levers, 3 seeds
 

@@ -14,7 +14,8 @@ from reasonlab.tasks.words import CLS_ID, SEP_ID
 BERT, HARDCODE, HYBRID = "BERT", "Hardcode", "Hybrid"
 KERNEL = 21
 """§5: "We use convolutional kernel size 21"."""
-# cpu: 3 arms x 2 seeds on 2 cores in 15 minutes: windows of 32 tokens, 3 layers of width 64.
+# cpu: sized for 3 arms x 2 seeds on 2 cores in 15 minutes (3 seeds now take about 2, measured
+# with today's code): windows of 32 tokens, 3 layers of width 64.
 # Post-LN as BERT; a word vocabulary of 2000 (the glosses' most frequent words; 22% of the
 # words read [UNK] and are never predicted).
 SCALES: dict[Scale, dict[str, Any]] = {

@@ -8,7 +8,7 @@ and its point (`task.root = "random"`, this project's generator before RESULTS_V
 every label a parity of >= 2 tokens, none of which alone correlates with it -- the setting in
 which gradient descent sits on long plateaus (Abbe et al. 2021, 2023; Barak et al. 2022).
 
-Same recipe (`lego-extrapolation`'s BERT-like arm), 2 seeds per mode; the `fixed` arm IS
+Same recipe (`lego-extrapolation`'s BERT-like arm), 3 seeds per mode; the `fixed` arm IS
 lego-extrapolation's BERT arm (same config, same run), so after that study only the `given`
 and `random` runs train. Verdict from the step at which each chain position first passes
 PASS on the test set. At `long` scale (3 seeds) the study also measures the levers that might
@@ -24,7 +24,8 @@ from pathlib import Path
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
 from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import lever_section, one_hop_section, op_split_section
-from reasonlab.studies.lego.common import LEVERS, PASS, WITH_LONG, accuracy_report, recipe
+from reasonlab.studies.lego.common import (LEVERS, PASS, SEEDS, WITH_LONG, accuracy_report,
+                                           recipe)
 from reasonlab.studies.lego.verdicts import first_pass_steps, staircase_verdict
 
 FIXED = "fixed (paper)"
@@ -36,10 +37,11 @@ MODES = {FIXED: "fixed", "given (authors' code)": "given",
 class LegoStaircase(Study):
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
     claims = family_claims(__package__)["lego-staircase"]
-    cpu_minutes = 10  # measured: 601 s after lego-extrapolation (4 new runs; README)
+    cpu_minutes = 9.0  # estimate at 3 seeds: 967 CPU-s measured for its 6 new runs over 2
+    # cores (2572 s wall on a machine loaded ~9; 601 s wall at 2 seeds with older code)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
-    default_seeds = {"cpu": 2, "long": 3, "paper": 2}
+    default_seeds = {**SEEDS, "paper": 3}  # lego-extrapolation's: its BERT runs are `fixed`
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = {arm: {"task": {"root": root}} for arm, root in MODES.items()}

@@ -1,140 +1,325 @@
-"""Verdict rules of the LEGO mechanism studies on hand-made numbers."""
+"""Verdict rules of the LEGO mechanism studies (lego/verdicts.py) on noisy numbers drawn from
+seeded generators: what each decides, from which interval or order, and what it says when
+inconclusive."""
+
+import math
 
 import numpy as np
+import pytest
+import torch
 
 from reasonlab.studies.kit.base import Claim
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
-from reasonlab.studies.lego.verdicts import (closed_verdict, converge_verdict, first_pass_steps,
-                                             last_first_every_arm, last_first_verdict,
-                                             needs_fit, span_gain)
+from reasonlab.studies.lego.verdicts import (
+    classical_verdict, closed_verdict, converge_verdict, extrapolation_gain,
+    first_pass_steps, heads_verdict, in_chain_order, is_later, last_first_every_arm,
+    last_first_verdict, needs_fit, null_share, order_decision, order_p, span_gain,
+    staircase_verdict)
 from reasonlab.studies.kit.verdicts import gain_verdict
 
 C = Claim("k", "text", "src")
+INF = math.inf
 
 
-def test_gain_verdict_thresholds():
-    assert gain_verdict(C, np.array([0.8, 0.82, 0.81]), np.array([0.6, 0.61, 0.62]),
-                        ("a", "b"), "x").status == "reproduced"
-    assert gain_verdict(C, np.array([0.6, 0.61]), np.array([0.62, 0.6]),
-                        ("a", "b"), "x").status == "not reproduced"  # gain <= 0
-    # a small gain with a tiny spread is confidently below 0.05: not reproduced
-    assert gain_verdict(C, np.array([0.62, 0.62]), np.array([0.6, 0.6]),
-                        ("a", "b"), "x").status == "not reproduced"
-    # a large but noisy gain: inconclusive
-    v = gain_verdict(C, np.array([0.5, 0.9]), np.array([0.5, 0.6]), ("a", "b"), "x")
-    assert v.status == "inconclusive" and "+0.150" in v.evidence
+def rows(seed: int, span_level: float, sd: float = 0.02, n: int = 3, fit: float = 1.0,
+         span: slice = slice(6, 12), positions: int = 12) -> list[list[float]]:
+    """n seeds x positions: N(fit, 0.005) outside `span`, N(span_level, sd) per position on it."""
+    rng = np.random.default_rng(seed)
+    out = rng.normal(fit, 0.005, (n, positions)).clip(0, 1)
+    out[:, span] = rng.normal(span_level, sd, (n, span.stop - span.start))
+    return out.tolist()
 
 
-def test_needs_fit_only_when_no_arm_learned_its_supervised_positions():
-    v = gain_verdict(C, np.array([0.5, 0.5]), np.array([0.52, 0.52]), ("a", "b"), "x")
-    assert v.status == "not reproduced"
-    chance = [[0.5, 0.5, 0.5, 0.5]] * 2  # 2 seeds x 4 positions
-    fitted = [[1.0, 0.95, 0.5, 0.5]] * 2
-    sup = slice(0, 2)
-    out = needs_fit(v, {"a": chance, "b": chance}, sup)
+# -- gains over a span, gated on a fit ---------------------------------------------------------
+
+
+def test_extrapolation_gain_decides_from_the_interval_over_seeds():
+    v = extrapolation_gain(C, {"ALBERT": rows(0, 0.85), "BERT": rows(1, 0.55)}, "ALBERT",
+                           "BERT", 6)
+    assert v.status == "reproduced" and v.effect.n == (3, 3) and v.effect.lo > 0
+    assert "mean accuracy #6-#8" in v.evidence and "95% CI, n = 3 / 3" in v.evidence
+    same = extrapolation_gain(C, {"ALBERT": rows(2, 0.55, 0.01, 5), "BERT": rows(3, 0.55, 0.01,
+                                                                                  5)},
+                              "ALBERT", "BERT", 6)
+    assert same.status == "not reproduced"  # confidently below MIN_ACCURACY_GAIN
+
+
+def test_one_seed_per_arm_and_a_large_gain_reads_inconclusive():
+    v = extrapolation_gain(C, {"ALBERT": rows(4, 0.95, n=1), "BERT": rows(5, 0.5, n=1)},
+                           "ALBERT", "BERT", 6)
+    assert v.status == "inconclusive" and v.why.startswith("too few units (1 / 1")
+
+
+def test_needs_fit_turns_a_comparison_of_unfitted_arms_inconclusive():
+    chance = {a: rows(s, 0.5, fit=0.6) for s, a in enumerate(("a", "b"))}  # #0-#5 ~0.6
+    v = gain_verdict(C, np.random.default_rng(6).normal(0.7, 0.02, 3),
+                     np.random.default_rng(7).normal(0.5, 0.02, 3), ("a", "b"), "x")
+    assert v.status == "reproduced"
+    out = needs_fit(v, chance, slice(0, 6))
     assert out.status == "inconclusive" and out.evidence.startswith(v.evidence)
-    assert "a 0.500" in out.evidence and "#0-#1" in out.evidence
-    assert needs_fit(v, {"a": chance, "b": fitted}, sup) is v  # one arm fits: unchanged
+    assert out.why.startswith("precondition not met (no arm fits #0-#5 (a 0.5")
+    assert out.effect is v.effect  # the numbers stay
+    fitted = {"a": chance["a"], "b": rows(8, 0.5)}
+    assert needs_fit(v, fitted, slice(0, 6)) is v  # one arm fits: unchanged
 
 
-def curve(rows):
-    return [{"step": 10 * (i + 1), "acc_by_depth": r} for i, r in enumerate(rows)]
+def test_span_gain_compares_a_span_once_an_arm_fits():
+    """lego-shortcut's rule: mean final accuracy over #6-#10, gated on fitting #0-#4."""
+    finals = {"a": rows(10, 0.9, span=slice(5, 11)), "b": rows(11, 0.6, span=slice(5, 11))}
+    ok = span_gain(C, finals, "a", "b", slice(6, 11), slice(0, 5))
+    assert ok.status == "reproduced" and "mean accuracy #6-#10" in ok.evidence
+    assert span_gain(C, finals, "b", "a", slice(6, 11), slice(0, 5)).status == "not reproduced"
+    unfit = {"c": rows(12, 0.5, fit=0.5), "d": rows(13, 0.2, fit=0.5)}
+    v = span_gain(C, unfit, "c", "d", slice(6, 11), slice(0, 5))
+    assert v.status == "inconclusive" and "no arm fits #0-#4 (c 0.5" in v.evidence
 
 
-def test_first_pass_and_last_first():
-    c = curve([[0.95, 0.5, 0.5, 0.92], [0.95, 0.91, 0.5, 0.95], [0.95, 0.95, 0.95, 0.95]])
-    assert first_pass_steps(c) == [10, 20, 30, 10]
-    # positions #1..#2 are the middle here; the last passes before both
-    assert last_first_verdict(C, [c]).status == "reproduced"
-    late = curve([[0.95, 0.95, 0.95, 0.5], [0.95, 0.95, 0.95, 0.95]])
-    assert last_first_verdict(C, [late]).status == "not reproduced"
-    never = curve([[0.5] * 4])
-    assert last_first_verdict(C, [never]).status == "inconclusive"
+# -- classical generalization ------------------------------------------------------------------
 
 
-def test_converge_and_closed_gap():
-    assert converge_verdict(C, [20.0], [float("inf")], ("p", "r")).status == "reproduced"
-    assert converge_verdict(C, [40.0], [20.0], ("p", "r")).status == "not reproduced"
-    assert converge_verdict(C, [float("inf")], [float("inf")], ("p", "r")).status == \
-        "inconclusive"
-    finals = {RANDOM: [[1, 0.5, 0.5]] * 2, PRETRAINED: [[1, 0.9, 0.9]] * 2,
-              MIMIC: [[1, 0.8, 0.8]] * 2}
-    v = closed_verdict(C, finals, slice(1, 3), "x")
-    assert v.status == "reproduced" and "0.75" in v.evidence  # (0.8 - 0.5) / (0.9 - 0.5)
-    finals[MIMIC] = [[1, 0.6, 0.6]] * 2
-    assert closed_verdict(C, finals, slice(1, 3), "x").status == "not reproduced"
-    finals[PRETRAINED] = [[1, 0.5, 0.5]] * 2  # no gap to close
-    assert closed_verdict(C, finals, slice(1, 3), "x").status == "inconclusive"
+def test_classical_verdict_needs_every_arm_confidently_above_the_threshold():
+    good = rows(20, 0.5, fit=0.99)
+    v = classical_verdict(C, {"BERT": good, "ALBERT": rows(21, 0.5, fit=0.99)})
+    assert v.status == "reproduced" and "worst seed" in v.evidence
+    weak = rows(22, 0.5, fit=0.67)  # #0 and #1 learned, #2-#5 at chance
+    v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
+    assert v.status == "not reproduced" and "ALBERT (not reproduced)" in v.evidence
+    # every seed above 0.95 but the interval reaches below it: not decided
+    close = rows(23, 0.5, fit=0.955)
+    close = [[min(1.0, x + d) for x in r] for r, d in zip(close, (0.0, 0.03, -0.004))]
+    assert classical_verdict(C, {"BERT": close}).status == "inconclusive"
+    one = classical_verdict(C, {"BERT": rows(24, 0.5, n=1), "ALBERT": rows(25, 0.5, n=1)})
+    assert one.status == "inconclusive" and "too few units" in one.why
 
 
-def test_a_tie_with_the_last_variable_counts_half_not_as_later():
-    # #5 is the last; the middle #1-#4 pass at 30, 30, 30 and 20, #5 at 20 (one tie)
-    rows = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.5, 0.95, 0.95],
-            [0.95] * 6]
-    v = last_first_verdict(C, [curve(rows)])
-    assert v.status == "reproduced"  # (3 + 0.5) / 4 = 0.875 >= 0.8; 'not earlier' gave 0.75
-    assert "earlier than 3, tied with 1" in v.evidence
-    two_ties = [[0.95, 0.5, 0.5, 0.5, 0.5, 0.5], [0.95, 0.5, 0.5, 0.95, 0.95, 0.95], [0.95] * 6]
-    assert last_first_verdict(C, [curve(two_ties)]).status == "not reproduced"  # 0.75
+# -- mimicking closes the gap ------------------------------------------------------------------
 
 
-def test_all_of_needs_every_arm():
-    from reasonlab.studies.kit.base import Verdict
-    from reasonlab.studies.kit.verdicts import all_of
-
-    ok, no, unsure = (Verdict(C, s, s) for s in ("reproduced", "not reproduced", "inconclusive"))
-    assert all_of(C, {"BERT": ok, "ALBERT": ok}).status == "reproduced"
-    assert all_of(C, {"BERT": ok, "ALBERT": unsure}).status == "inconclusive"
-    assert all_of(C, {"BERT": unsure, "ALBERT": no}).status == "not reproduced"
-    assert "ALBERT (inconclusive)" in all_of(C, {"BERT": ok, "ALBERT": unsure}).evidence
+def mimic_finals(seed: int, r: float, p: float, m: float, sd: float = 0.02, n: int = 3):
+    span = slice(4, 8)
+    return {RANDOM: rows(seed, r, sd, n, span=span, positions=8),
+            PRETRAINED: rows(seed + 1, p, sd, n, span=span, positions=8),
+            MIMIC: rows(seed + 2, m, sd, n, span=span, positions=8)}
 
 
-def test_heads_verdict_needs_the_variable_score_to_beat_its_positional_control():
-    import torch
+def test_closed_verdict_reads_the_share_closed_with_its_fieller_interval():
+    v = closed_verdict(C, mimic_finals(30, 0.55, 0.9, 0.85), slice(4, 7), "x")
+    assert v.status == "reproduced" and v.effect.scale == "ratio"
+    assert 0.5 <= v.effect.lo < v.effect.value < v.effect.hi
+    assert "share of the gap closed" in v.evidence and "gap pretrained - random: reproduced" \
+        in v.evidence
+    low = closed_verdict(C, mimic_finals(33, 0.55, 0.9, 0.6), slice(4, 7), "x")
+    assert low.status == "not reproduced" and low.effect.hi < 0.5
 
-    from reasonlab.studies.lego.verdicts import heads_verdict
 
-    def side(variables, permuted, manip, positional=0.0):
-        z = torch.zeros(2, 2)
-        v, p, m = z.clone(), z.clone(), z.clone()
-        v[1, 0], p[1, 0], m[0, 1] = variables, permuted, manip
-        return ({"manipulation": m},
-                {"variables": v, "variables, permuted": p,
-                 "positional head": torch.tensor([[positional]])})
+def test_closed_verdict_needs_the_gap_itself_reproduced():
+    """A gap that is only inconclusive (noisy) must not be closed, however high mimicking is."""
+    noisy = mimic_finals(36, 0.55, 0.65, 0.95, sd=0.12)
+    gap = gain_verdict(C, np.asarray(noisy[PRETRAINED])[:, 4:7].mean(1),
+                       np.asarray(noisy[RANDOM])[:, 4:7].mean(1), ("p", "r"), "x")
+    assert gap.status == "inconclusive"
+    v = closed_verdict(C, noisy, slice(4, 7), "x")
+    assert v.status == "inconclusive" and v.why.startswith(
+        "precondition not met (the gap to close is not reproduced (inconclusive")
+    none = closed_verdict(C, mimic_finals(39, 0.55, 0.55, 0.9, sd=0.01), slice(4, 7), "x")
+    assert none.status == "inconclusive" and "not reproduced" in none.why
 
-    rand = side(0.05, 0.05, 0.2)
-    good = side(0.9, 0.1, 0.8)
-    scores = {PRETRAINED: good[0], RANDOM: rand[0]}
-    assert heads_verdict(C, scores, {PRETRAINED: good[1], RANDOM: rand[1]}).status == "reproduced"
+
+# -- orders: steps to a level ------------------------------------------------------------------
+
+
+def test_order_p_is_the_exact_wilcoxon_mann_whitney_p_at_a_complete_order():
+    assert order_p(3, 6) == pytest.approx(1 / 84) and order_p(3, 3) == pytest.approx(1 / 20)
+    assert order_p(4, 4) == pytest.approx(1 / 70)
+    # a run that never gets there comes after one that did; two that never did have no order
+    assert is_later(INF, 700) and not is_later(INF, INF) and not is_later(300, INF)
+    assert is_later(INF, 300, factor=2, horizon=750)
+    assert not is_later(INF, 400, factor=2, horizon=750)  # never by 750 says nothing about 800
+    assert not is_later(150, 150) and is_later(300, 150, factor=2)
+
+
+def test_order_decision_needs_a_complete_order_rare_enough():
+    rng = np.random.default_rng(40)
+    early, late = rng.integers(1, 5, 4) * 25.0, rng.integers(10, 14, 4) * 25.0
+    d = order_decision(late, early, ("late", "early"))
+    assert d.status == "reproduced" and d.estimate.value == 1.0 and "0.014" in d.rule
+    assert order_decision(early, late, ("late", "early")).status == "not reproduced"
+    small = order_decision(late[:3], early[:3], ("late", "early"))
+    assert small.status == "inconclusive" and "p = 0.050" in small.why
+    assert "about 4 units per arm" in small.why
+    mixed = order_decision(np.r_[late[:3], 50.0], early, ("late", "early"))
+    assert mixed.status == "inconclusive" and "seed pairs in order" in mixed.why
+    assert order_decision(late[:2], early, ("l", "e")).why.startswith("too few units")
+
+
+def test_converge_verdict_on_steps_and_on_runs_that_never_converge():
+    rng = np.random.default_rng(41)
+    fast = (np.ceil(rng.lognormal(np.log(50), 0.3, 3) / 25) * 25).tolist()
+    slow = (np.ceil(rng.lognormal(np.log(200), 0.3, 3) / 25) * 25).tolist()
+    v = converge_verdict(C, fast, slow, ("pretrained", "random init"))
+    assert v.status == "reproduced" and v.effect.scale == "log" and v.effect.lo > 1
+    assert "steps random init / pretrained" in v.evidence
+    assert converge_verdict(C, slow, fast, ("p", "r")).status == "not reproduced"
+    # random init never converges: only an order, decided exactly (3 + 3 cannot reach 2.5%)
+    v = converge_verdict(C, fast, [INF] * 3, ("pretrained", "random init"))
+    assert v.status == "inconclusive" and "p = 0.050" in v.why and "never" in v.evidence
+    four = (np.ceil(rng.lognormal(np.log(50), 0.3, 4) / 25) * 25).tolist()
+    assert converge_verdict(C, four, [INF, INF, 175.0, INF], ("p", "r")).status == "reproduced"
+    v = converge_verdict(C, [INF] * 3, [INF] * 3, ("p", "r"))
+    assert v.status == "inconclusive" and "no run reaches 0.9" in v.why
+    one = converge_verdict(C, [50.0], [200.0], ("p", "r"))
+    assert one.status == "inconclusive" and "too few units" in one.why
+
+
+# -- heads of one fixed checkpoint vs random init ----------------------------------------------
+
+
+def head_inputs(seed: int, assoc: float, manip: float, permuted: float = 0.05,
+                positional: float = 0.0, inits: int = 3):
+    """The pretrained checkpoint's heads (fixed) and `inits` random-init models' heads drawn
+    around the measured random-init scores (0.025 association, 0.094 manipulation)."""
+    rng = np.random.default_rng(seed)
+
+    def grid(x, at=(1, 0)):
+        t = torch.from_numpy(rng.uniform(0, 0.01, (2, 3))).float()
+        t[at] = x
+        return t
+
+    pre_c = {"variables": grid(assoc), "variables, permuted": grid(permuted),
+             "positional head": torch.tensor(positional)}
+    rand_c = [{"variables": grid(x)} for x in rng.normal(0.025, 0.002, inits)]
+    scores = {PRETRAINED: {"manipulation": grid(manip, (0, 2))},
+              RANDOM: [{"manipulation": grid(x)} for x in rng.normal(0.094, 0.003, inits)]}
+    return scores, {PRETRAINED: pre_c, RANDOM: rand_c}
+
+
+def test_heads_verdict_reads_the_checkpoint_exactly_and_random_init_over_seeds():
+    v = heads_verdict(C, *head_inputs(50, 0.63, 0.98))
+    assert v.status == "reproduced"
+    assert "association over random init (reproduced)" in v.evidence
+    assert "L1H0 0.63" in v.evidence and "L0H2 0.98" in v.evidence
     # a head whose variable score its position alone earns (clause-permuted score as high)
-    positional = side(0.9, 0.8, 0.8)
-    v = heads_verdict(C, scores, {PRETRAINED: positional[1], RANDOM: rand[1]})
-    assert v.status == "not reproduced" and "positional control 0.80" in v.evidence
-    same_slot = side(0.9, 0.1, 0.8, positional=0.75)
-    assert heads_verdict(C, scores, {PRETRAINED: same_slot[1], RANDOM: rand[1]}).status == \
-        "not reproduced"
+    v = heads_verdict(C, *head_inputs(51, 0.63, 0.98, permuted=0.6))
+    assert v.status == "not reproduced" and "positional control 0.60" in v.evidence
+    same_slot = heads_verdict(C, *head_inputs(52, 0.63, 0.98, positional=0.55))
+    assert same_slot.status == "not reproduced"
+    # manipulation no better than random init
+    assert heads_verdict(C, *head_inputs(53, 0.63, 0.10)).status == "not reproduced"
+    one = heads_verdict(C, *head_inputs(54, 0.63, 0.98, inits=1))
+    assert one.status == "inconclusive" and "too few units" in one.why
 
-def test_staircase_verdict():
-    from reasonlab.studies.lego.verdicts import staircase_verdict
 
-    inf = float("inf")
-    stairs = {"fixed (paper)": [[100, 200, inf], [150, 150, 600]],
-              "given (authors' code)": [[100, 300, inf], [125, 250, inf]]}
-    # random root never leaves the plateau, or leaves it >= 2x later than the slowest #0
-    for late in ([inf, inf], [300, inf]):
-        rnd = {"random (both drawn)": [[late[0]] * 3, [late[1]] * 3]}
-        assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "reproduced"
-    # random root learns a position as early as a one-token #0: not reproduced
-    rnd = {"random (both drawn)": [[100, 500, inf], [inf] * 3]}
-    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "not reproduced"
-    # later, but not 2x later: inconclusive
-    rnd = {"random (both drawn)": [[200, inf, inf], [inf] * 3]}
-    assert staircase_verdict(C, {**stairs, **rnd}, 750).status == "inconclusive"
-    # no staircase (a one-token seed learns #1 before #0): inconclusive at best
-    bad = {**stairs, "fixed (paper)": [[300, 200, inf], [150, 150, 600]]}
-    rnd = {"random (both drawn)": [[inf] * 3, [inf] * 3]}
-    v = staircase_verdict(C, {**bad, **rnd}, 750)
-    assert v.status == "inconclusive" and "never" in v.evidence
+# -- the last variable first -------------------------------------------------------------------
+
+
+def curve(passes, every=75, steps=750):
+    """Accuracy 0.95 from each position's first-pass step on, 0.5 before."""
+    return [{"step": s, "acc_by_depth": [0.95 if s >= p else 0.5 for p in passes]}
+            for s in range(every, steps + 1, every)]
+
+
+def last_early(rng, n=12):
+    """#0 first, #11 next, the middle later (a seed that takes the shortcut)."""
+    middle = np.sort(rng.choice(np.arange(4, 11) * 75, n - 2))
+    return [75.0, *middle.tolist()[:-1], float(middle[-1]), 150.0][:n - 1] + [150.0]
+
+
+def test_first_pass_steps():
+    c = curve([75, 150, INF, 75])
+    assert first_pass_steps(c) == [75, 150, INF, 75]
+
+
+def test_last_first_verdict_needs_every_one_of_three_seeds_beyond_the_null_share():
+    assert null_share(10) == pytest.approx(3 / 11)
+    rng = np.random.default_rng(60)
+    early = [curve([75.0] + list(rng.choice(np.arange(3, 10) * 75.0, 10)) + [150.0])
+             for _ in range(3)]
+    v = last_first_verdict(C, early)
+    assert v.status == "reproduced" and "in 3 of 3 seeds" in v.evidence
+    assert v.effect.n == (3,) and v.effect.value == 1.0
+    late = curve([75.0] * 11 + [600.0])
+    v = last_first_verdict(C, early[:2] + [late])
+    assert v.status == "inconclusive" and "2 of 3" in v.evidence
+    v = last_first_verdict(C, early[:1])
+    assert v.status == "inconclusive" and "too few units" in v.why
+
+
+def test_a_tie_with_the_last_variable_is_not_before():
+    """Positions first passing at #11's evaluation are not learned after it: five middle
+    positions tied with #11 leave it before only 5 of 10."""
+    tied = curve([75.0] + [150.0] * 5 + [300.0] * 5 + [150.0])
+    v = last_first_verdict(C, [tied] * 3)
+    assert "#11 before 5, tied with 5" in v.evidence and "in 0 of 3 seeds" in v.evidence
+    assert v.status != "reproduced"
+
+
+def test_seeds_that_learn_nothing_past_the_root_are_left_out():
+    rng = np.random.default_rng(61)
+    silent = curve([75.0] + [INF] * 11)
+    ordered = [curve([75.0] + list(rng.choice(np.arange(3, 10) * 75.0, 10)) + [150.0])
+               for _ in range(3)]
+    v = last_first_verdict(C, ordered + [silent])
+    assert v.status == "reproduced" and "1 seed(s) with no position of #1-#11 passed" in \
+        v.evidence
+    v = last_first_verdict(C, ordered[:1] + [silent] * 2)
+    assert v.status == "inconclusive" and v.why == (
+        "precondition not met (2 of 3 seeds learn none of #1-#11 within the run, so only 1 "
+        "show an order)")
+
+
+def test_last_first_every_arm_needs_each_arm():
+    rng = np.random.default_rng(62)
+    early = [curve([75.0] + list(rng.choice(np.arange(3, 10) * 75.0, 10)) + [150.0])
+             for _ in range(3)]
+    late = [curve([75.0] * 11 + [600.0])] * 3
+    assert last_first_every_arm(C, {"BERT": early, "ALBERT": early}).status == "reproduced"
+    v = last_first_every_arm(C, {"BERT": early, "ALBERT": late})
+    assert v.status == "inconclusive" and "ALBERT (inconclusive)" in v.evidence
+
+
+# -- the staircase -----------------------------------------------------------------------------
+
+
+def test_in_chain_order_checks_every_learned_position_strictly():
+    assert in_chain_order([75, 450, INF, INF])
+    assert in_chain_order([75, 150, 300, 600])
+    assert not in_chain_order([150, 150, INF])  # a tie is no order
+    assert not in_chain_order([75, INF, 300])  # #2 learned before #1
+    assert not in_chain_order([300, 150, INF])
+    assert not in_chain_order([75, INF, INF])  # one step is no staircase
+
+
+def stair_passes(rng, n=3, random=INF):
+    out = {}
+    for mode in ("fixed (paper)", "given (authors' code)"):
+        zero = rng.integers(1, 3, n) * 75.0
+        one = zero + rng.integers(1, 6, n) * 75.0
+        out[mode] = [[z, o] + [INF] * 10 for z, o in zip(zero, one)]
+    out["random (both drawn)"] = [[random] * 12 for _ in range(n)]
+    return out
+
+
+def test_staircase_verdict_needs_order_in_every_one_token_seed_and_a_later_random_root():
+    rng = np.random.default_rng(70)
+    v = staircase_verdict(C, stair_passes(rng), 750)
+    assert v.status == "reproduced"
+    assert "6 of 6 one-token seeds" in v.evidence and "1 / C(m + n, m) = 0.012" in v.evidence
+    # one given-root seed learns #0 and #1 at one evaluation: no order shown
+    tie = stair_passes(rng)
+    tie["given (authors' code)"][0][:2] = [150.0, 150.0]
+    v = staircase_verdict(C, tie, 750)
+    assert v.status == "inconclusive" and "5 of 6" in v.evidence
+    # #2 before #1 in one seed: not position by position
+    skip = stair_passes(rng)
+    skip["fixed (paper)"][1][1:3] = [INF, 300.0]
+    assert staircase_verdict(C, skip, 750).status == "inconclusive"
+    # the random root leaves its plateau as early as a one-token #0: no longer plateau
+    fast = stair_passes(rng, random=75.0)
+    fast["random (both drawn)"] = [[75.0] * 12, [75.0] * 12, [150.0] * 12]
+    v = staircase_verdict(C, fast, 750)
+    assert v.status == "inconclusive" and "plateau (random root) (inconclusive)" in v.evidence
+    two = staircase_verdict(C, stair_passes(rng, n=2), 750)
+    assert two.status == "inconclusive" and "too few units" in two.why
 
 
 def test_one_hop_rule_against_the_text():
@@ -159,17 +344,6 @@ def test_one_hop_rule_against_the_text():
         assert (rule[:, :2] == labels[:, :2]).all()
         if group == "z2":
             assert 0.4 < (rule[:, 2:] == labels[:, 2:]).mean() < 0.6
-
-
-def test_classical_verdict_needs_every_seed_of_every_arm():
-    from reasonlab.studies.lego.verdicts import classical_verdict
-
-    good = [[1.0] * 6 + [0.5] * 6, [0.96] * 6 + [0.5] * 6]  # 2 seeds, #0-#5 learned
-    weak = [[1.0] * 6 + [0.5] * 6, [0.94] * 6 + [0.5] * 6]  # one seed at 0.94 < 0.95
-    v = classical_verdict(C, {"BERT": good, "ALBERT": good})
-    assert v.status == "reproduced" and "BERT #0-#5 mean 0.980 (worst seed 0.960)" in v.evidence
-    v = classical_verdict(C, {"BERT": good, "ALBERT": weak})
-    assert v.status == "not reproduced" and "worst seed 0.940" in v.evidence
 
 
 def test_op_split_tells_the_one_hop_shortcut_from_a_lookup():
@@ -236,23 +410,3 @@ def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
     assert "| other |" not in text
 
 
-def test_span_gain_compares_a_span_once_an_arm_fits():
-    """lego-shortcut's rule: mean final accuracy over #6-#10, gated on fitting #0-#4."""
-    fit, lost = [1.0] * 5, [0.5] * 5
-    finals = {"a": [fit + [0.9] * 5 + [1.0], fit + [0.88] * 5 + [1.0]],
-              "b": [fit + [0.6] * 5 + [1.0], fit + [0.62] * 5 + [1.0]],
-              "c": [lost + [0.5] * 6, lost + [0.5] * 6]}
-    ok = span_gain(C, finals, "a", "b", slice(6, 11), slice(0, 5))
-    assert ok.status == "reproduced" and "mean accuracy #6-#10" in ok.evidence
-    assert span_gain(C, finals, "b", "a", slice(6, 11), slice(0, 5)).status == "not reproduced"
-    unfit = {"c": finals["c"], "d": [lost + [0.2] * 6, lost + [0.2] * 6]}
-    v = span_gain(C, unfit, "c", "d", slice(6, 11), slice(0, 5))
-    assert v.status == "inconclusive" and "no arm fits #0-#4 (c 0.500, d 0.500" in v.evidence
-
-
-def test_last_first_every_arm_needs_each_arm():
-    early = curve([[0.95, 0.5, 0.5, 0.92], [0.95, 0.91, 0.5, 0.95], [0.95] * 4])
-    late = curve([[0.95, 0.95, 0.95, 0.5], [0.95] * 4])
-    assert last_first_every_arm(C, {"BERT": [early], "ALBERT": [early]}).status == "reproduced"
-    v = last_first_every_arm(C, {"BERT": [early], "ALBERT": [late]})
-    assert v.status == "not reproduced" and "ALBERT (not reproduced)" in v.evidence

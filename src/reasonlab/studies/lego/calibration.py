@@ -1,0 +1,270 @@
+"""Calibration cases of the LEGO rules (lego/verdicts.py, lego/programs.py), at the seeds each
+study runs at cpu scale (3 per arm: lego.common.SEEDS and the kit's default) and the per-seed
+noise of lego/noise.toml.
+
+Each null is the claim's effect absent at the boundary hardest for the rule: equal arms for a
+gain, a difference exactly at the tolerance for non-inferiority, a share closed exactly at
+CLOSED, heads exactly HEAD_MARGIN above random init, and, for the rules that read the order in
+which positions or runs first reach a level, seeds whose steps are exchangeable (drawn from one
+distribution, rounded up to the evaluation grid, "never" past the run's end). Every
+alternative is the paper's effect where its text gives a size, else the size stated in the
+case's note (or none).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
+from reasonlab.studies.kit.core import Claim, Verdict
+from reasonlab.studies.lego import programs
+from reasonlab.studies.lego import verdicts as v
+from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
+
+CLAIM = Claim("c", "a calibration claim", "simulation")
+N = 3
+"""Seeds per arm at cpu scale."""
+Draw = Callable[[np.random.Generator], Verdict]
+
+
+def sd(key: str) -> float:
+    return noise("lego", key)
+
+
+def mean(key: str) -> float:
+    return float(noise_entries("lego")[key]["mean"])
+
+
+# -- accuracies per chain position -------------------------------------------------------------
+
+
+def finals(rng: np.random.Generator, level: float, noise_sd: float, span: slice,
+           n: int = N, positions: int = 12) -> list[list[float]]:
+    """n seeds x positions: each seed's draw N(level, sd) on `span`, 1.0 elsewhere (the
+    supervised positions fitted, so the needs_fit gate passes)."""
+    rows = np.ones((n, positions))
+    rows[:, span] = rng.normal(level, noise_sd, n)[:, None]
+    return rows.tolist()
+
+
+def extrapolation(gain: float, key: str) -> Draw:
+    s = sd(key)
+    return lambda rng: v.extrapolation_gain(
+        CLAIM, {"ALBERT": finals(rng, 0.5 + gain, s, slice(6, 12)),
+                "BERT": finals(rng, 0.5, s, slice(6, 12))}, "ALBERT", "BERT", 6)
+
+
+def span(gain: float, key: str) -> Draw:
+    s = sd(key)
+    return lambda rng: v.span_gain(
+        CLAIM, {"a": finals(rng, 0.5 + gain, s, slice(5, 11)),
+                "b": finals(rng, 0.5, s, slice(5, 11))}, "a", "b", slice(6, 11), slice(0, 5))
+
+
+def classical(level: float, key: str) -> Draw:
+    s = sd(key)
+    return lambda rng: v.classical_verdict(
+        CLAIM, {"BERT": finals(rng, level, s, slice(0, 6)),
+                "ALBERT": finals(rng, 1.0, 1e-3, slice(0, 6))})
+
+
+def closed(gap: float, share: float, key: str = "minilm-extrapolated") -> Draw:
+    s, r = sd(key), 0.55
+    return lambda rng: v.closed_verdict(
+        CLAIM, {RANDOM: finals(rng, r, s, slice(4, 8), positions=8),
+                PRETRAINED: finals(rng, r + gap, s, slice(4, 8), positions=8),
+                MIMIC: finals(rng, r + share * max(gap, 0.3), s, slice(4, 8), positions=8)},
+        slice(4, 7), "mean accuracy #4-#6")
+
+
+def edge(gain: float, key: str = "programs-accuracy") -> Draw:
+    s = sd(key)
+    return lambda rng: programs.edge_verdict(
+        CLAIM, {programs.CONV: rng.normal(0.335 + gain, s, N).tolist(),
+                programs.SOFTMAX: rng.normal(0.335, s, N).tolist()}, majority=0.205)
+
+
+# -- steps to a level: orders --------------------------------------------------------------------
+
+
+def steps(rng: np.random.Generator, center: float, size: int | tuple[int, ...], every: int,
+          horizon: float) -> np.ndarray:
+    """First-pass steps: log-normal around `center` (the first-pass noise), rounded up to the
+    evaluation grid, inf past `horizon` (never within the run)."""
+    x = np.ceil(center * np.exp(rng.normal(0, sd("first-pass"), size)) / every) * every
+    return np.where(x > horizon, math.inf, x)
+
+
+def converge(speedup: float, center: float, horizon: float) -> Draw:
+    def draw(rng: np.random.Generator) -> Verdict:
+        fast = steps(rng, center, N, 25, horizon)
+        slow = steps(rng, center * speedup, N, 25, horizon)
+        return v.converge_verdict(CLAIM, fast.tolist(), slow.tolist(), ("fast", "slow"))
+    return draw
+
+
+def curve(passes: np.ndarray, every: int, horizon: int) -> list[dict[str, object]]:
+    """An accuracy curve on which each position first reaches 0.95 at its pass step."""
+    return [{"step": s, "acc_by_depth": [0.95 if s >= p else 0.5 for p in passes]}
+            for s in range(every, horizon + 1, every)]
+
+
+def last_first(lead: float, every: int, horizon: int = 750) -> Draw:
+    """#1-#11 first pass around step 300, #11 `lead` times earlier (1: exchangeable)."""
+    def draw(rng: np.random.Generator) -> Verdict:
+        curves = []
+        for _ in range(N):
+            p = steps(rng, 300, 12, every, horizon)
+            p[0] = every
+            p[-1] = steps(rng, 300 / lead, 1, every, horizon)[0]
+            curves.append(curve(p, every, horizon))
+        return v.last_first_verdict(CLAIM, curves)
+    return draw
+
+
+MODES = ("fixed (paper)", "given (authors' code)")
+
+
+def staircase(ordered: bool, random_later: float) -> Draw:
+    """One-token seeds learn #0 and #1 (in chain order: #1 3x later; else both drawn alike);
+    the random root's first pass `random_later` times the one-token #0's (inf: never)."""
+    def draw(rng: np.random.Generator) -> Verdict:
+        passes: dict[str, list[list[float]]] = {}
+        for mode in MODES:
+            rows = []
+            for _ in range(N):
+                p = np.full(12, math.inf)
+                p[0] = steps(rng, 100, 1, 75, 750)[0]
+                p[1] = (p[0] + steps(rng, 200, 1, 75, 750)[0] if ordered
+                        else steps(rng, 100, 1, 75, 750)[0])
+                rows.append(p.tolist())
+            passes[mode] = rows
+        first = steps(rng, 100 * random_later, N, 75, 750)
+        passes["random (both drawn)"] = [[x] * 12 for x in first]
+        return v.staircase_verdict(CLAIM, passes, 750)
+    return draw
+
+
+# -- head scores of one fixed checkpoint vs random init -----------------------------------------
+
+
+def heads(assoc_gap: float, manip_gap: float) -> Draw:
+    """The pretrained heads exact, `*_gap` above the random-init mean; the random-init best
+    heads drawn per seed at their measured mean and SD; positional controls far below."""
+    ma, mm = mean("random-init-association"), mean("random-init-manipulation")
+    sa, sm = sd("random-init-association"), sd("random-init-manipulation")
+
+    def grid(x: float) -> torch.Tensor:
+        t = torch.zeros(2, 2)
+        t[1, 0] = x
+        return t
+
+    def draw(rng: np.random.Generator) -> Verdict:
+        controls = {PRETRAINED: {"variables": grid(ma + assoc_gap),
+                                 "variables, permuted": grid(0.0),
+                                 "positional head": torch.tensor(0.0)},
+                    RANDOM: [{"variables": grid(x)} for x in rng.normal(ma, sa, N)]}
+        scores = {PRETRAINED: {"manipulation": grid(mm + manip_gap)},
+                  RANDOM: [{"manipulation": grid(x)} for x in rng.normal(mm, sm, N)]}
+        return v.heads_verdict(CLAIM, scores, controls)
+    return draw
+
+
+# -- validation-loss curves (LEGO §5) ----------------------------------------------------------
+
+STEPS = np.arange(50, 501, 50)
+FPS = {"BERT": 1.0, "Hardcode": 0.88, "Hybrid": 0.988}
+"""FLOPs per step relative to BERT's at cpu scale (lego/README.md: 0.88x, 0.988x)."""
+
+
+def losses(rng: np.random.Generator, shift: float, early: float = 0.0) -> list[list[tuple]]:
+    """N seeds of a validation-loss curve 5.5 -> 4.5 over 500 steps, moved by `shift` at every
+    step (and by `early` more at the first 150 steps), each seed by its own N(0, sd)."""
+    base = 4.5 + np.exp(-STEPS / 150) + shift + np.where(STEPS <= 150, early, 0.0)
+    return [list(zip(STEPS.tolist(), (base + o).tolist()))
+            for o in rng.normal(0, sd("mlm-loss"), N)]
+
+
+def early(gain: float) -> Draw:
+    return lambda rng: v.faster_early(
+        CLAIM, {"Hardcode": losses(rng, 0.0, -gain), "BERT": losses(rng, 0.0)}, FPS,
+        "Hardcode", "BERT", 100)
+
+
+def late(gap: float) -> Draw:
+    return lambda rng: v.worse_at_end(
+        CLAIM, {"Hardcode": losses(rng, gap), "BERT": losses(rng, 0.0)}, FPS, "Hardcode",
+        "BERT")
+
+
+def as_low(d: float) -> Draw:
+    return lambda rng: v.at_least_as_low(
+        CLAIM, {"Hybrid": losses(rng, d), "BERT": losses(rng, 0.0)}, FPS, "Hybrid", "BERT")
+
+
+CASES = [
+    Case(v.extrapolation_gain, extrapolation(0.0, "extrapolated"),
+         extrapolation(0.3, "extrapolated"), N, "extrapolated",
+         note="null: equal #6-#8; alternative +0.30 (§3 Fig. 3: ALBERT near-perfect on #6-#7, "
+         "BERT somewhat above chance on #6)"),
+    Case(v.extrapolation_gain, extrapolation(0.0, "partly-fitted"),
+         extrapolation(0.3, "partly-fitted"), N, "partly-fitted", "noisy"),
+    Case(v.span_gain, span(0.0, "extrapolated"), span(0.3, "extrapolated"), N, "extrapolated",
+         note="null: equal #6-#10; alternative +0.30 (§4.3: 'significantly degraded')"),
+    Case(v.span_gain, span(0.0, "partly-fitted"), span(0.3, "partly-fitted"), N,
+         "partly-fitted", "noisy"),
+    Case(v.classical_verdict, classical(v.CLASSICAL_THRESHOLD, "supervised"),
+         classical(0.99, "supervised"), N, "supervised",
+         note="null: one arm's #0-#5 mean exactly 0.95; alternative 0.99 (§3 Fig. 3)"),
+    Case(v.classical_verdict, classical(v.CLASSICAL_THRESHOLD, "partly-fitted"),
+         classical(0.99, "partly-fitted"), N, "partly-fitted", "noisy"),
+    Case(v.converge_verdict, converge(1.0, 100, math.inf), converge(v.SPEEDUP, 100, math.inf),
+         N, "first-pass", "every run converges",
+         note="null: exchangeable steps on a grid of 25; alternative 2x fewer steps"),
+    Case(v.converge_verdict, converge(1.0, 150, 200), converge(v.SPEEDUP, 100, 200), N,
+         "first-pass", "censored at 200 steps",
+         note="null: exchangeable, most runs never converge; alternative 2x fewer steps"),
+    Case(v.heads_verdict, heads(v.HEAD_MARGIN, 0.9), heads(0.6, 0.89), N,
+         "random-init-association",
+         note="null: association exactly HEAD_MARGIN above random init (manipulation far); "
+         "alternative: the gaps all-MiniLM-L6-v2 shows (0.63 / 0.98 vs 0.03 / 0.09)"),
+    Case(v.heads_verdict, heads(0.9, v.HEAD_MARGIN), None, N, "random-init-manipulation",
+         "manipulation at the margin"),
+    Case(v.closed_verdict, closed(0.3, v.CLOSED), closed(0.3, 0.9), N, "minilm-extrapolated",
+         note="null: a gap of 0.30 closed exactly half; alternative 90% closed (§4.2.2: "
+         "mimicking 'closes the gap')"),
+    Case(v.closed_verdict, closed(0.3, v.CLOSED, "partly-fitted"),
+         closed(0.3, 0.9, "partly-fitted"), N, "partly-fitted", "noisy"),
+    Case(v.closed_verdict, closed(0.0, 1.0), None, N, "minilm-extrapolated", "no gap",
+         note="null: no pretrained advantage, mimicking 0.30 above random"),
+    Case(v.closed_verdict, closed(0.0, 1.0, "partly-fitted"), None, N, "partly-fitted",
+         "no gap, noisy"),
+    Case(v.last_first_verdict, last_first(1.0, 75), last_first(4.0, 75), N, "first-pass",
+         note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
+         "alternative #11 4x earlier (Fig. 3a)"),
+    Case(v.last_first_verdict, last_first(1.0, 250), None, N, "first-pass", "coarse grid",
+         note="null on 3 evaluations: many positions tie"),
+    Case(v.staircase_verdict, staircase(False, math.inf), staircase(True, math.inf), N,
+         "first-pass", "no staircase",
+         note="null: #0 and #1 exchangeable, the random root never leaves; alternative #1 "
+         "after #0"),
+    Case(v.staircase_verdict, staircase(True, 1.0), staircase(True, 5.0), N, "first-pass",
+         "no plateau", note="null: the random root as fast as a one-token #0; alternative "
+         "5x later"),
+    Case(v.faster_early, early(0.0), None, N, "mlm-loss",
+         note="null: the same loss at every step; the paper gives no early size"),
+    Case(v.worse_at_end, late(0.0), late(0.17), N, "mlm-loss",
+         note="null: the same final loss; alternative +0.17 (§5: 1.66 vs 1.49)"),
+    Case(v.at_least_as_low, as_low(v.LOSS_TOL), as_low(-0.02), N, "mlm-loss",
+         note="null: Hybrid LOSS_TOL above BERT; alternative 0.02 below (§5: 1.47 vs 1.49)"),
+    Case(programs.edge_verdict, edge(0.0), None, N, "programs-accuracy",
+         note="null: equal accuracy; the abstract gives no size"),
+    Case(programs.edge_verdict, edge(0.0, "partly-fitted"), None, N, "partly-fitted", "noisy"),
+    Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)"),
+    Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above"),
+    Exempt(v.cheaper, "FLOPs per token counted from the config: deterministic, read exactly"),
+]
