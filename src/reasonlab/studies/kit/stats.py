@@ -387,7 +387,7 @@ def equivalent(est: Estimate, margin: float) -> Decision:
 
 def majority(est: Estimate, share: float = 0.5) -> Decision:
     """More than `share` of the units have the property: the exact lower bound above it."""
-    rule = f"reproduced when the lower bound of the share > {share:g}"
+    rule = f"reproduced when the lower bound of the share > {share:.3g}"
     if est.units < MIN_UNITS:
         return Decision("inconclusive", est, rule, too_few(est) or "")
     if est.lo > share:
@@ -397,5 +397,5 @@ def majority(est: Estimate, share: float = 0.5) -> Decision:
     # the fewest units that, all having the property, would clear `share`
     need = next(n for n in range(MIN_UNITS, MAX_UNITS + 1) if proportion(n, n).lo > share)
     return Decision("inconclusive", est, rule,
-                    f"underpowered (the interval spans {share:g} at {est.units} units; "
+                    f"underpowered (the interval spans {share:.3g} at {est.units} units; "
                     f"unanimity needs at least {need} units to clear it)")
