@@ -85,13 +85,12 @@ class Study(ABC):
     def measured(cls, scale: Scale) -> float | None:
         """Measured wall-clock minutes of `scale` on 2 cores (the family's measured.json,
         written by `reasonlab readme` from a timed run); None if not measured."""
-        from reasonlab.studies.kit.ledger import family_of
-        from reasonlab.studies.kit.readme import minutes
+        from reasonlab.studies.kit.measured import minutes
 
-        try:
-            found = minutes(family_of(cls), cls.name, scale)
-        except ConfigError:  # a study class outside a family package (a test's) has no file
-            found = None
+        parts = cls.__module__.split(".")  # reasonlab.studies.<family>.<module>
+        family = parts[2] if len(parts) > 3 and parts[:2] == ["reasonlab", "studies"] else None
+        # a study class outside a family package (a test's) has no measured.json
+        found = minutes(family, cls.name, scale) if family not in (None, "kit") else None
         if found is not None:
             return found
         return cls.cpu_minutes if scale == "cpu" else cls.minutes.get(scale)

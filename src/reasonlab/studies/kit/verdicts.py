@@ -183,7 +183,3 @@ def all_of_each(claims: Sequence[Claim], verdicts: Mapping[str, Sequence[Verdict
     verdicts; the verdicts are matched by claim key and come back in the order of `claims`."""
     by_key = {part: {v.claim.key: v for v in vs} for part, vs in verdicts.items()}
     return [all_of(c, {part: vs[c.key] for part, vs in by_key.items()}) for c in claims]
-
-
-# legacy point-estimate rules, removed once every family decides from kit/stats.py
-from reasonlab.studies.kit.legacy import gain_status, standard_error, threshold_verdict  # noqa: E402,F401
