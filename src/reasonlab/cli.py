@@ -228,6 +228,16 @@ def cmd_data(args: argparse.Namespace) -> None:
 
     from reasonlab.tasks.base import build_task
 
+    if args.task == "export":  # `data export TASK [key=value] --out DIR`: Parquet splits
+        export_data(args)
+        return
+    given = [f"--{k.replace('_', '-')}" for k in EXPORT_ONLY if getattr(args, k) is not None]
+    if given:
+        raise ConfigError(f"{given[0]} is an option of `reasonlab data export TASK ... --out "
+                          "DIR`; printing examples takes --n, --seed and --format")
+    args.n = 10 if args.n is None else args.n
+    args.seed = 0 if args.seed is None else args.seed
+    args.format = args.format or "text"
     if not 1 <= args.n <= MAX_DATA_N:
         raise ConfigError(f"--n {args.n} must be between 1 and {MAX_DATA_N:,}")
     if args.seed < 0:
@@ -242,6 +252,44 @@ def cmd_data(args: argparse.Namespace) -> None:
             print(task.render(batch, i))
         else:
             print(json.dumps(task.example_json(batch, i)))
+
+
+EXPORT_ONLY = ("out", "n_train", "n_test", "n_val", "config")
+
+
+def export_data(args: argparse.Namespace) -> None:
+    """`data export TASK [key=value ...] --out DIR` (or `--config FILE|RUN_DIR`): a run's
+    train / validation / test splits as Parquet with a dataset card (data_export.py)."""
+    from reasonlab.data_export import DataConfig, export
+    from reasonlab.train.config import TrainConfig
+
+    if args.n is not None or args.format is not None:
+        raise ConfigError("`data export` writes every example of each split: give the sizes "
+                          "with --n-train, --n-test and --n-val, not --n or --format")
+    if args.out is None:
+        raise ConfigError("`data export` needs --out DIR, a new or empty folder")
+    if args.config is not None:
+        if args.overrides:
+            raise ConfigError("give the task either on the command line or in --config, not "
+                              "both")
+        path = args.config / "config.json" if args.config.is_dir() else args.config
+        run = TrainConfig.build(read_config_file(path))
+        data = DataConfig.of_run(run).model_dump()
+    else:
+        if not args.overrides or "=" in args.overrides[0]:
+            from reasonlab.tasks.base import TASKS
+
+            raise ConfigError("name the task: reasonlab data export TASK [key=value ...] --out "
+                              f"DIR; tasks: {', '.join(TASKS)}")
+        name, *rest = args.overrides
+        data = {"task": {"name": name, **parse_overrides(rest)}}
+    for key in ("seed", "n_train", "n_test", "n_val"):  # a flag overrides the config's value
+        if getattr(args, key) is not None:
+            data[key] = getattr(args, key)
+    config = DataConfig.build(data)
+    sizes = export(config, args.out, quiet=args.quiet)
+    print(", ".join(f"{name} {n:,}" for name, n in sizes.items()) + f" examples of "
+          f"{config.task.name} (seed {config.seed}): {args.out}")
 
 
 def print_corpus(args: argparse.Namespace) -> None:
@@ -421,12 +469,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_train)
 
     s = sub.add_parser("data", help="print task examples (`data corpus NAME`: a pretraining "
-                       "corpus)")
-    s.add_argument("task", help="a task name, or `corpus` followed by a corpus name")
+                       "corpus; `data export TASK --out DIR`: a run's splits as Parquet)")
+    s.add_argument("task", help="a task name, `corpus` followed by a corpus name, or `export` "
+                   "followed by a task name")
     s.add_argument("overrides", nargs="*", help="task config key=value")
-    s.add_argument("--n", type=int, default=10)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--format", choices=["text", "jsonl"], default="text")
+    s.add_argument("--n", type=int, default=None, help="examples printed (default 10)")
+    s.add_argument("--seed", type=int, default=None, help="seed of the examples printed "
+                   "(default 0); export: the run's seed, whose data stream it draws")
+    s.add_argument("--format", choices=["text", "jsonl"], default=None,
+                   help="printed form (default text)")
+    s.add_argument("--out", type=Path, default=None, help="export: the dataset folder (new or "
+                   "empty)")
+    s.add_argument("--n-train", type=int, default=None, help="export: training examples "
+                   "(default: a run's, 20000)")
+    s.add_argument("--n-test", type=int, default=None, help="export: test examples (default "
+                   "2000)")
+    s.add_argument("--n-val", type=int, default=None, help="export: validation examples, held "
+                   "out of the training draw as a run holds them (default 0)")
+    s.add_argument("--config", type=Path, default=None, help="export: the data of this train "
+                   "config (JSON or TOML) or run folder (its config.json), instead of TASK")
+    s.add_argument("--quiet", action="store_true", help="export: no progress bar")
     s.set_defaults(fn=cmd_data)
 
     s = sub.add_parser("attention", help="attention maps and head scores of a run or a "

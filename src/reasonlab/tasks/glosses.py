@@ -111,6 +111,9 @@ class GlossClassTask(Task):
     def n_classes(self) -> int:
         return len(CLASSES[self.config.label])
 
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.classes)
+
     @property
     def seq_len(self) -> int:
         return self.config.seq_len

@@ -140,6 +140,9 @@ class MLMTask(Task):
     def n_classes(self) -> int:
         return len(self.vocab)
 
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.vocab.tokens)  # a slot's label is the token id of its word
+
     @property
     def seq_len(self) -> int:
         return self.config.seq_len

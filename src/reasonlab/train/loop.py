@@ -37,8 +37,8 @@ from reasonlab.train.metrics import evaluate, headline, model_inputs, param_coun
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
-__all__ = ["build_model", "make_data", "make_splits", "resolve_device", "seeds",  # studies
-           "train", "train_step"]
+__all__ = ["build_model", "draw_splits", "make_data", "make_splits", "resolve_device",
+           "seeds", "train", "train_step"]  # studies
 
 
 def make_data(config: TrainConfig, task: Task | None = None) -> tuple[Batch, Batch]:
@@ -53,11 +53,17 @@ def make_splits(config: TrainConfig, task: Task | None = None
     """Training, validation (the last n_val of the training draw; None when n_val is 0) and
     test sets."""
     task = build_task(config.task) if task is None else task
-    train, test = task.splits(np.random.default_rng(seeds(config.seed, DATA)), config.n_train,
-                              config.n_test)
-    if not config.n_val:
+    return draw_splits(task, config.seed, config.n_train, config.n_test, config.n_val)
+
+
+def draw_splits(task: Task, seed: int, n_train: int, n_test: int, n_val: int = 0
+                ) -> tuple[Batch, Batch | None, Batch]:
+    """The splits of a run with this seed and these sizes (`make_splits` without the rest of
+    the config: what `reasonlab data export` writes)."""
+    train, test = task.splits(np.random.default_rng(seeds(seed, DATA)), n_train, n_test)
+    if not n_val:
         return train, None, test
-    cut = config.n_train - config.n_val
+    cut = n_train - n_val
     return train[:cut], train[cut:], test
 
 
