@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from reasonlab.errors import CheckpointError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
+from reasonlab.tracking import Sink
 from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
                                        load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
@@ -163,10 +164,11 @@ def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Opt
 
 def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
           desc: str | None = None, position: int | None = None,
-          fence: Callable[[], None] = lambda: None) -> dict[str, Any]:
+          fence: Callable[[], None] = lambda: None, sink: Sink | None = None) -> dict[str, Any]:
     """Train (or resume) the run in `run_dir`; returns the final evaluation. `fence` is called
     immediately before every write to the folder (runs.execute: the run lock's check, which
-    raises once another process has taken the run over)."""
+    raises once another process has taken the run over). `sink` (tracking.py) mirrors every
+    metrics line: it starts from the lines the run keeps, then gets each new one."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -197,6 +199,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
     _truncate_metrics(metrics_path, start, fence)
+    if sink is not None:
+        fence()
+        sink.start(read_metrics(run_dir))
     if frozen is not None and device.type == "cuda" and precision == "bf16":
         cast_frozen_matrices(model)  # once, not at every forward (never saved: frozen)
 
@@ -235,6 +240,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             fence()
             with metrics_path.open("a") as f:
                 f.write(line)
+            if sink is not None:
+                fence()
+                sink.log(last)
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
             stop = config.stop_at is not None and headline(last) >= config.stop_at
             if done % config.ckpt_every == 0 or done == config.steps or stop:

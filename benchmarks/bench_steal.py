@@ -1,0 +1,84 @@
+"""Work stealing: two `reasonlab run STUDY` commands on one store against one (target: about
+half the wall time on 2 cores, and no run trained twice).
+
+A 4-run smoke study (lego-extrapolation --scale smoke --seeds 2: BERT and ALBERT, 2 seeds),
+its runs lengthened with `steps=N` so that training, not the start of Python and the report,
+dominates. Measured in the same run: one command with --workers 1 on a fresh store, then two
+such commands started together on another fresh store. Each command trains the runs no other
+holds (execution.execute_all), waits for the rest and writes the report. Prints the ratio of
+the two wall times, how the runs split between the two commands (run.json records the pid of
+every start of a run) and checks that every run started once.
+Run: `python benchmarks/bench_steal.py [--steps 400] [--smoke]`; on a loaded machine the
+ratio moves with the load (`uptime` before and after is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+STUDY = "lego-extrapolation"
+
+
+def command(store: Path, steps: int) -> list[str]:
+    return [sys.executable, "-m", "reasonlab.cli", "run", STUDY, "--scale", "smoke", "--seeds",
+            "2", "--workers", "1", "--quiet", "--out", str(store), f"steps={steps}"]
+
+
+def timed(store: Path, steps: int, processes: int) -> tuple[float, list[int]]:
+    """Wall seconds until `processes` commands started together have all finished; their
+    pids."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(command(store, steps), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+    for p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(command(store, steps))} failed:\n{err[-3000:]}")
+    return time.perf_counter() - t0, [p.pid for p in procs]
+
+
+def starts(store: Path) -> dict[str, list[int]]:
+    """Run id -> the pid of each start recorded in its run.json."""
+    out = {}
+    for rec in sorted((store / "runs").glob("*/run.json")):
+        data = json.loads(rec.read_text())
+        out[data["id"]] = [s["pid"] for s in data["starts"]]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=400, help="training steps of each run")
+    ap.add_argument("--smoke", action="store_true", help="seconds: 10-step runs")
+    args = ap.parse_args()
+    steps = 10 if args.smoke else args.steps
+    print(f"load before: {os.getloadavg()[0]:.2f} (1-min average) on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        one, _ = timed(Path(tmp) / "one", steps, 1)
+        two, pids = timed(Path(tmp) / "two", steps, 2)
+        for name in ("one", "two"):
+            twice = {k: v for k, v in starts(Path(tmp) / name).items() if len(v) != 1}
+            if twice:
+                raise SystemExit(f"runs started more than once ({name}): {twice}")
+        split = Counter(p for v in starts(Path(tmp) / "two").values() for p in v)
+        reports = sorted(Path(tmp, "two", STUDY).glob("*/report.md"))
+        if len(reports) != 1:
+            raise SystemExit(f"expected one report folder, found {reports}")
+    print(f"{STUDY} smoke, 4 runs of {steps} steps, --workers 1 per command")
+    print(f"  one command:  {one:6.1f} s")
+    print(f"  two commands: {two:6.1f} s  (runs trained per command: "
+          f"{[split.get(p, 0) for p in pids]}; every run started once)")
+    print(f"  ratio two / one: {two / one:.2f}  (ideal 0.5 on 2 idle cores)")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
