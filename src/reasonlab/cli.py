@@ -241,7 +241,7 @@ def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
     logs = folder / "slurm"
     env = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
     with output_dir(logs):
-        check_runs(configs, root)
+        check_runs(configs, root, "slurm")  # damaged folders; the nodes check their device
         path = logs / f"{args.study}-{args.scale}.sbatch"
         write_text_atomic(path, slurm.script(config, f"reasonlab-{args.study}", command,
                                              Path.cwd(), logs, env))
@@ -408,6 +408,10 @@ def export_data(args: argparse.Namespace) -> None:
             raise ConfigError("name the task: reasonlab data export TASK [key=value ...] --out "
                               f"DIR; tasks: {', '.join(TASKS)}")
         name, *rest = args.overrides
+        if name == "corpus":
+            raise ConfigError("a corpus exports as the masked-LM examples a pretraining run "
+                              "draws from it: reasonlab data export mlm corpus=NAME ... --out "
+                              "DIR")
         data = {"task": {"name": name, **parse_overrides(rest)}}
     for key in ("seed", "n_train", "n_test", "n_val"):  # a flag overrides the config's value
         if getattr(args, key) is not None:

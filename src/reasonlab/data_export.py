@@ -207,7 +207,7 @@ def write_split(task: Task, name: str, batch: Batch, cols: Columns, schema: Any,
     import pyarrow.parquet as pq
 
     n = len(batch)
-    shards = max(1, math.ceil(n * _row_bytes(batch) / SHARD_BYTES))
+    shards = max(1, min(n, math.ceil(n * _row_bytes(batch) / SHARD_BYTES)))
     per_shard = math.ceil(n / shards) if n else 0
     paths = []
     with tqdm(total=n, desc=f"export {name}", unit="rows", disable=quiet) as bar:
@@ -215,7 +215,7 @@ def write_split(task: Task, name: str, batch: Batch, cols: Columns, schema: Any,
             path = folder / f"{name}-{k:05d}-of-{shards:05d}.parquet"
             lo, hi = k * per_shard, min(n, (k + 1) * per_shard)
             with pq.ParquetWriter(path, schema) as writer:
-                for a in range(lo, max(hi, lo + 1), CHUNK_ROWS):  # an empty split: one 0-row write
+                for a in range(lo, hi, CHUNK_ROWS):
                     part = batch[slice(a, min(hi, a + CHUNK_ROWS))]
                     writer.write_table(chunk_table(task, part, cols, schema))
                     bar.update(len(part))

@@ -44,12 +44,13 @@ def load_result(run_dir: Path) -> dict[str, Any] | None:
 
 
 def check_device(config: TrainConfig, executor: str = "local") -> None:
-    """device=cuda on a machine without CUDA fails before anything is written. Under Ray the
-    runs train on the cluster's nodes, not here: a driver without a GPU may send device=cuda
-    runs to GPU nodes (execution.ray_resources checks the cluster has some)."""
+    """device=cuda on a machine without CUDA fails before anything is written. Under Ray or
+    SLURM the runs train on the cluster's nodes, not here: a driver or login node without a
+    GPU may send device=cuda runs to GPU nodes (execution.ray_resources checks the Ray cluster
+    has some; each SLURM task checks its own node)."""
     from reasonlab.train.device import check_available  # imports torch: only when checking
 
-    if executor != "ray":
+    if executor not in ("ray", "slurm"):
         check_available(config.device)
 
 

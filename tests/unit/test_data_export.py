@@ -198,6 +198,7 @@ def test_cli_export_and_its_one_line_errors(tmp_path, capsys):
         (["data", "export", "nosuch", "--out", str(tmp_path / "x")], "nosuch"),
         (["data", "export", "lego", "--n", "3", "--out", str(tmp_path / "x")], "--n-train"),
         (["data", "lego", "--out", str(tmp_path / "x")], "data export"),
+        (["data", "export", "corpus", "nesting", "--out", str(tmp_path / "x")], "mlm corpus="),
         (["data", "export", "lego", "n_clauses=2", "n_train_vars=2", "--n-train", "999999", "--out",
           str(tmp_path / "x")], "distinct"),
     ]:
