@@ -7,7 +7,9 @@ dominates. Measured in the same run: one command with --workers 1 on a fresh sto
 such commands started together on another fresh store. Each command trains the runs no other
 holds (execution.execute_all), waits for the rest and writes the report. Prints the ratio of
 the two wall times, how the runs split between the two commands (run.json records the pid of
-every start of a run) and checks that every run started once.
+every start of a run), how long both commands were training at once (from the runs' start
+and end times: the concurrency itself, which the ratio shows only where two cores are free),
+and checks that every run started once.
 Run: `python benchmarks/bench_steal.py [--steps 400] [--smoke]`; on a loaded machine the
 ratio moves with the load (`uptime` before and after is printed).
 """
@@ -54,6 +56,31 @@ def starts(store: Path) -> dict[str, list[int]]:
     return out
 
 
+def intervals(store: Path) -> dict[int, list[tuple[float, float]]]:
+    """pid -> the (start, end) wall-clock times of the runs it trained (run.json)."""
+    out: dict[int, list[tuple[float, float]]] = {}
+    for rec in sorted((store / "runs").glob("*/run.json")):
+        data = json.loads(rec.read_text())
+        start = data["starts"][-1]
+        out.setdefault(start["pid"], []).append((start["time"], data["ended"]))
+    return out
+
+
+def side_by_side(spans: dict[int, list[tuple[float, float]]]) -> tuple[float, float]:
+    """(seconds during which two commands were training at once, seconds during which any
+    was): the runs' concurrency, which the wall-time ratio shows only on idle cores."""
+    edges = sorted((t, d) for v in spans.values() for a, b in v for t, d in ((a, 1), (b, -1)))
+    both = anyone = 0.0
+    level, last = 0, 0.0
+    for t, d in edges:
+        if level >= 2:
+            both += t - last
+        if level >= 1:
+            anyone += t - last
+        level, last = level + d, t
+    return both, anyone
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=400, help="training steps of each run")
@@ -69,6 +96,7 @@ def main() -> None:
             if twice:
                 raise SystemExit(f"runs started more than once ({name}): {twice}")
         split = Counter(p for v in starts(Path(tmp) / "two").values() for p in v)
+        both, anyone = side_by_side(intervals(Path(tmp) / "two"))
         reports = sorted(Path(tmp, "two", STUDY).glob("*/report.md"))
         if len(reports) != 1:
             raise SystemExit(f"expected one report folder, found {reports}")
@@ -76,6 +104,8 @@ def main() -> None:
     print(f"  one command:  {one:6.1f} s")
     print(f"  two commands: {two:6.1f} s  (runs trained per command: "
           f"{[split.get(p, 0) for p in pids]}; every run started once)")
+    print(f"  both commands training at once: {both:.1f} s of the {anyone:.1f} s in which "
+          "any was training")
     print(f"  ratio two / one: {two / one:.2f}  (ideal 0.5 on 2 idle cores)")
     print(f"load after: {os.getloadavg()[0]:.2f}")
 

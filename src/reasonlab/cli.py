@@ -172,10 +172,8 @@ SLURM_FLAGS = ("partition", "gpus", "time", "array", "cpus_per_task", "mem", "re
 
 
 def slurm_options(args: argparse.Namespace) -> Any:
-    """The SlurmConfig of `run --executor slurm` (None for the other executors, which take
-    none of its flags)."""
-    from reasonlab.slurm import SlurmConfig
-
+    """The SLURM flags given to `run --executor slurm` (None for the other executors, which
+    take none of them); submit_study completes them into a slurm.SlurmConfig."""
     given = {k: getattr(args, k) for k in SLURM_FLAGS if getattr(args, k) is not None}
     if args.executor != "slurm":
         if given:
@@ -186,7 +184,7 @@ def slurm_options(args: argparse.Namespace) -> Any:
         raise ConfigError("--address names a Ray cluster; use it with --executor ray")
     if "sbatch" in given:
         given["sbatch"] = tuple(given["sbatch"])
-    return given  # completed (the array size) and validated by submit_study
+    return given
 
 
 def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
@@ -313,9 +311,10 @@ def _slurm_options(s: argparse.ArgumentParser) -> None:
 def _executor_options(s: argparse.ArgumentParser, slurm: bool = False) -> None:
     s.add_argument("--workers", type=int, default=None,
                    help="runs trained side by side (local; Ray: CPUs of a new local instance)")
-    s.add_argument("--executor", choices=["local", "ray", "slurm"] if slurm else ["local", "ray"],
-                   default="local", help="local process pool (default), Ray tasks (pip install "
-                   "'reasonlab[ray]')" + (", or a SLURM job array (sbatch)" if slurm else ""))
+    choices = ["local", "ray", "slurm"] if slurm else ["local", "ray"]
+    s.add_argument("--executor", choices=choices, default="local",
+                   help="local process pool (default), Ray tasks (pip install 'reasonlab[ray]')"
+                   + (", or a SLURM job array (sbatch)" if slurm else ""))
     s.add_argument("--address", default=None, help="Ray cluster address (host:port or "
                    "ray://host:10001); default: start a local Ray")
     s.add_argument("--runs-per-gpu", type=int, default=None, metavar="K",

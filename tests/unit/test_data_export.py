@@ -158,7 +158,8 @@ def test_every_task_family_exports_the_runs_splits(tmp_path, task):
 def test_a_large_split_is_written_in_shards_of_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(data_export, "CHUNK_ROWS", 7)
     monkeypatch.setattr(data_export, "SHARD_BYTES", 4000)  # a few dozen LEGO rows a shard
-    c = config({"name": "lego", "n_clauses": 5, "n_train_vars": 3}, n_train=150, n_test=30, n_val=0)
+    c = config({"name": "lego", "n_clauses": 5, "n_train_vars": 3}, n_train=150, n_test=30,
+               n_val=0)
     data_export.export(c, tmp_path / "ds", quiet=True)
     shards = sorted((tmp_path / "ds" / "data").glob("train-*.parquet"))
     n = len(shards)
@@ -172,8 +173,8 @@ def test_a_large_split_is_written_in_shards_of_chunks(tmp_path, monkeypatch):
 
 def test_cli_export_and_its_one_line_errors(tmp_path, capsys):
     out = tmp_path / "lego"
-    assert main(["data", "export", "lego", "n_clauses=4", "n_train_vars=2", "--n-train", "30", "--n-test", "10",
-                 "--seed", "2", "--out", str(out), "--quiet"]) == 0
+    assert main(["data", "export", "lego", "n_clauses=4", "n_train_vars=2", "--n-train", "30",
+                 "--n-test", "10", "--seed", "2", "--out", str(out), "--quiet"]) == 0
     assert "train 30, test 10 examples of lego (seed 2)" in capsys.readouterr().out
     meta = (out / "README.md").read_text()
     assert "seed: 2" in meta and "n_clauses: 4" in meta
@@ -181,8 +182,8 @@ def test_cli_export_and_its_one_line_errors(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text(json.dumps(
-        {"task": {"name": "lego", "n_clauses": 4, "n_train_vars": 2}, "model": {}, "seed": 2, "n_train": 30,
-         "n_test": 10}))
+        {"task": {"name": "lego", "n_clauses": 4, "n_train_vars": 2}, "model": {}, "seed": 2,
+         "n_train": 30, "n_test": 10}))
     assert main(["data", "export", "--config", str(run), "--out", str(tmp_path / "again"),
                  "--quiet"]) == 0
     for split in ("train", "test"):
@@ -224,6 +225,7 @@ def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
     out = tmp_path / "ds"
     out.mkdir()  # an empty folder the user made stays as it was
     with pytest.raises(ConfigError):
-        data_export.export(config({"name": "lego", "n_clauses": 4, "n_train_vars": 2}), out, quiet=True)
+        data_export.export(config({"name": "lego", "n_clauses": 4, "n_train_vars": 2}), out,
+                           quiet=True)
     assert out.is_dir() and not any(out.iterdir())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
