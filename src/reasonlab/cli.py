@@ -300,7 +300,9 @@ def _slurm_options(s: argparse.ArgumentParser) -> None:
     g.add_argument("--gpus", type=int, default=None, help="GPUs per array task (default 0)")
     g.add_argument("--time", default=None, help="time limit per task, e.g. 4:00:00; near it a "
                    "task requeues itself and its run resumes from its checkpoint")
-    g.add_argument("--cpus-per-task", type=int, default=None, metavar="C")
+    g.add_argument("--cpus-per-task", type=int, default=None, metavar="C",
+                   help="CPUs per task (default: the cluster's); without GPUs, each task "
+                   "trains C runs side by side")
     g.add_argument("--mem", default=None, help="memory per task, e.g. 32G")
     g.add_argument("--requeues", type=int, default=None, metavar="R",
                    help="times a task requeues itself at its time limit (default 3)")
