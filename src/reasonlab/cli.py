@@ -706,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `reasonlab runs --format csv | head`: the reader has had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 141  # 128 + SIGPIPE, as a shell tool ends
     return 0
 
 

@@ -351,8 +351,9 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
     shown = ", ".join(f"`{c}`" for c in classes[:20]) + (
         f", ... ({len(classes)} in all)" if len(classes) > 20 else "")
     split_lines = "\n".join(f"| {s} | {n:,} |" for s, n in sizes.items())
-    val = (f"`validation` is the last {config.n_val:,} examples of that draw, held out of "
-           "training as a run holds them out; " if config.n_val else "")
+    kept = config.n_train - config.n_val
+    val = (f" (its first {kept:,} examples; `validation` is the last {config.n_val:,}, held "
+           "out of training as a run holds them out)" if config.n_val else "")
     return f"""---
 {data.to_yaml()}
 ---
@@ -363,8 +364,8 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
 
 Drawn by reasonlab's `{type(task).__module__}` generator exactly as a run with seed
 {config.seed} draws its data (`train/loop.make_splits`): the `train` split is the
-de-duplicated training draw of {config.n_train:,} examples; {val}`test` is disjoint from
-`train` (de-duplicated against it where the task can repeat an example). The same config, seed
+de-duplicated training draw of {config.n_train:,} examples{val}; `test` is disjoint from the
+training draw (de-duplicated against it where the task can repeat an example). The same config, seed
 and sizes give the same rows, bit for bit.
 
 | split | examples |

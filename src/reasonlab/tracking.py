@@ -147,9 +147,11 @@ def backfill(tracker: TrackerConfig, run_dir: Path, rows: list[dict[str, Any]]) 
     """Show a run that finished before this command (reused, not trained) in the tracker too:
     its curve, written once into a fresh folder and moved into place under a fixed name, so two
     commands reusing the run at once leave one file. Nothing happens when the tracker already
-    has the run."""
+    shows the whole run; event files that stop short of its last step (it was killed while
+    mirrored and resumed without the tracker) are replaced."""
     folder = tracker.folder(run_dir)
-    if folder.is_dir() and own_event_files(folder):
+    old = own_event_files(folder) if folder.is_dir() else []
+    if old and rows and last_step(old) == int(rows[-1]["step"]):
         return
     folder.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".backfill."))
@@ -157,12 +159,23 @@ def backfill(tracker: TrackerConfig, run_dir: Path, rows: list[dict[str, Any]]) 
         sink = TRACKERS[tracker.name](tmp)
         sink.start(rows)
         sink.close()
-        written = own_event_files(tmp)
-        for k, path in enumerate(written):
-            os.replace(path, folder / f"events.out.tfevents.0000000000.finished.{k}"
-                       f"{TensorBoardSink.SUFFIX}")
+        names = []
+        for k, path in enumerate(own_event_files(tmp)):
+            names.append(f"events.out.tfevents.0000000000.finished.{k}{TensorBoardSink.SUFFIX}")
+            os.replace(path, folder / names[-1])
+        for path in old:  # the partial curve, unless a fixed name was just written over it
+            if path.name not in names:
+                path.unlink(missing_ok=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def last_step(files: list[Path]) -> int | None:
+    """The last step any of these event files holds a scalar for (None: none)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    steps = [e.step for p in files for e in EventFileLoader(str(p)).Load() if e.summary.value]
+    return max(steps, default=None)
 
 
 def from_env() -> TrackerConfig | None:

@@ -57,3 +57,20 @@ def test_runs_exports_the_index_as_json_and_csv(tmp_path, capsys):
     assert main(["runs", "--out", str(tmp_path), "--format", "xml"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
+    """`reasonlab runs --format csv | head`: the pipe closes before the index is written."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    execute(TrainConfig.build(TINY), tmp_path, quiet=True)
+    src = Path(__file__).resolve().parents[2] / "src"
+    p = subprocess.Popen([sys.executable, "-m", "reasonlab.cli", "runs", "--out", str(tmp_path),
+                          "--format", "csv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, "PYTHONPATH": str(src)}, text=True)
+    p.stdout.close()  # the reader is gone before the command writes
+    err = p.stderr.read()
+    assert p.wait() == 141 and err == "", err

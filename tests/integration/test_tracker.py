@@ -111,6 +111,17 @@ def test_a_resumed_run_shows_every_step_once(tmp_path):
     assert_mirrors(run / "tb", rows)  # 25 once (not 25 of the killed process and 25 again)
 
 
+def test_a_curve_cut_short_is_rebuilt_when_the_run_is_reused(tmp_path):
+    c = config()
+    run = run_dir_for(c, tmp_path)
+    with pytest.raises(Killed):  # mirrored up to step 25, then killed
+        train(c, run, quiet=True, sink=DiesAfter(run / "tb", at=25))
+    execute(c, tmp_path, quiet=True)  # resumed to the end without the tracker
+    assert max(step for _, step in raw_points(run / "tb")) == 25
+    execute(c, tmp_path, quiet=True, tracker=TrackerConfig(name="tensorboard"))  # reused
+    assert_mirrors(run / "tb", read_metrics(run))
+
+
 def test_tracker_dir_holds_one_folder_per_run_and_reused_runs_are_backfilled(
         tmp_path, capsys, monkeypatch):
     for k in (tracking.TRACKER, tracking.TRACKER_DIR):  # what the CLI sets, undone after
@@ -140,6 +151,7 @@ def test_tracker_dir_holds_one_folder_per_run_and_reused_runs_are_backfilled(
     assert "is a file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_study_mirrors_every_run_it_trains(tmp_path, monkeypatch):
     for k in (tracking.TRACKER, tracking.TRACKER_DIR):  # what the CLI sets, undone after
         monkeypatch.setenv(k, "")

@@ -48,6 +48,8 @@ def test_two_commands_on_one_study_train_different_runs_and_both_write_the_repor
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
         assert "report:" in out  # each wrote the report (in turn: the report lock)
+    # ... from the same results: the same verdicts, evidence and report path
+    assert outs[0][0] == outs[1][0] and outs[0][0].count("\n") >= 3  # verdicts, report:
     runs = starts(tmp_path)
     assert len(runs) == 4
     assert all(len(v) == 1 for v in runs.values()), runs  # no run trained twice
@@ -87,11 +89,11 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
     argv = [*RUN, "--executor", "slurm", "--array", "2", "--partition", "debug", "--time",
             "0:10:00", "--cpus-per-task", "1", "--mem", "4G", "--sbatch=--account=lab",
-            "--out", str(store), "steps=60"]
+            "--out", str(store)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.startswith("submitted SLURM job 4242: 2 array task(s)")
-    (script_path,) = store.glob(f"{STUDY}/smoke-*/slurm/*.sbatch")
+    (script_path,) = store.glob(f"{STUDY}/smoke/slurm/*.sbatch")
     assert calls.read_text().split() == ["sbatch", "--parsable", str(script_path)]
     script = script_path.read_text()
     opts = sbatch_lines(script)
@@ -102,7 +104,7 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     assert opts["output"] == f"{script_path.parent}/%A_%a.log"
     # the task command: the same `run` without --executor, on the absolute store
     assert (f"-m reasonlab.cli run {STUDY} --scale smoke --out {store} --seeds 2 --workers 1 "
-            "steps=60") in script and "--executor" not in script
+            "&") in script and "--executor" not in script
 
     # two array tasks at once, as SLURM would start them; the first is told its time limit
     # is near (USR1), requeues itself with scontrol and still finishes its command
@@ -120,8 +122,9 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     assert "scontrol requeue 4242_0" in calls.read_text()
     runs = starts(store)
     assert len(runs) == 4 and all(len(v) == 1 for v in runs.values())
-    (report,) = store.glob(f"{STUDY}/smoke-*/report.md")
-    assert report.parent == script_path.parent.parent
+    assert (script_path.parent.parent / "report.md").exists()
+    reports = [[line for line in log.splitlines() if line.startswith("report: ")] for log in logs]
+    assert reports[0] == reports[1] == [f"report: {script_path.parent.parent / 'report.md'}"]
 
 
 def test_slurm_errors_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch):

@@ -126,6 +126,9 @@ FAMILIES = [
     {"name": "listops", "min_length": 20, "max_length": 200},
     {"name": "digits"},
     {"name": "fashion_mnist"},
+    # MNIST reads the same four-IDX-file layout as Fashion-MNIST: that folder stands in for it
+    {"name": "mnist", "path": "/usr/share/datasets/fashion-mnist"},
+    {"name": "cifar10"},  # path: a folder of small binary batches the test writes
     {"name": "corpus_lm", "seq_len": 32},
     {"name": "mlm", "corpus": "nesting", "corpus_tokens": 5000, "seq_len": 24},
     {"name": "mlm", "corpus": "english", "seq_len": 24},
@@ -135,9 +138,21 @@ FAMILIES = [
 ]
 
 
+def cifar_folder(folder):
+    """CIFAR-10's binary version in miniature: 8 records (label byte, R, G, B planes) a file."""
+    folder.mkdir()
+    rng = np.random.default_rng(5)
+    for name in [f"data_batch_{k}.bin" for k in range(1, 6)] + ["test_batch.bin"]:
+        x, y = rng.integers(0, 256, (8, 3 * 32 * 32)), rng.integers(0, 10, 8)
+        (folder / name).write_bytes(np.concatenate([y[:, None], x], 1).astype(np.uint8).tobytes())
+    return folder
+
+
 @pytest.mark.parametrize("task", FAMILIES, ids=lambda t: "-".join(
     str(v) for k, v in t.items() if k in ("name", "preset", "corpus")))
 def test_every_task_family_exports_the_runs_splits(tmp_path, task):
+    if task["name"] == "cifar10":
+        task = {**task, "path": str(cifar_folder(tmp_path / "cifar"))}
     try:
         c = config(task, n_train=24, n_test=8, n_val=4)
         data_export.export(c, tmp_path / "ds", quiet=True)
