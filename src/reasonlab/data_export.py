@@ -304,7 +304,12 @@ def source(task: Task) -> str:
     """What the generator reproduces: the first paragraph of its module's docstring, which
     cites the paper and section (tasks/lego.py: "LEGO: ... (Zhang et al. 2022, ... §2)")."""
     doc = inspect.getmodule(type(task)).__doc__ or ""  # type: ignore[union-attr]
-    return " ".join(doc.strip().split("\n\n")[0].split())
+    text = " ".join(doc.strip().split("\n\n")[0].split())
+    if text.endswith(":"):  # the paragraph leads into a quotation: its whole sentences alone
+        ends = [i for i in range(len(text)) if text.startswith(". ", i)
+                and text[:i].count('"') % 2 == 0]
+        text = text[:ends[-1] + 1] if ends else text
+    return text
 
 
 def versions() -> dict[str, Any]:

@@ -5,6 +5,7 @@ reasonlab by `datasets` and pyarrow and compared with the examples the training 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from reasonlab import data_export  # noqa: E402
 from reasonlab.cli import main  # noqa: E402
 from reasonlab.errors import AssetError, ConfigError  # noqa: E402
-from reasonlab.tasks.base import build_task  # noqa: E402
+from reasonlab.tasks.base import TASKS, build_task  # noqa: E402
 from reasonlab.train.config import TrainConfig  # noqa: E402
 from reasonlab.train.loop import make_splits  # noqa: E402
 from reasonlab.train.seeds import DATA, seeds  # noqa: E402
@@ -45,7 +46,8 @@ def drawn(c: data_export.DataConfig, task):
 def load(folder):
     from datasets import load_dataset
 
-    return load_dataset("parquet", data_dir=str(folder))
+    # a cache of the test's own: nothing left in the user's ~/.cache, nothing stale read back
+    return load_dataset("parquet", data_dir=str(folder), cache_dir=str(folder.parent / "hf"))
 
 
 def assert_same_examples(rows, batch, task) -> None:
@@ -167,7 +169,12 @@ def test_every_task_family_exports_the_runs_splits(tmp_path, task):
     assert len(t.class_names()) == t.n_classes
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "dataset_info:" in card and "results_version: " in card
-    assert data_export.source(t) and data_export.source(t) in card  # what it reproduces
+    cited = data_export.source(t)  # what it reproduces: a paper, in whole sentences
+    assert cited in card and cited.endswith((".", ")")) and re.search(r"\b(19|20)\d\d\b", cited)
+
+
+def test_every_registered_task_is_exported_above():
+    assert {t["name"] for t in FAMILIES} | {"lego", "anchors"} == set(TASKS)
 
 
 def test_a_large_split_is_written_in_shards_of_chunks(tmp_path, monkeypatch):
