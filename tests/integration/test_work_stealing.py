@@ -1,7 +1,8 @@
 """Several commands on one study and store share its runs (execution.execute_all): each trains
-runs no other holds, waits at the end for the rest, and writes the report; no run trains
-twice. The SLURM path (slurm.py) writes an sbatch array script whose tasks run that command,
-run here without SLURM: the script is checked, then run as two array tasks at once."""
+runs no other holds and waits at the end for the rest (here against a lock this test holds;
+two real `reasonlab run` commands: tests/integration/test_store_writers.py). The SLURM path
+(slurm.py) writes an sbatch array script whose tasks run that command, run here without SLURM:
+the script is checked, then run as two array tasks at once; no run trains twice."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from reasonlab.cli import main
+from reasonlab.execution import execute_all
+from reasonlab.locking import RunLock, lock_path
+from reasonlab.runs import load_result, run_dir_for
+from reasonlab.train.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = "lego-extrapolation"
@@ -36,30 +42,37 @@ def starts(store: Path) -> dict[str, list[int]]:
     return out
 
 
-@pytest.mark.slow
-def test_two_commands_on_one_study_train_different_runs_and_both_write_the_report(tmp_path):
-    # runs long enough (150 steps) that neither command finishes all four before the other
-    # has started
-    argv = [sys.executable, "-m", "reasonlab.cli", *RUN, "--workers", "1", "--out",
-            str(tmp_path), "steps=150"]
-    procs = [subprocess.Popen(argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, cwd=tmp_path) for _ in range(2)]
-    outs = [p.communicate(timeout=600) for p in procs]
-    for p, (out, err) in zip(procs, outs):
-        assert p.returncode == 0, err[-3000:]
-        assert "report:" in out  # each wrote the report (in turn: the report lock)
-    # ... from the same results: the same verdicts, evidence and report path
-    assert outs[0][0] == outs[1][0] and outs[0][0].count("\n") >= 3  # verdicts, report:
-    runs = starts(tmp_path)
-    assert len(runs) == 4
-    assert all(len(v) == 1 for v in runs.values()), runs  # no run trained twice
-    trained = {pid for v in runs.values() for pid in v}
-    assert trained == {p.pid for p in procs}, (runs, [p.pid for p in procs])  # both trained
-    folder = tmp_path / STUDY
-    (report,) = folder.glob("*/report.md")
-    study = json.loads((report.parent / "study.json").read_text())
-    assert {r["id"] for r in study["runs"]} == set(runs)
-    assert not list(folder.glob("*/.report.lock"))
+TINY = {"task": {"name": "lego", "group": "z2", "n_clauses": 4, "n_train_vars": 2},
+        "model": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_mlp": 32}, "n_train": 128,
+        "n_test": 32, "batch_size": 16, "steps": 6, "eval_every": 3, "ckpt_every": 3,
+        "threads": 1}
+
+
+@pytest.mark.parametrize("workers", [1, 2])  # in this process; a pool of workers
+def test_a_held_run_is_skipped_and_waited_for_at_the_end(tmp_path, workers):
+    configs = [TrainConfig.build({**TINY, "seed": s}) for s in range(3)]
+    held = run_dir_for(configs[0], tmp_path)
+    held.parent.mkdir(parents=True)
+    lock = RunLock(lock_path(held))
+    lock.acquire()  # another live command holds the first run
+    got: dict = {}
+    thread = threading.Thread(target=lambda: got.update(
+        results=execute_all(configs, tmp_path, workers=workers, quiet=True)))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not all(load_result(run_dir_for(c, tmp_path)) for c in configs[1:]):
+            assert thread.is_alive() and time.monotonic() < deadline, "free runs not trained"
+            time.sleep(0.1)
+        time.sleep(1)
+        assert thread.is_alive() and not held.exists()  # waiting, the held run untouched
+    finally:
+        lock.release()  # its holder stops without finishing it: the waiter trains it
+    thread.join(120)
+    assert [r["id"] for r in got["results"]] == [run_dir_for(c, tmp_path).name for c in configs]
+    for c in configs:
+        record = json.loads((run_dir_for(c, tmp_path) / "run.json").read_text())
+        assert record["status"] == "finished" and len(record["starts"]) == 1
 
 
 def fake(bin_dir: Path, name: str, body: str) -> None:
@@ -87,7 +100,7 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     store = tmp_path / "store"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
-    argv = [*RUN, "--executor", "slurm", "--array", "2", "--partition", "debug", "--time",
+    argv = ["run", STUDY, "--scale", "smoke", "--executor", "slurm", "--array", "2", "--partition", "debug", "--time",
             "0:10:00", "--cpus-per-task", "1", "--mem", "4G", "--sbatch=--account=lab",
             "--out", str(store)]
     assert main(argv) == 0
@@ -103,8 +116,8 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     assert opts["signal"].startswith("B:USR1@")
     assert opts["output"] == f"{script_path.parent}/%A_%a.log"
     # the task command: the same `run` without --executor, on the absolute store
-    assert (f"-m reasonlab.cli run {STUDY} --scale smoke --out {store} --seeds 2 --workers 1 "
-            "&") in script and "--executor" not in script
+    assert (f"-m reasonlab.cli run {STUDY} --scale smoke --out {store} --workers 1 &"
+            in script) and "--executor" not in script
 
     # two array tasks at once, as SLURM would start them; the first is told its time limit
     # is near (USR1), requeues itself with scontrol and still finishes its command
@@ -121,7 +134,7 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     assert "time limit near; requeueing array task 4242_0" in logs[0]
     assert "scontrol requeue 4242_0" in calls.read_text()
     runs = starts(store)
-    assert len(runs) == 4 and all(len(v) == 1 for v in runs.values())
+    assert len(runs) == 2 and all(len(v) == 1 for v in runs.values())
     assert (script_path.parent.parent / "report.md").exists()
     reports = [[line for line in log.splitlines() if line.startswith("report: ")] for log in logs]
     assert reports[0] == reports[1] == [f"report: {script_path.parent.parent / 'report.md'}"]
