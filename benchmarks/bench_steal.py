@@ -10,7 +10,8 @@ the two wall times, how the runs split between the two commands (run.json record
 every start of a run), how long both commands were training at once (from the runs' start
 and end times: the concurrency itself, which the ratio shows only where two cores are free),
 and checks that every run started once.
-Run: `python benchmarks/bench_steal.py [--steps 400] [--smoke]`; on a loaded machine the
+Run: `python benchmarks/bench_steal.py [--steps 400] [--smoke]` (--smoke: 2 runs of 10 steps,
+that it runs at all); on a loaded machine the
 ratio moves with the load (`uptime` before and after is printed).
 """
 
@@ -29,21 +30,21 @@ from pathlib import Path
 STUDY = "lego-extrapolation"
 
 
-def command(store: Path, steps: int) -> list[str]:
+def command(store: Path, steps: int, seeds: int) -> list[str]:
     return [sys.executable, "-m", "reasonlab.cli", "run", STUDY, "--scale", "smoke", "--seeds",
-            "2", "--workers", "1", "--quiet", "--out", str(store), f"steps={steps}"]
+            str(seeds), "--workers", "1", "--quiet", "--out", str(store), f"steps={steps}"]
 
 
-def timed(store: Path, steps: int, processes: int) -> tuple[float, list[int]]:
+def timed(store: Path, steps: int, seeds: int, processes: int) -> tuple[float, list[int]]:
     """Wall seconds until `processes` commands started together have all finished; their
     pids."""
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(command(store, steps), stdout=subprocess.DEVNULL,
+    procs = [subprocess.Popen(command(store, steps, seeds), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True) for _ in range(processes)]
     for p in procs:
         _, err = p.communicate()
         if p.returncode != 0:
-            raise SystemExit(f"{' '.join(command(store, steps))} failed:\n{err[-3000:]}")
+            raise SystemExit(f"{' '.join(command(store, steps, seeds))} failed:\n{err[-3000:]}")
     return time.perf_counter() - t0, [p.pid for p in procs]
 
 
@@ -84,13 +85,13 @@ def side_by_side(spans: dict[int, list[tuple[float, float]]]) -> tuple[float, fl
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=400, help="training steps of each run")
-    ap.add_argument("--smoke", action="store_true", help="seconds: 10-step runs")
+    ap.add_argument("--smoke", action="store_true", help="seconds: two 10-step runs")
     args = ap.parse_args()
-    steps = 10 if args.smoke else args.steps
+    steps, seeds = (10, 1) if args.smoke else (args.steps, 2)
     print(f"load before: {os.getloadavg()[0]:.2f} (1-min average) on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        one, _ = timed(Path(tmp) / "one", steps, 1)
-        two, pids = timed(Path(tmp) / "two", steps, 2)
+        one, _ = timed(Path(tmp) / "one", steps, seeds, 1)
+        two, pids = timed(Path(tmp) / "two", steps, seeds, 2)
         for name in ("one", "two"):
             twice = {k: v for k, v in starts(Path(tmp) / name).items() if len(v) != 1}
             if twice:
@@ -100,7 +101,7 @@ def main() -> None:
         reports = sorted(Path(tmp, "two", STUDY).glob("*/report.md"))
         if len(reports) != 1:
             raise SystemExit(f"expected one report folder, found {reports}")
-    print(f"{STUDY} smoke, 4 runs of {steps} steps, --workers 1 per command")
+    print(f"{STUDY} smoke, {2 * seeds} runs of {steps} steps, --workers 1 per command")
     print(f"  one command:  {one:6.1f} s")
     print(f"  two commands: {two:6.1f} s  (runs trained per command: "
           f"{[split.get(p, 0) for p in pids]}; every run started once)")
