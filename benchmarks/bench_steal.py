@@ -11,8 +11,8 @@ every start of a run), how long both commands were training at once (from the ru
 and end times: the concurrency itself, which the ratio shows only where two cores are free),
 and checks that every run started once.
 Run: `python benchmarks/bench_steal.py [--steps 400] [--smoke]` (--smoke: 2 runs of 10 steps,
-that it runs at all); on a loaded machine the
-ratio moves with the load (`uptime` before and after is printed).
+to show it runs); on a loaded machine the ratio moves with the load (the load average before
+and after is printed).
 """
 
 from __future__ import annotations
