@@ -340,8 +340,11 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
         info.splits.add(SplitInfo(name=name, num_bytes=nbytes[name], num_examples=n))
     info.download_size = info.dataset_size = sum(nbytes.values())
     name, lab = config.task.name, versions()
+    corpus = getattr(config.task, "corpus", None)  # masked-LM windows: which corpus they cut
+    title = f"{name} ({corpus})" if corpus else name
     data = DatasetCardData(
-        pretty_name=f"reasonlab {name}", tags=["synthetic", "reasoning", "reasonlab", name],
+        pretty_name=f"reasonlab {title}",
+        tags=["synthetic", "reasoning", "reasonlab", name, *([corpus] if corpus else [])],
         configs=[{"config_name": "default", "data_files": [
             {"split": s, "path": f"data/{s}-*"} for s in sizes]}],
         reasonlab={"task": config.task.model_dump(mode="json"), "seed": config.seed,
@@ -363,7 +366,7 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
 {data.to_yaml()}
 ---
 
-# reasonlab `{name}`
+# reasonlab `{title}`
 
 {source(task)}
 

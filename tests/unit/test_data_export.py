@@ -169,6 +169,8 @@ def test_every_task_family_exports_the_runs_splits(tmp_path, task):
     assert len(t.class_names()) == t.n_classes
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "dataset_info:" in card and "results_version: " in card
+    if "corpus" in task:  # masked-LM windows name the corpus they cut
+        assert f"# reasonlab `mlm ({task['corpus']})`" in card
     cited = data_export.source(t)  # what it reproduces: a paper, in whole sentences
     assert cited in card and cited.endswith((".", ")")) and re.search(r"\b(19|20)\d\d\b", cited)
 
