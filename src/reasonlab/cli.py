@@ -241,9 +241,17 @@ def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
     with output_dir(logs):
         check_runs(configs, root, "slurm")  # damaged folders; the nodes check their device
         path = logs / f"{args.study}-{args.scale}.sbatch"
+        before = path.read_text() if path.is_file() else None  # an earlier submission's
         write_text_atomic(path, slurm.script(config, f"reasonlab-{args.study}", command,
                                              Path.cwd(), logs, env))
-        job = slurm.submit(path)
+        try:
+            job = slurm.submit(path)
+        except ConfigError:  # refused: the folder is left as it was
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                write_text_atomic(path, before)
+            raise
     print(f"submitted SLURM job {job}: {config.array} array task(s), each running\n  "
           + " ".join(command[3:]) + f"\nagainst the store {root} (each trains the runs no "
           f"other task holds, then writes the report: {folder / 'report.md'}); script "

@@ -159,3 +159,12 @@ def test_slurm_errors_are_one_line_and_write_nothing(tmp_path, capsys, monkeypat
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and words in err, err
     assert not store.exists()
+    # sbatch refuses the job (a partition the cluster lacks): one line, nothing left behind
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake(bin_dir, "sbatch", 'echo "sbatch: error: invalid partition specified: gpu" >&2; exit 1')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert main([*RUN, "--executor", "slurm", "--partition", "gpu", "--out", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: sbatch refused the job (sbatch: error: invalid partition")
+    assert err.count("\n") == 1 and not store.exists()
