@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -100,9 +99,9 @@ def test_the_slurm_path_runs_a_smoke_study_locally(tmp_path, capsys, monkeypatch
     store = tmp_path / "store"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
-    argv = ["run", STUDY, "--scale", "smoke", "--executor", "slurm", "--array", "2", "--partition", "debug", "--time",
-            "0:10:00", "--cpus-per-task", "1", "--mem", "4G", "--sbatch=--account=lab",
-            "--out", str(store)]
+    argv = ["run", STUDY, "--scale", "smoke", "--executor", "slurm", "--array", "2",
+            "--partition", "debug", "--time", "0:10:00", "--cpus-per-task", "1", "--mem", "4G",
+            "--sbatch=--account=lab", "--out", str(store)]  # 2 runs: BERT, ALBERT
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.startswith("submitted SLURM job 4242: 2 array task(s)")
