@@ -359,9 +359,10 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
     shown = ", ".join(f"`{c}`" for c in classes[:20]) + (
         f", ... ({len(classes)} in all)" if len(classes) > 20 else "")
     split_lines = "\n".join(f"| {s} | {n:,} |" for s, n in sizes.items())
-    kept = config.n_train - config.n_val
-    val = (f" (its first {kept:,} examples; `validation` is the last {config.n_val:,}, held "
-           "out of training as a run holds them out)" if config.n_val else "")
+    drawn = f"the de-duplicated training draw of {config.n_train:,} examples"
+    splits_text = (f"`train` is the first {config.n_train - config.n_val:,} of {drawn} and "
+                   f"`validation` its last {config.n_val:,}, held out of training as a run "
+                   "holds them out" if config.n_val else f"`train` is {drawn}")
     return f"""---
 {data.to_yaml()}
 ---
@@ -371,10 +372,9 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
 {source(task)}
 
 Drawn by reasonlab's `{type(task).__module__}` generator exactly as a run with seed
-{config.seed} draws its data (`train/loop.make_splits`): the `train` split is the
-de-duplicated training draw of {config.n_train:,} examples{val}; `test` is disjoint from the
-training draw (de-duplicated against it where the task can repeat an example). The same config, seed
-and sizes give the same rows, bit for bit.
+{config.seed} draws its data (`train/loop.make_splits`): {splits_text}; `test` is disjoint
+from the training draw (de-duplicated against it where the task can repeat an example). The
+same config, seed and sizes give the same rows, bit for bit.
 
 | split | examples |
 |---|---|
