@@ -161,6 +161,9 @@ def family_table(family: str, scale: str = "cpu",
             v = by_key.get(c.key)
             status = f"**{v['status']}**" if v else "not run"
             summary = (v.get("summary") or "-") if v else "-"
+            what = ((v or {}).get("effect") or {}).get("what")
+            if what and summary != "-":  # name the effect: 'gain ALBERT - BERT: +0.004 [...]'
+                summary = f"{what}: {summary}"
             first = k == 0
             rows.append(f"| {f'`{name}`' if first else ''} | {_cell(c.text)} | {status} | "
                         f"{_cell(summary)} | {rec.get('seeds', '-') if first else ''} | "

@@ -20,7 +20,8 @@ def write_report(store, scale, written, timing, status="reproduced", overrides=N
                                                for s in range(3)]}))
     (d / "verdicts.json").write_text(json.dumps([{
         "claim": "conditioning", "text": "t", "status": status, "evidence": "e", "why": "",
-        "summary": "+0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)"}]))
+        "summary": "+0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)",
+        "effect": {"what": "gain a - b", "value": 0.5, "lo": 0.1, "hi": 0.9, "n": [3, 3]}}]))
 
 
 def test_collect_takes_the_newest_report_and_its_timing(tmp_path):
@@ -56,7 +57,8 @@ def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
     data = readme.collect(tmp_path)["symbols"]
     table = readme.family_table("symbols", "cpu", data)
     row = next(line for line in table.splitlines() if STUDY in line)
-    assert "**reproduced**" in row and "[+0.100, +0.900] (95% CI, n = 3 / 3)" in row
+    assert "**reproduced**" in row
+    assert "gain a - b: +0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)" in row
     assert "10 min (18.3 CPU-min; 8 of 12 runs trained" in row and "| 3 |" in row
     # a study with no record reads "not run"
     assert "not run" in readme.family_table("symbols", "cpu", {})
