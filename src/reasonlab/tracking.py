@@ -194,6 +194,8 @@ def choose(name: str | None, folder: Path | None) -> TrackerConfig | None:
     if name is None:
         if folder is not None:
             raise ConfigError("--tracker-dir needs --tracker (e.g. --tracker tensorboard)")
+        for key in (TRACKER, TRACKER_DIR):  # an earlier command in this process chose one
+            os.environ.pop(key, None)
         return None
     tracker = TrackerConfig.build({"name": name, "dir": None if folder is None
                                    else str(folder.resolve())}, where="--tracker")

@@ -142,6 +142,14 @@ def test_tracker_dir_holds_one_folder_per_run_and_reused_runs_are_backfilled(
     # a tracker folder that never saw the run gets its curve when a command reuses it
     assert main(argv[:-1] + [str(tmp_path / "tb2")]) == 0
     assert_mirrors(tmp_path / "tb2" / run.name, read_metrics(run))
+    # the next command in this process without --tracker mirrors nothing (the executors of
+    # `run` and `sweep` read the choice from the environment)
+    assert tracking.from_env() is not None
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**CONFIG, "seed": 1}))
+    assert main(["train", str(other), "--out", str(store), "--quiet"]) == 0
+    assert not (run_dir_for(config(seed=1), store) / "tb").exists()
+    assert tracking.from_env() is None
     capsys.readouterr()
     assert main(["train", str(cfg), "--out", str(store), "--tracker-dir", str(tb)]) == 2
     err = capsys.readouterr().err
