@@ -1,4 +1,4 @@
-"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site.
+"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site, new.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -343,7 +343,32 @@ def cmd_runs(args: argparse.Namespace) -> None:
         print(index.gc(root, index.parse_age(args.older_than), args.yes))
 
 
-# ------------------------------------------------------------------ plugins and options
+# ------------------------------------------------------------------ plugins, new, options
+
+
+def cmd_new(args: argparse.Namespace) -> None:
+    """`new family NAME [--out DIR]`: the skeleton of a study family (docs/adding-a-family.md),
+    inside this source checkout or, with --out, as an outside plugin in DIR/NAME."""
+    import reasonlab
+    from reasonlab.studies.kit.newfamily import write_family
+
+    root = Path(reasonlab.__file__).resolve().parents[2]
+    if args.out is None and not (root / "pyproject.toml").is_file():
+        raise ConfigError(f"no source checkout at {root} to add a family to; write it as a "
+                          "plugin with --out DIR (load it with `reasonlab --include DIR`)")
+    for path in write_family(args.name, root if args.out is None else None, args.out):
+        print(f"wrote {path}")
+
+
+def _new_command(sub: Any) -> None:
+    s = sub.add_parser("new", help="write the skeleton of a new study family: claims.toml, "
+                       "recipes, analysis, verdict rule, a study, calibration, README, tests")
+    s.add_argument("what", choices=["family"])
+    s.add_argument("name", help="the family's key, a Python name (lowercase letters, digits, _)")
+    s.add_argument("--out", type=Path, default=None, help="write it as an outside plugin, "
+                   "DIR/NAME and DIR/tests (load it with `reasonlab --include DIR`); default: "
+                   "into this source checkout, src/reasonlab/studies/NAME")
+    s.set_defaults(fn=cmd_new)
 
 
 STORE_COMMANDS = ("run", "sweep", "train")
@@ -529,6 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--older-than", default="1d", help="age, e.g. 30m, 12h, 7d (default 1d)")
     a.add_argument("--yes", action="store_true", help="remove without asking")
     _store_option(sub)
+    _new_command(sub)
     return p
 
 
