@@ -350,7 +350,7 @@ def cmd_new(args: argparse.Namespace) -> None:
     """`new family NAME [--out DIR]`: the skeleton of a study family (docs/adding-a-family.md),
     inside this source checkout or, with --out, as an outside plugin in DIR/NAME."""
     import reasonlab
-    from reasonlab.studies.kit.newfamily import write_family
+    from reasonlab.studies.kit.newfamily import next_steps, write_family
 
     root = Path(reasonlab.__file__).resolve().parents[2]
     if args.out is None and not (root / "pyproject.toml").is_file():
@@ -358,6 +358,7 @@ def cmd_new(args: argparse.Namespace) -> None:
                           "plugin with --out DIR (load it with `reasonlab --include DIR`)")
     for path in write_family(args.name, root if args.out is None else None, args.out):
         print(f"wrote {path}")
+    print(next_steps(args.name, args.out))
 
 
 def _new_command(sub: Any) -> None:

@@ -118,6 +118,17 @@ def write_family(family: str, root: Path | None, out: Path | None) -> list[Path]
     return [p for p in written if p.is_file()]
 
 
+def next_steps(family: str, out: Path | None) -> str:
+    """What to run once the skeleton is written."""
+    study = study_name(family)
+    if out is not None:
+        return (f"next: reasonlab --include {out} run {study} --scale smoke; pytest "
+                f"{out / 'tests'}; then make it the paper's (docs/adding-a-family.md)")
+    return (f"next: reasonlab run {study} --scale smoke; pytest tests/unit/studies/{family}; "
+            "reasonlab readme (its README's verdict block and the top README's row); then make "
+            "it the paper's (docs/adding-a-family.md)")
+
+
 def _topmost_missing(path: Path) -> Path:
     """The outermost folder of `path` that does not exist yet (removed again on failure)."""
     while not path.parent.exists():
