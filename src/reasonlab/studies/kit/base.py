@@ -20,7 +20,7 @@ from reasonlab.errors import AssetError, ConfigError, PluginError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry, caller, ours
 from reasonlab.runs import check_device, load_result, run_dir_for
-from reasonlab.locking import held
+from reasonlab.locking import RunLock, held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
@@ -240,26 +240,33 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
                           address, desc=study.name)
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
-    report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
-                                           overrides), out)
-    report.verdicts = one_verdict_per_claim(study, report.verdicts)
-    if overrides:  # first, under the verdicts: the recipe is not the study's own
-        report.sections.insert(0, overrides_section(study, scale, overrides))
-    report.write(out)
-    timing = {"wall_s": round(time.perf_counter() - start, 1),
-              "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
-              "runs_found": found, "workers": workers, "cores": os.cpu_count(),
-              "load_at_start": round(load, 2), "executor": executor}
-    # what `reasonlab site` indexes: which study and scale this report is, and its runs; the
-    # timing is what `reasonlab readme` records as the study's measured time
-    write_json_atomic(out / "study.json", {
-        "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
-        "seeds": seeds, "timing": timing,
-        "overrides": dict(overrides),
-        "runs_root": str(Path(root).resolve()),
-        "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
-                 for s, r in zip(specs, results, strict=True)]})
+    # several commands on one study and store (execution.execute_all's work stealing, SLURM
+    # array tasks) each write the report: in turn, so no figure is written by two at once
+    with RunLock(out / REPORT_LOCK):
+        report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
+                                       overrides), out)
+        report.verdicts = one_verdict_per_claim(study, report.verdicts)
+        if overrides:  # first, under the verdicts: the recipe is not the study's own
+            report.sections.insert(0, overrides_section(study, scale, overrides))
+        report.write(out)
+        timing = {"wall_s": round(time.perf_counter() - start, 1),
+                  "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
+                  "runs_found": found, "workers": workers, "cores": os.cpu_count(),
+                  "load_at_start": round(load, 2), "executor": executor}
+        # what `reasonlab site` indexes: which study and scale this report is, and its runs;
+        # the timing is what `reasonlab readme` records as the study's measured time
+        write_json_atomic(out / "study.json", {
+            "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+            "seeds": seeds, "timing": timing,
+            "overrides": dict(overrides),
+            "runs_root": str(Path(root).resolve()),
+            "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
+                     for s, r in zip(specs, results, strict=True)]})
     return report, out
+
+
+REPORT_LOCK = ".report.lock"
+"""Held (locking.RunLock) by the command writing a study's report folder."""
 
 
 def overrides_section(study: Study, scale: Scale, overrides: Mapping[str, Any]) -> str:
