@@ -1,4 +1,4 @@
-"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site.
+"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site, new.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -533,8 +533,88 @@ def cmd_runs(args: argparse.Namespace) -> None:
         print(index.gc(root, index.parse_age(args.older_than), args.yes))
 
 
+# ------------------------------------------------------------------ plugins, new, options
+
+
+def cmd_new(args: argparse.Namespace) -> None:
+    """`new family NAME [--out DIR]`: the skeleton of a study family (docs/adding-a-family.md),
+    inside this source checkout or, with --out, as an outside plugin in DIR/NAME."""
+    import reasonlab
+    from reasonlab.studies.kit.newfamily import next_steps, write_family
+
+    root = Path(reasonlab.__file__).resolve().parents[2]
+    if args.out is None and not (root / "pyproject.toml").is_file():
+        raise ConfigError(f"no source checkout at {root} to add a family to; write it as a "
+                          "plugin with --out DIR (load it with `reasonlab --include DIR`)")
+    for path in write_family(args.name, root if args.out is None else None, args.out):
+        print(f"wrote {path}")
+    print(next_steps(args.name, args.out))
+
+
+def _new_command(sub: Any) -> None:
+    s = sub.add_parser("new", help="write the skeleton of a new study family: claims.toml, "
+                       "recipes, analysis, verdict rule, a study, calibration, README, tests")
+    s.add_argument("what", choices=["family"])
+    s.add_argument("name", help="the family's key, a Python name (lowercase letters, digits, _)")
+    s.add_argument("--out", type=Path, default=None, help="write it as an outside plugin, "
+                   "DIR/NAME and DIR/tests (load it with `reasonlab --include DIR`); default: "
+                   "into this source checkout, src/reasonlab/studies/NAME")
+    s.set_defaults(fn=cmd_new)
+
+
+STORE_COMMANDS = ("run", "sweep", "train")
+"""Commands that took the store as --out: --store there too (claims, site, readme and runs name
+it so), --out staying as its alias."""
+
+
+def _store_option(sub: Any) -> None:
+    for name in STORE_COMMANDS:
+        sub.choices[name].add_argument(
+            "--store", dest="out", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+            help="the store: the folder holding runs/ and the reports (--out is the same)")
+
+
+def _global_options(p: argparse.ArgumentParser) -> None:
+    from reasonlab import __version__
+
+    p.add_argument("--version", action="version", version=f"reasonlab {__version__}")
+    p.add_argument("--include", action="append", default=[], type=Path, metavar="PATH",
+                   help="load plugins from PATH: a folder of modules, a package folder or a .py "
+                   "file (repeatable; anywhere on the line; REASONLAB_PLUGINS also lists them)")
+
+
+def hoist_include(argv: list[str]) -> list[str]:
+    """`--include PATH` may follow the subcommand (`reasonlab run STUDY --include DIR`): move
+    each to the front, where the top-level parser reads it."""
+    front: list[str] = []
+    rest: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--include":
+            path = next(it, None)
+            if path is None:
+                raise ConfigError("--include needs a PATH: a folder of plugin modules, a "
+                                  "package folder or a .py file")
+            front += [a, path]
+        elif a.startswith("--include="):
+            front.append(a)
+        else:
+            rest.append(a)
+    return front + rest
+
+
+def load_plugins(paths: list[Path]) -> None:
+    """The plugins of --include PATH, REASONLAB_PLUGINS and the entry points, imported before
+    the command starts (a broken one is one line before anything is written); with none, this
+    costs a look at the installed distributions' entry points."""
+    from reasonlab import plugins
+
+    plugins.include(paths) if paths else plugins.load()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
+    _global_options(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("studies", help="list studies, their claims and CPU budget; with "
@@ -658,7 +738,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_site)
 
     store = _Parser(add_help=False)
-    store.add_argument("--out", type=Path, default=Path("reasonlab-out"),
+    store.add_argument("--store", "--out", dest="out", type=Path, default=Path("reasonlab-out"),
                        help="the store: the folder holding runs/ (default reasonlab-out)")
     s = sub.add_parser("runs", parents=[store], help="list the run store; show, diff or "
                        "garbage-collect runs")
@@ -671,7 +751,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_runs, action=None)
     # A sub-action's defaults would overwrite `runs --out X show ID`'s X: suppress them.
     store = _Parser(add_help=False)
-    store.add_argument("--out", type=Path, default=argparse.SUPPRESS, help="the store")
+    store.add_argument("--store", "--out", dest="out", type=Path, default=argparse.SUPPRESS,
+                       help="the store")
     acts = s.add_subparsers(dest="action", parser_class=_Parser)
     a = acts.add_parser("list", parents=[store], help="list runs (the default)")
     a.add_argument("--filter", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE")
@@ -685,6 +766,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "failed runs older than --older-than; never finished ones")
     a.add_argument("--older-than", default="1d", help="age, e.g. 30m, 12h, 7d (default 1d)")
     a.add_argument("--yes", action="store_true", help="remove without asking")
+    _store_option(sub)
+    _new_command(sub)
     return p
 
 
@@ -693,7 +776,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     (`train c.json --quiet steps=4`): argparse stops filling a `nargs="*"` positional at the
     first option, and parse_intermixed_args does not support subcommands."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(hoist_include(sys.argv[1:] if argv is None else argv))
     for name in ("overrides", "target", "axes"):
         if extra and isinstance(getattr(args, name, None), list) and not any(
                 e.startswith("-") for e in extra):
@@ -707,6 +790,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
+        load_plugins(args.include)
         args.fn(args)
     except ReasonlabError as e:
         print(f"error: {e}", file=sys.stderr)

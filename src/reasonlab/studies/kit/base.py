@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from reasonlab.config import override_lines
-from reasonlab.errors import AssetError, ConfigError
+from reasonlab.errors import AssetError, ConfigError, PluginError
 from reasonlab.execution import Executor, execute_all
-from reasonlab.registry import Registry
+from reasonlab.registry import Registry, caller, ours
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.locking import RunLock, held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
+from reasonlab.studies.kit.claims import study_claims
 from reasonlab.train.config import TrainConfig
 
 __all__ = ["SCALES", "STUDIES", "Claim", "Report", "Results", "RunSpec", "Scale", "Status",
@@ -54,9 +55,7 @@ class Study(ABC):
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
-        keys = [c.key for c in cls.__dict__.get("claims", ())]
-        if len(set(keys)) != len(keys):
-            raise TypeError(f"{cls.__qualname__}: claim keys must be unique, got {keys}")
+        unique_keys(cls, cls.__dict__.get("claims", ()))
         if "default_seeds" in cls.__dict__:
             cls.default_seeds = {**cls.__mro__[1].default_seeds,  # type: ignore[attr-defined]
                                  **cls.__dict__["default_seeds"]}
@@ -83,10 +82,7 @@ class Study(ABC):
         study class outside a family package, a test's, has no measured.json)."""
         from reasonlab.studies.kit.measured import minutes
 
-        parts = cls.__module__.split(".")  # reasonlab.studies.<family>.<module>
-        if len(parts) < 4 or parts[:2] != ["reasonlab", "studies"] or parts[2] == "kit":
-            return None
-        return minutes(parts[2], cls.name, scale)
+        return minutes(cls.__module__.rpartition(".")[0], cls.name, scale)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         """The runs to train at this scale (`grid(...)`). A study with trains = False does not
@@ -107,15 +103,39 @@ class Study(ABC):
     def analyse(self, results: Results, out: Path) -> Report: ...
 
 
+def check_family_key(package: str) -> None:
+    """A plugin family is keyed by its package's last name (`reasonlab claims KEY`), which may
+    not be one of reasonlab's own families."""
+    import importlib.util
+
+    key = package.rpartition(".")[2]
+    if key and importlib.util.find_spec(f"reasonlab.studies.{key}") is not None:
+        raise PluginError(f"family package {package} has the key {key!r} of reasonlab's own "
+                          f"family reasonlab.studies.{key}; rename the package")
+
+
+def unique_keys(cls: type, claims: tuple[Claim, ...]) -> None:
+    keys = [c.key for c in claims]
+    if len(set(keys)) != len(keys):
+        raise TypeError(f"{cls.__qualname__}: claim keys must be unique, got {keys}")
+
+
 class StudyRegistry(Registry[type[Study]]):
-    """STUDIES: registering a class under a name also sets its `name`."""
+    """STUDIES: registering a class under a name also sets its `name` and, unless its class
+    body declares them, its `claims`: the `[[studies.<name>]]` rows of the claims.toml of the
+    package its module is in (kit/claims.py), so a study never repeats its own name."""
 
     def register(self, name: str) -> Callable[[type[Study]], type[Study]]:
-        add = super().register(name)
-
         def deco(cls: type[Study]) -> type[Study]:
             cls.name = name
-            return add(cls)
+            origin = caller()
+            if "claims" not in cls.__dict__:  # a family's study: its claims from the family file
+                if not ours(origin):  # a plugin family's key may not be a built-in family's
+                    check_family_key(cls.__module__.rpartition(".")[0])
+                cls.claims = study_claims(cls.__module__, name)
+                unique_keys(cls, cls.claims)
+            self.add(name, cls, origin)
+            return cls
 
         return deco
 
