@@ -238,7 +238,7 @@ def _count(config: TrainConfig, n_layers: int) -> tuple[int, int]:
     return step, evaluation
 
 
-RECURRENT = ("lstm", "lnlstm")
+RECURRENT = ("lnlstm",)
 """Architectures whose ops grow with the sequence length (one step per token)."""
 
 

@@ -7,7 +7,7 @@ registry, selected by `name` exactly as `TrainConfig.task` selects a TASKS entry
     attention      ATTENTION   the attention layer (model/attention.py)
     init           INITS       how the weights are initialized (model/init.py)
     arch           MODELS      the network: "transformer", the "mlp_baseline" (model/
-                               mlp_baseline.py), "fpt", "lstm"
+                               mlp_baseline.py), "fpt", "lnlstm"
     norm_layer     NORMS       the normalization layer; `ModelConfig.norm_position` says where
                                it sits
     mlp            MLPS        the feed-forward block of a Transformer layer
@@ -19,7 +19,7 @@ without importing the variants that read it (no import cycle); see docs/model.md
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
@@ -32,12 +32,6 @@ class VariantConfig(StrictModel):
 
     name: str
     """Registry entry (required, so that a dump always says which variant it is)."""
-
-
-class Variant(Protocol):
-    """What a registry entry declares."""
-
-    Config: ClassVar[type[VariantConfig]]
 
 
 ATTENTION: Registry[Any] = Registry("attention variant")
