@@ -19,11 +19,14 @@ without importing the variants that read it (no import cycle); see docs/model.md
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 from reasonlab.registry import Registry
+
+if TYPE_CHECKING:
+    from reasonlab.model.config import ModelConfig
 
 
 class VariantConfig(StrictModel):
@@ -32,6 +35,13 @@ class VariantConfig(StrictModel):
 
     name: str
     """Registry entry (required, so that a dump always says which variant it is)."""
+
+    def check(self, model: ModelConfig) -> None:
+        """The rules between this entry's options and the rest of the model config (e.g. "the
+        hardcoded maps' token ids exist": `cls_id < model.vocab_size`), run by ModelConfig
+        after every field validated; raise ValueError saying the fix. Pydantic checks each
+        option on its own; an entry with rules overrides this (litgpt validates its config in
+        __post_init__ the same way, in one place per config)."""
 
 
 ATTENTION: Registry[Any] = Registry("attention variant")
