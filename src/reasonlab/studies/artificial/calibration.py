@@ -7,8 +7,8 @@ artificial/noise.toml.
 The seed study's draws build whole `Scores` (task -> init -> units): each init's mean per task
 is a cpu-scale base (scratch's cpu scores) plus the init's gain, and each unit adds independent
 noise per task, the tasks' SDs scaled so that a corpus's average has the `corpus-average` SD.
-The seed's own effects are its table's (seed_table.csv): each init's gain over No Pre-train in
-the Avg column, or on its sentence-pair and single-sentence columns separately.
+The seed's own effects are its table's (_support/paper_table.csv): each init's gain over No
+Pre-train in the Avg column, or on its sentence-pair and single-sentence columns separately.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from reasonlab.studies.artificial import seed_verdicts as sv
+from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial import verdicts as lv
-from reasonlab.studies.artificial.seed import (PAIR_TASKS, ROWS, SCRATCH, SEED_COLUMNS,
-                                               SEED_TABLE, TASKS)
+from reasonlab.studies.artificial._support.paper_table import (PAIR_TASKS, ROWS, SEED_COLUMNS,
+                                                              SEED_TABLE, TASKS)
+from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
 from reasonlab.studies.kit.core import Claim
 

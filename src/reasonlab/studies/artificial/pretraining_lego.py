@@ -6,7 +6,7 @@ masked-LM run per corpus and seed, and random init):
 the association / manipulation / broadcast head scores the project computes
 (analysis/attention.py, as lego-pretraining uses them: association on variable queries, beside
 its positional controls) measured on LEGO sentences BEFORE any fine-tuning, per unit (a seed
-pretrains and fine-tunes: seed.PIPELINE_UNIT), and LEGO accuracy per chain position AFTER
+pretrains and fine-tunes: common.PIPELINE_UNIT), and LEGO accuracy per chain position AFTER
 fine-tuning. The
 same again for an ALBERT-like encoder (layers tied, LEGO's ALBERT arm), pretrained on every
 corpus in runs of its own: LEGO finds ALBERT's recurrence suits the task (docs/papers.md §1),
@@ -19,9 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.artificial.analysis import head_sections, label, speed_sections
-from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, SCRATCH, recipes,
-                                                 runs, structured)
-from reasonlab.studies.artificial.seed import PIPELINE_UNIT
+from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, PIPELINE_UNIT,
+                                                 SCRATCH, recipes, runs, structured)
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
 

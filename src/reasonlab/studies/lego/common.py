@@ -51,7 +51,7 @@ to 768; Lan et al. 2020 §3.1)."""
 #   below ~1e-3: step ~3500 of a 6000-step cosine, ~1800 of a 3000-step one), in 1 seed of 2,
 #   and settles at 0.67-0.77; a constant lr (2e-3 for 12,000 steps, 7e-4 for 6000) never left.
 #   No run has fitted #0-#5, so `long` is the longest staircase that fits ~2 hours, not a fit.
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64, norm_position="pre",
                              positions="rotary"),
                   optim=dict(lr=3e-3, warmup_steps=5), n_train=512, n_test=256, batch_size=32,
@@ -88,11 +88,11 @@ def lego_task(**kw: Any) -> dict[str, Any]:
 
 def recipe(scale: Scale) -> dict[str, Any]:
     """The small-model LEGO recipe at this scale, task included."""
-    return {**copy.deepcopy(SCALES[scale]), "task": lego_task()}
+    return {**copy.deepcopy(RECIPES[scale]), "task": lego_task()}
 
 
 WARMUP_CHAIN: dict[str, Any] = {
-    **copy.deepcopy(SCALES["long"]), "task": lego_task(n_clauses=4, n_train_vars=4),
+    **copy.deepcopy(RECIPES["long"]), "task": lego_task(n_clauses=4, n_train_vars=4),
     "steps": 300, "eval_every": 100, "ckpt_every": 300}
 """The curriculum lever's first stage: the long recipe on 4-clause chains, all 4 positions
 supervised, for 300 steps (10% of the long run), its own 100-step warm-up and cosine. The
@@ -173,7 +173,7 @@ def minilm_recipe(scale: Scale) -> dict[str, Any]:
 
 def minilm_arms() -> dict[str, dict[str, Any]]:
     """Random init of the MiniLM architecture (BERT's N(0, 0.02)) and the pretrained weights."""
-    return {RANDOM: {"model": dict(MINILM.architecture)}, PRETRAINED: {"pretrained": CKPT}}
+    return {RANDOM: {"model": dict(MINILM.architecture)}, PRETRAINED: {"init_from": CKPT}}
 
 
 class NeedsMiniLM(Study):

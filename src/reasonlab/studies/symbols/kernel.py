@@ -27,7 +27,7 @@ from typing import Any
 from reasonlab.analysis.kernel import condition_number
 from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study
 from reasonlab.studies.symbols.analysis import kernel_matrices, kernel_section
-from reasonlab.studies.symbols.kernel_recipe import kernel_recipe
+from reasonlab.studies.symbols._support.kernel_recipe import kernel_recipe
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
 
 TASKS: dict[str, dict[str, Any]] = {
