@@ -76,8 +76,9 @@ class ModelConfig(StrictModel):
     """Dropout on attention pattern, attention output, MLP output and embeddings."""
     attention: SerializeAsAny[VariantConfig] = VariantConfig(name="softmax")
     """ATTENTION entry and its options: a name ("identity") or {"name": ..., option: ...}."""
-    act: Literal["gelu", "relu"] = "gelu"
-    """Feed-forward nonlinearity."""
+    act: Literal["gelu", "relu", "gelu_tanh"] = "gelu"
+    """Feed-forward nonlinearity: "gelu" is the exact (erf) GELU (BERT's); "gelu_tanh" its
+    tanh approximation (GPT-2's and ALBERT's `gelu_new`, Hendrycks & Gimpel 2016 §2)."""
     init: SerializeAsAny[VariantConfig] = VariantConfig(name="default")
     """INITS entry and its options, e.g. {"name": "rate", "gamma": 0.5}: how the weights are
     initialized."""

@@ -242,9 +242,9 @@ def _variant_key(value: Any) -> Any:
 
 
 def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
-    from reasonlab.model.pretrained import PRETRAINED
+    from reasonlab.model.pretrained import checkpoint
 
-    ckpt = PRETRAINED[name]
+    ckpt = checkpoint(name)
     if seq_len > ckpt.max_positions:
         raise ValueError(f"pretrained {name!r} reads at most {ckpt.max_positions} tokens but "
                          f"the task's sentences have {seq_len}; shorten them")

@@ -49,11 +49,16 @@ def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task,
     vocabulary; `init_from` names a shipped checkpoint or gives a run of the store (trained
     first by the executor)."""
     if config.init_checkpoint is not None:
-        from reasonlab.model.pretrained import load_pretrained  # reads files: only when asked
+        from reasonlab.model.pretrained import from_hugging_face, load_pretrained  # reads files
 
-        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
-        load_pretrained(getattr(model, "backbone", model), config.init_checkpoint,
-                        task.vocab.tokens)
+        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh.
+        # FPT never reads the backbone's token table: a Hugging Face backbone needs no
+        # tokenizer files (the shipped ones keep mapping the task's tokens, as their stored
+        # runs' frozen-weight checksums record)
+        target = getattr(model, "backbone", model)
+        load_pretrained(target, config.init_checkpoint, task.vocab.tokens,
+                        embeddings=target is model or not from_hugging_face(
+                            config.init_checkpoint))
     if config.init_run is not None:  # Chiang & Lee: fine-tune a run pretrained on a corpus
         if root is None:
             raise ConfigError("this config initialises from a pretraining run (init_from); "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone, Init
-from reasonlab.model.pretrained import PRETRAINED
+from reasonlab.model.pretrained import checkpoint
 from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth
 from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, metric,
                                           recipe, task_baselines, tasks)
@@ -27,7 +27,7 @@ class SlideStudy(FPTStudy):
     @classmethod
     def missing(cls) -> str | None:
         for name in BACKBONES:
-            ckpt = PRETRAINED[FPT_BACKBONES[name].checkpoint]
+            ckpt = checkpoint(FPT_BACKBONES[name].checkpoint)
             if not ckpt.available():
                 return f"needs the {name} weights package: {ckpt.install_hint}"
         return None
