@@ -321,6 +321,13 @@ def cmd_attention(args: argparse.Namespace) -> None:
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    from reasonlab.model.export import export_run
+
+    cls, out = export_run(Path(args.run), args.format, Path(args.out))
+    print(f"{out}: {cls} ({args.format}); see {out / 'README.md'} for how to load it")
+
+
 def cmd_runs(args: argparse.Namespace) -> None:
     from reasonlab import index
 
@@ -442,6 +449,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw LEGO positions in sentence order, not chain order")
     s.add_argument("--out", type=Path, default=None)
     s.set_defaults(fn=cmd_attention)
+
+    s = sub.add_parser("export", help="write a trained run in a format other tools load: "
+                       "transformers (hf) or TransformerLens")
+    s.add_argument("run", help="a run directory (<out>/runs/<id>)")
+    s.add_argument("--format", default="hf", choices=["hf", "transformer-lens"])
+    s.add_argument("--out", required=True, help="a new (or empty) folder to write")
+    s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("site", help="a static HTML site of every study report (offline)")
     s.add_argument("--out", type=Path, default=None, help="site folder (default <store>/site)")
