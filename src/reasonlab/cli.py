@@ -93,7 +93,9 @@ def print_costs(scale: str) -> None:
     from reasonlab.report import table
     from reasonlab.studies import STUDIES
 
-    rows, every = [], []
+    from reasonlab.studies.kit.assets import needed
+
+    rows, every, needs = [], [], []
     for name, cls in STUDIES.items():
         if scale not in cls.scales:  # e.g. `long`: only the studies that define it
             continue
@@ -104,6 +106,7 @@ def print_costs(scale: str) -> None:
             rows.append([name, "0", "-", "-", "-", "-", "-", "-", measured])
             continue
         configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
+        needs += [f"- {name}: {a.line()}" for a in needed(configs)]
         every += configs
         rows.append([name, *_cost_cells(plan, plan.study_cost(configs)), measured])
     total = plan.study_cost(every)  # a run two studies share is trained once
@@ -125,6 +128,9 @@ def print_costs(scale: str) -> None:
           "measured on the 2-core reference machine (two runs side by side), '-' where not "
           "measured. None of the GPU figures has been measured on a GPU yet (scripts/gpu-check "
           "measures them).")
+    if needs:  # weights and data from outside the lab, looked for now (nothing downloads)
+        print("\nWhat the studies need from this machine (pretrained weights, data sets):\n"
+              + "\n".join(needs))
 
 
 def _cost_cells(plan: Any, cost: Any) -> list[str]:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.report import grouped_bars, table
-from reasonlab.studies.fpt.backbones import backbone_line
+from reasonlab.studies.fpt.backbones import backbone_line, resolve, results_note
 from reasonlab.studies.fpt.common import (BASELINES, CHANCE, FPT, FULL, LSTM, RANDOM,
                                           RANDOM_LSTM, accuracy_table, by_task, choose_full,
                                           chosen_line, finals, metric, params_line,
@@ -253,7 +253,8 @@ def scaling_sections(rep: Report, results: Results, fpt: str, random: str
         acc = accuracy_by_size(runs, (fpt, random))
         for k, rs in runs.by("layers").items():
             f = rs.arms()[fpt][0]["final"]
-            rows.append([title(b), str(k), f"{f['params_total']:,}", f"{f['params_trained']:,}",
+            rows.append([title(rs.first.factors.get("size", b)), str(k),
+                         f"{f['params_total']:,}", f"{f['params_trained']:,}",
                          f"{100 * np.mean(acc[fpt][k]):.1f}",
                          f"{100 * np.mean(acc[random][k]):.1f}"])
         per[title(b)] = (runs.first.factors["task"], acc)

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.model.fpt import FPT_BACKBONES
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2, backbone_grid
+from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.initialization import TASKS
 from reasonlab.studies.fpt.paper import MODALITY_TABLE
@@ -53,22 +52,22 @@ class FptModality(SlideStudy):
         the downstream grid, whose Bit arm of seed s starts from the pretraining run of seed
         s."""
         points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}
-        pre = [RunSpec(PRETRAINING, s, TrainConfig.build(bit_pretraining(FPT_BACKBONES[b],
+        pre = [RunSpec(PRETRAINING, s, TrainConfig.build(bit_pretraining(resolve(b),
                                                                          scale, s)),
                        {"backbone": b, "phase": "pretrain", "arm": PRETRAINING})
-               for b in BACKBONES for s in range(seeds)]
+               for b in self.backbones(scale) for s in range(seeds)]
         shared = backbone_grid(recipe(scale), lambda b: {FPT: arm(b, scale),
                                                          RANDOM: arm(b, scale, "random")},
-                               points, seeds)
+                               points, seeds, backbones=self.backbones(scale))
         # grid's merge order (recipe, arm, point, seed), the arm naming its seed's pretraining
         bit = [RunSpec(BIT, s, TrainConfig.build(merge(recipe(scale), {
-            "model": {"arch": "fpt"}, "init_from": bit_pretraining(FPT_BACKBONES[b], scale, s),
+            "model": {"arch": "fpt"}, "init_from": bit_pretraining(resolve(b), scale, s),
             "trainable": "fpt"}, point, {"seed": s})), {"backbone": b, "arm": BIT, "task": t})
-               for b in BACKBONES for t, point in points.items() for s in range(seeds)]
+               for b in self.backbones(scale) for t, point in points.items() for s in range(seeds)]
         return pre + shared + bit
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2 + " No ViT weights are "
+        rep = Report(self.title, out).recipe(results, note=results_note(results) + " No ViT weights are "
                                              "available offline: the slide's ViT row is not run.")
         pretraining = pretraining_accuracy(results)
         pretraining_section(rep, pretraining)
