@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.fpt.analysis import attention_sections
-from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
+from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm

@@ -110,3 +110,8 @@ def results_note(results: Any) -> str:
     """`note` for the backbones a study's results ran on (their `backbone` factor)."""
     names = tuple(results.by("backbone"))
     return note(names) if names else NO_GPT2
+
+
+def slug(name: str) -> str:
+    """A backbone's name fit for a file name (a folder backbone's `hf:/path/x` -> `hf_path_x`)."""
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in name).strip("_")

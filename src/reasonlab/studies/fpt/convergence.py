@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.fpt.analysis import STEPS_HEADER, plot_curves, steps_rows
-from reasonlab.studies.fpt.backbones import backbone_line, resolve, results_note
+from reasonlab.studies.fpt.backbones import backbone_line, resolve, results_note, slug
 from reasonlab.studies.fpt.common import FPT, RANDOM, by_task, recipe, task_baselines, tasks
 from reasonlab.studies.fpt.paper import STEPS_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones
@@ -78,8 +78,8 @@ class FptConvergence(SlideStudy):
                               "steps / geometric-mean FPT steps; none unless every run of both "
                               "arms reached the level. Slides: steps to converge (GPT-2). Last "
                               "columns: the baselines' final metric on the same data."))
-            plot_curves(runs, levels, out / f"convergence_{name}.png")
-            rep.figure(f"convergence_{name}.png", f"Test accuracy during training, FPT vs "
+            plot_curves(runs, levels, out / f"convergence_{slug(name)}.png")
+            rep.figure(f"convergence_{slug(name)}.png", f"Test accuracy during training, FPT vs "
                        f"frozen random, {title(name)}; dashed: the level")
             verdicts[title(name)] = convergence_verdict(self.claim("faster"), steps, lengths)
         rep.verdicts = [both_backbones(self.claim("faster"), verdicts)]

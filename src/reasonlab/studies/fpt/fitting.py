@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.fpt.analysis import fitting_sections
-from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
+from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import FPT, FULL, FULL_LRS, recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, fitting_verdict
 from reasonlab.studies.fpt.slides import SlideStudy, arm

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.fpt.backbones import backbone_grid, backbone_line, resolve, results_note
+from reasonlab.studies.fpt.backbones import backbone_grid, backbone_line, results_note
 from reasonlab.studies.fpt.common import (FPT, accuracy_table, by_task, finals, params_line,
                                           recipe, task_baselines, tasks)
 from reasonlab.studies.fpt.freeze_ablation import TASKS

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.model.fpt import INITS
-from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
+from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.paper import INIT_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, statistics_verdict

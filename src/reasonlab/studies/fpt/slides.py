@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reasonlab.model.fpt import FPT_BACKBONES, Backbone, Init
+from reasonlab.model.fpt import Backbone, Init
 from reasonlab.model.pretrained import checkpoint
-from reasonlab.studies.fpt.backbones import backbone_line, depth, resolve, results_note
+from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth, resolve
 from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, metric,
                                           recipe, task_baselines, tasks)
 from reasonlab.studies.fpt.slide_verdicts import BIT_LEARNED
@@ -26,7 +26,7 @@ class SlideStudy(FPTStudy):
 
     @classmethod
     def missing(cls) -> str | None:
-        for name in self.backbones(scale):
+        for name in BACKBONES:  # the offline ones (paper scale: kit/assets.py checks)
             ckpt = checkpoint(resolve(name).checkpoint)
             if not ckpt.available():
                 return f"needs the {name} weights package: {ckpt.install_hint}"
