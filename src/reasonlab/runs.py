@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from reasonlab.errors import ConfigError, ReasonlabError
+from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
 from reasonlab.locking import LeaseLost, RunLock, clear_stale, lock_path
 from reasonlab.store import (
     RunRecord,

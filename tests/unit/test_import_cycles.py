@@ -1,4 +1,4 @@
-"""No import cycles inside the reasonlab package (issue 12).
+"""No import cycles inside the reasonlab package.
 
 Every import statement counts: module-level ones and the deferred ones inside functions alike
 (a deferred import only postpones the cycle to the first call; `runs` <-> `train.loop` was such

@@ -16,8 +16,9 @@ special token). The masking is drawn once per example: the training set is gener
 Corpus. The token stream comes from a CORPORA entry: `english` is the WordNet glosses (the
 corpus the project installs, tasks/corpora.py), encoded with the word vocabulary of
 tasks/words.py, glosses separated by [SEP]; the glosses are split into train / held-out
-validation by `gloss_split`, so no validation gloss is trained on. Issue 14's artificial corpora
-(uniform, unigram, bigram, nesting, ...) add entries to CORPORA over the same vocabulary.
+validation by `gloss_split`, so no validation gloss is trained on. The artificial corpora of
+Chiang & Lee (uniform, unigram, bigram, nesting, ...; tasks/artificial.py) add entries to
+CORPORA over the same vocabulary.
 
 An example: [CLS] + a window of seq_len - 2 consecutive stream tokens (random start) + [SEP],
 so every sequence has a [CLS] and at least one [SEP] for the broadcast maps of LEGO §5.

@@ -32,10 +32,8 @@ and gives no size at our scale."""
 class SymbolsLanguageModel(Study):
     title = "Abstract symbols: identity-augmented attention in a small causal LM (WordNet glosses)"
     claims = family_claims(__package__)["symbols-language-model"]
-    # estimate: 3.9 min measured at 2 seeds under the shared lock (README), x 7 / 2. 7 seeds:
-    # the most within the 15-minute budget; the perplexity rule's power at a 1.7% drop is
-    # still poor at the provisional noise (0.28; symbols/calibration.py, arms drawn
-    # independently -- the pairing by seed should do better)
+    # 7 seeds: the most within the 15-minute budget; with the seeds paired as measured
+    # (symbols/calibration.py, noise.toml) the perplexity rule's power at a 1.7% drop is 0.99
     cpu_minutes = 13.7
     default_seeds = {"cpu": 7}
 
