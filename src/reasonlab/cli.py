@@ -328,7 +328,7 @@ def cmd_attention(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    from reasonlab.model.export import export_run
+    from reasonlab.export import export_run
 
     cls, out = export_run(Path(args.run), args.format, Path(args.out))
     print(f"{out}: {cls} ({args.format}); see {out / 'README.md'} for how to load it")

@@ -12,7 +12,8 @@ import torch
 from reasonlab.cli import main
 from reasonlab.errors import ConfigError
 from reasonlab.model import ModelConfig, Transformer
-from reasonlab.model.export import hf_state, kind, tl_state, write_folder
+from reasonlab.export import write_folder
+from reasonlab.model.export import hf_state, kind, tl_state
 from reasonlab.model.pretrained import hf_transformer
 
 transformers = pytest.importorskip("transformers", reason="transformers not installed")

@@ -1,4 +1,5 @@
-"""A trained run, written in the formats other tools load (`reasonlab export RUN`).
+"""Our Transformer's config and tensors in the formats other tools load (`reasonlab export RUN`
+writes them as a folder: reasonlab/export.py).
 
 `hf`: a folder `transformers` loads with `from_pretrained` (config.json, model.safetensors, the
 task's tokens in tokens.json, a model card README.md). The class follows the architecture:
@@ -24,8 +25,6 @@ the folder is the `hf` one.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -78,10 +77,12 @@ def _bias(layer: torch.nn.Linear) -> torch.Tensor:
     return layer.bias if layer.bias is not None else layer.weight.new_zeros(layer.out_features)
 
 
-def _norm(ln: Any, d: int) -> tuple[torch.Tensor, torch.Tensor]:
-    w = ln.weight if ln is not None and ln.weight is not None else torch.ones(d)
+def _norm(ln: Any, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A norm's gain and bias (ones / zeros where it has none), on the device of `like`."""
+    d = like.shape[-1]
+    w = ln.weight if ln is not None and ln.weight is not None else like.new_ones(d)
     b = getattr(ln, "bias", None) if ln is not None else None
-    return w, b if b is not None else torch.zeros(d)
+    return w, b if b is not None else like.new_zeros(d)
 
 
 def _bert_like(model: Any, albert: bool) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
@@ -105,9 +106,9 @@ def _bert_like(model: Any, albert: bool) -> tuple[dict[str, Any], dict[str, torc
     if albert:
         proj = model.embed_proj
         sd[p + "encoder.embedding_hidden_mapping_in.weight"] = (
-            proj.weight if proj is not None else torch.eye(c.d_model))
+            proj.weight if proj is not None else torch.eye(c.d_model, device=model.W_E.device))
         sd[p + "encoder.embedding_hidden_mapping_in.bias"] = (
-            proj.bias if proj is not None else torch.zeros(c.d_model))
+            proj.bias if proj is not None else model.W_E.new_zeros(c.d_model))
         names = {"q": "attention.query", "k": "attention.key", "v": "attention.value",
                  "o": "attention.dense", "ln1": "attention.LayerNorm", "in": "ffn",
                  "out": "ffn_output", "ln2": "full_layer_layer_norm"}
@@ -146,7 +147,7 @@ def _gpt2(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
                                  else "GPT2ForTokenClassification"],
                   **({} if c.tie_head else {"num_labels": c.n_classes,
                                             "classifier_dropout": c.dropout}))
-    w, b = _norm(model.ln_final, c.d_model)
+    w, b = _norm(model.ln_final, model.W_E)
     sd = {"transformer.wte.weight": model.W_E, "transformer.wpe.weight": model.W_pos,
           "transformer.ln_f.weight": w, "transformer.ln_f.bias": b}
     for l, layer in enumerate(model.layers):
@@ -176,7 +177,7 @@ def _llama(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
                   architectures=["LlamaForCausalLM" if c.tie_head
                                  else "LlamaForTokenClassification"],
                   **({} if c.tie_head else {"num_labels": c.n_classes}))
-    w, _ = _norm(model.ln_final, c.d_model)
+    w, _ = _norm(model.ln_final, model.W_E)
     sd = {"model.embed_tokens.weight": model.W_E, "model.norm.weight": w}
     for l, layer in enumerate(model.layers):
         h = f"model.layers.{l}."
@@ -262,96 +263,12 @@ def tl_state(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
             sd[b + "mlp.b_in"], sd[b + "mlp.b_out"] = layer.mlp.b_in, layer.mlp.b_out
         if k == "llama":
             sd[b + "mlp.W_gate"] = layer.mlp.W_gate
-    w, bias = _norm(model.ln_final, c.d_model)
+    w, bias = _norm(model.ln_final, model.W_E)
     sd["ln_final.w"] = w
     if k == "gpt2":
         sd["ln_final.b"] = bias
     if c.tie_head:
-        sd["unembed.W_U"], sd["unembed.b_U"] = model.W_E.T, torch.zeros(c.vocab_size)
+        sd["unembed.W_U"], sd["unembed.b_U"] = model.W_E.T, model.W_E.new_zeros(c.vocab_size)
     else:
         sd["unembed.W_U"], sd["unembed.b_U"] = model.head.weight.T, model.head.bias
     return config, {n: t.detach().float().cpu().contiguous().clone() for n, t in sd.items()}
-
-
-def write_folder(out: Path, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 tokens: list[str], card: str) -> None:
-    """config.json, model.safetensors, tokens.json and README.md into `out` (a new folder)."""
-    from safetensors.torch import save_file
-
-    out.mkdir(parents=True)
-    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
-    (out / "tokens.json").write_text(json.dumps(tokens) + "\n")
-    (out / "README.md").write_text(card)
-
-
-FORMATS = ("hf", "transformer-lens")
-
-LOAD = {
-    "hf": "from transformers import AutoModelForTokenClassification  # or {cls}\n"
-          "model = {cls}.from_pretrained('{out}')",
-    "transformer-lens": "import json, safetensors.torch\n"
-                        "from transformer_lens.model_bridge.sources.native import boot\n"
-                        "from transformer_lens.utilities.tl_checkpoint_conversion import "
-                        "convert_tl_checkpoint\n"
-                        "from transformer_lens.config import TransformerBridgeConfig\n"
-                        "cfg = TransformerBridgeConfig.from_dict(json.load(open('{out}/config.json')))\n"
-                        "bridge = boot(cfg)\n"
-                        "bridge.load_state_dict(convert_tl_checkpoint(safetensors.torch.load_file("
-                        "'{out}/model.safetensors'), cfg))",
-}
-
-
-def model_card(run_dir: Path, config: Any, fmt: str, cls: str, out: Path,
-               result: dict[str, Any] | None) -> str:
-    """README.md of an exported run: task, config, run id, final metrics, how to load it."""
-    final = (result or {}).get("final", {})
-    metrics = "\n".join(f"- {k}: {v:.4f}" if isinstance(v, float) else f"- {k}: {v}"
-                        for k, v in final.items() if not isinstance(v, (list, dict)))
-    return (f"# reasonlab run {run_dir.name}\n\n"
-            f"Exported by `reasonlab export` ({fmt}) as `{cls}`.\n\n"
-            f"- run id: `{run_dir.name}`\n- task: `{config.task.name}`\n"
-            f"- the task's tokens, in id order: tokens.json (every input is a sequence of "
-            f"their ids; no tokenizer)\n\n"
-            f"## Final metrics\n\n{metrics or '- (none recorded)'}\n\n"
-            f"## Load it\n\n```python\n{LOAD[fmt].format(cls=cls, out=out)}\n```\n\n"
-            f"## Run config\n\n```json\n"
-            f"{json.dumps(config.model_dump(mode='json', exclude_defaults=True), indent=2)}\n"
-            "```\n")
-
-
-def export_run(run_dir: Path, fmt: str, out: Path) -> tuple[str, Path]:
-    """Write the finished or checkpointed run in `run_dir` to the new folder `out` in format
-    `fmt`; returns the class that loads it and `out`. Nothing is written when the run has no
-    counterpart, and `out` must not exist or be empty (nothing of the user's is overwritten);
-    the folder appears whole (written beside, then renamed)."""
-    import shutil
-    import tempfile
-
-    from reasonlab.runs import load_result
-    from reasonlab.tasks.base import build_task
-    from reasonlab.train.init_stages import load_run_model
-
-    if fmt not in FORMATS:
-        raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ConfigError(f"--out {out} exists and is not an empty folder; give a new one")
-    config, model = load_run_model(run_dir)
-    k = kind(model)
-    if fmt == "hf" or k in ("bert", "albert"):
-        cfg, tensors = hf_state(model)
-        cls = cfg["architectures"][0]
-    else:
-        cfg, tensors = tl_state(model)
-        cls = "TransformerBridge (native)"
-    card = model_card(run_dir, config, fmt, cls, out, load_result(run_dir))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        write_folder(tmp / "x", cfg, tensors, list(build_task(config.task).vocab.tokens), card)
-        if out.exists():
-            out.rmdir()  # empty, checked above
-        (tmp / "x").rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return cls, out

@@ -244,7 +244,7 @@ class HFCheckpoint:
                               f"{self.max_positions} positions; use shorter sequences")
         sd = self.family.to_ours(self.state_dict(), self.config, n_layers, max_seq_len)
         if "W_E" in sd and token_ids is not None:
-            sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids)]
+            sd["W_E"] = sd["W_E"][torch.as_tensor(token_ids, device=sd["W_E"].device)]
         return {k: v.detach().clone().float().contiguous() for k, v in sd.items()}
 
 

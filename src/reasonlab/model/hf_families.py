@@ -114,6 +114,38 @@ def family_of(config: dict[str, Any], name: str) -> Family:
 # ---------------------------------------------------------------------- BERT and kin
 
 
+def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
+                 token_ids: list[int] | None = None) -> dict[str, torch.Tensor]:
+    """Our state dict (all but `head.*`) from a BERT state dict under its own names.
+
+    token_ids[i] = the WordPiece row for our token i; None keeps the whole vocabulary.
+    """
+    wte = bert["embeddings.word_embeddings.weight"]  # [30522, d_model]
+    pos = bert["embeddings.position_embeddings.weight"]  # [512, d_model]
+    if max_seq_len > pos.shape[0]:
+        raise ConfigError(f"max_seq_len={max_seq_len} exceeds the checkpoint's {pos.shape[0]} "
+                          "learned positions; use shorter sentences")
+    type0 = bert["embeddings.token_type_embeddings.weight"][0]  # [d_model]
+    out = {
+        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids, device=wte.device)],
+        "W_pos": pos[:max_seq_len] + type0,  # one segment: fold token type 0 into positions
+        "ln_embed.weight": bert["embeddings.LayerNorm.weight"],
+        "ln_embed.bias": bert["embeddings.LayerNorm.bias"],
+    }
+    for l in range(n_layers):
+        b, o = f"encoder.layer.{l}.", f"layers.{l}."
+        for suffix in ("weight", "bias"):
+            out[o + "attn.qkv." + suffix] = torch.cat(
+                [bert[f"{b}attention.self.{m}.{suffix}"] for m in ("query", "key", "value")])
+            out[o + "attn.out." + suffix] = bert[f"{b}attention.output.dense.{suffix}"]
+            out[o + "ln1." + suffix] = bert[f"{b}attention.output.LayerNorm.{suffix}"]
+            out[o + "mlp.fc_in." + suffix] = bert[f"{b}intermediate.dense.{suffix}"]
+            out[o + "mlp.fc_out." + suffix] = bert[f"{b}output.dense.{suffix}"]
+            out[o + "ln2." + suffix] = bert[f"{b}output.LayerNorm.{suffix}"]
+    return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
+
+
+
 @HF_FAMILIES.register("bert")
 class Bert(Family):
     prefix = "bert."
@@ -131,8 +163,6 @@ class Bert(Family):
         return int(c.get("max_position_embeddings", 512))
 
     def to_ours(self, sd, c, n_layers, max_seq_len):
-        from reasonlab.model.pretrained import convert_bert
-
         return convert_bert(sd, n_layers, max_seq_len)
 
     def head(self, sd, c):
@@ -153,8 +183,6 @@ class Roberta(Bert):
         return int(c.get("max_position_embeddings", 514)) - self.start(c)
 
     def to_ours(self, sd, c, n_layers, max_seq_len):
-        from reasonlab.model.pretrained import convert_bert
-
         pos = sd["embeddings.position_embeddings.weight"][self.start(c):]
         return convert_bert({**sd, "embeddings.position_embeddings.weight": pos}, n_layers,
                             max_seq_len)
@@ -341,7 +369,8 @@ class ViT(Family):
 
     def to_ours(self, sd, c, n_layers, max_seq_len):
         d = c["hidden_size"]
-        out = {"W_E": torch.zeros(1, d), "W_pos": torch.zeros(max_seq_len, d),
+        ref = sd["layernorm.weight"]  # no token table; a fresh zero position table
+        out = {"W_E": ref.new_zeros(1, d), "W_pos": ref.new_zeros(max_seq_len, d),
                "ln_final.weight": sd["layernorm.weight"], "ln_final.bias": sd["layernorm.bias"]}
         for l in range(n_layers):
             h, o = f"layers.{l}.", f"layers.{l}."

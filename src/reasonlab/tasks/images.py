@@ -342,7 +342,8 @@ class IdxImageTask(ImageTask):
         """(found, where) of the task's files (kit/assets.py)."""
         if config.name not in HUB:
             found = Path(config.path).expanduser().is_dir()  # type: ignore[attr-defined]
-            return found, str(config.path) if found else cls.how_to_get  # type: ignore[attr-defined]
+            where = str(config.path) if found else cls.how_to_get  # type: ignore[attr-defined]
+            return found, where
         return image_source(config, cls.Config().path, cls.how_to_get)
 
 
