@@ -57,7 +57,14 @@ def paper_data(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_fpt_universal_paper_scale_trains_on_a_gpt2_folder(paper_data, tmp_path, capsys):
+def test_fpt_universal_paper_scale_trains_on_a_gpt2_folder(paper_data, tmp_path, capsys,
+                                                           monkeypatch):
+    from reasonlab.studies.fpt import common
+
+    # the report's raw-input baselines fit one logistic regression per output slot: ~1000 on
+    # paper bit memory, a minute and a half here, and tested in tests/unit/studies/fpt
+    monkeypatch.setattr(common, "baselines", lambda config: dict.fromkeys(common.BASELINES,
+                                                                          0.0))
     out = tmp_path / "out"
     assert main(["run", "fpt-universal", "--scale", "paper", f"backbone={paper_data}",
                  *SHRINK, "--out", str(out)]) == 0, capsys.readouterr().err
@@ -84,9 +91,51 @@ def test_paper_scale_without_the_weights_says_what_it_needs(paper_data, tmp_path
     assert not (tmp_path / "o" / "runs").exists()  # nothing trained, nothing written
 
 
-def test_studies_scale_paper_lists_what_each_study_needs(paper_data, capsys):
+def test_studies_scale_paper_lists_what_each_study_needs(paper_data, capsys, monkeypatch):
+    from reasonlab import plan
+
+    # the costs are test_run_overrides.py's (a minute of shape counting): only the listing here
+    monkeypatch.setattr(plan, "study_cost", lambda configs, launches=True: plan.Cost(
+        len(configs), 0.0))
     assert main(["studies", "--scale", "paper"]) == 0
     out = capsys.readouterr().out
     assert "- fpt-universal: backbone gpt2: NOT FOUND" in out
     assert "- fpt-universal: data cifar10: found" in out
     assert "- lego-pretraining: backbone bert-base-uncased: NOT FOUND" in out
+    for study, backbone in (("fpt-backbones", "bert-base-uncased"),
+                            ("fpt-backbones", "longformer-base-4096"),
+                            ("fpt-vit", "vit-base-patch16-224")):
+        assert f"- {study}: backbone {backbone}: NOT FOUND" in out
+
+
+@pytest.mark.slow
+def test_fpt_backbones_paper_scale_on_the_folders_given(paper_data, tmp_path, capsys):
+    """Each row's folder from the command line (a bare path, a registry name): the rows run
+    CIFAR-10, ListOps' 512 tokens exceed these 64-position checkpoints and its cells say '-',
+    the T5 row says why it is not run, and the report names every backbone."""
+    bert = tmp_path / "bert"
+    transformers.BertModel(transformers.BertConfig(
+        vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64), add_pooling_layer=False
+    ).save_pretrained(bert)
+    out = tmp_path / "out"
+    assert main(["run", "fpt-backbones", "--scale", "paper", "gpt2=tiny-gpt2", f"bert={bert}",
+                 "longformer=tiny-longformer", *SHRINK, "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    [folder] = (out / "fpt-backbones").glob("paper-*")
+    study = json.loads((folder / "study.json").read_text())
+    configs = [json.loads((out / "runs" / r["id"] / "config.json").read_text())
+               for r in study["runs"]]
+    assert sorted(c["init_from"] for c in configs) == sorted(
+        ["tiny-gpt2", f"hf:{bert}", "tiny-longformer"])
+    assert {c["task"]["name"] for c in configs} == {"cifar10"}
+    report = (folder / "report.md").read_text()
+    assert f"BERT: hf:{bert}" in report and "T5: not run, T5's encoder adds" in report
+    table = report.split("## Accuracy (%)")[1]
+    assert "| model | CIFAR-10 |" in table  # no row ran ListOps
+    for row in ("GPT-2", "BERT", "Longformer"):
+        line = next(x for x in table.splitlines() if x.startswith(f"| {row} |"))
+        assert line.split("|")[2].strip()[0].isdigit()  # CIFAR-10: an accuracy
+    assert "| T5 | - (64.7) |" in table
+    verdicts = json.loads((folder / "verdicts.json").read_text())
+    assert [v["status"] for v in verdicts] == ["inconclusive"] * 2  # 1 seed, 2 steps
