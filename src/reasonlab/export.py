@@ -31,7 +31,7 @@ def write_folder(out: Path, config: dict[str, Any], tensors: dict[str, torch.Ten
 FORMATS = ("hf", "transformer-lens")
 
 LOAD = {
-    "hf": "from transformers import AutoModelForTokenClassification  # or {cls}\n"
+    "hf": "from transformers import {cls}\n"
           "model = {cls}.from_pretrained('{out}')",
     "transformer-lens": "import json, safetensors.torch\n"
                         "from transformer_lens.model_bridge.sources.native import boot\n"

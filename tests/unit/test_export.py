@@ -75,14 +75,23 @@ def test_transformers_loads_the_export_with_our_logits(case, tmp_path):
         assert (back(x) - ours).abs().max().item() < TOL
 
 
-@pytest.mark.parametrize("case", ["gpt2", "gpt2, tied LM head", "llama", "llama, tied LM head"])
+ENCODER = dict(BERT, norm_position="pre")
+TL_CASES = {**{k: CASES[k][0] for k in ("gpt2", "gpt2, tied LM head", "llama",
+                                        "llama, tied LM head")},
+            # the LEGO cpu recipes' encoders: pre-LN, rotary, ALBERT-like tied layers or not
+            "pre-LN encoder, rotary, tied layers": dict(ENCODER, positions="rotary",
+                                                        tie_layers=True),
+            "pre-LN encoder, learned positions": ENCODER}
+
+
+@pytest.mark.parametrize("case", TL_CASES)
 def test_transformer_lens_loads_the_export_with_our_logits(case):
     pytest.importorskip("transformer_lens", reason="transformer-lens not installed (dev extra)")
     from transformer_lens.config import TransformerBridgeConfig
     from transformer_lens.model_bridge.sources.native import boot
     from transformer_lens.utilities.tl_checkpoint_conversion import convert_tl_checkpoint
 
-    model = build(CASES[case][0])
+    model = build(TL_CASES[case])
     config, tensors = tl_state(model)
     cfg = TransformerBridgeConfig.from_dict(json.loads(json.dumps(config)))  # as from the file
     bridge = boot(cfg)
@@ -99,13 +108,16 @@ def test_transformer_lens_loads_the_export_with_our_logits(case):
 def test_variants_without_a_counterpart_are_refused():
     for fields, why in (
             (dict(BERT, attention="identity"), "attention='identity'"),
-            (dict(BERT, norm_position="pre"), "BERT-like"),
+            (dict(BERT, norm_position="post_no_embed_ln"), "BERT-like"),
+            (dict(ENCODER, norm_layer="rmsnorm"), "pre-LN encoder maps"),
             (dict(GPT2, positions="rotary"), "positions=rotary"),
             (dict(BERT, d_embed=16), "factorised embedding without tied layers")):
         with pytest.raises(ConfigError, match=f"no counterpart in transformers: .*{why}"):
             kind(build(fields))
     with pytest.raises(ConfigError, match="boot_transformers"):
         tl_state(build(BERT))
+    with pytest.raises(ConfigError, match="pre-LN encoder.*--format transformer-lens"):
+        hf_state(build(ENCODER))
 
 
 def test_cli_exports_a_trained_run(tmp_path, capsys):
@@ -130,11 +142,48 @@ def test_cli_exports_a_trained_run(tmp_path, capsys):
 
     config, model = load_run_model(run)
     batch = build_task(config.task).sample(np.random.default_rng(0), 4)
-    hf = transformers.AutoModelForTokenClassification.from_pretrained(
-        tmp_path / "x", attn_implementation="eager").eval()
+    scope: dict = {}
+    exec(card.split("```python\n")[1].split("```")[0], scope)  # the card's own lines load it
+    hf = scope["model"].eval()
     with torch.no_grad():
         ours = model(batch.tokens)
         theirs = hf(input_ids=batch.tokens).logits
     assert (ours - theirs).abs().max().item() < TOL
     assert json.loads((tmp_path / "x" / "tokens.json").read_text()) == list(
         build_task(config.task).vocab.tokens)
+
+
+def test_cli_exports_a_lego_recipe_run_to_transformer_lens(tmp_path, capsys):
+    """The LEGO cpu recipes train pre-LN rotary encoders (tied layers for ALBERT): no
+    transformers class has that shape, TransformerLens's bidirectional HookedTransformer does.
+    The folder loads as its model card says, with our logits."""
+    pytest.importorskip("transformer_lens", reason="transformer-lens not installed (dev extra)")
+    import numpy as np
+
+    from reasonlab.runs import load_run_model
+    from reasonlab.tasks.base import build_task
+
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+                               "model": {"d_model": 16, "n_layers": 2, "n_heads": 2,
+                                         "d_mlp": 32, "tie_layers": True,
+                                         "norm_position": "pre", "positions": "rotary"}}))
+    assert main(["train", str(cfg), "steps=4", "eval_every=2", "ckpt_every=2", "n_train=64",
+                 "n_test=32", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    run = next((tmp_path / "o" / "runs").iterdir())
+    assert main(["export", str(run), "--format", "hf", "--out", str(tmp_path / "hf")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "--format transformer-lens" in err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "hf").exists()
+    out = tmp_path / "tl"
+    assert main(["export", str(run), "--format", "transformer-lens", "--out", str(out)]) == 0
+    card = (out / "README.md").read_text()
+    snippet = card.split("```python\n")[1].split("```")[0]
+    scope: dict = {}
+    exec(snippet, scope)  # the card's own lines load it
+    bridge = scope["bridge"]
+    config, model = load_run_model(run)
+    batch = build_task(config.task).sample(np.random.default_rng(0), 4)
+    with torch.no_grad():
+        ours, theirs = model(batch.tokens), bridge(batch.tokens)
+    assert (ours - theirs).abs().max().item() < TOL

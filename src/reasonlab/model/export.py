@@ -12,15 +12,17 @@ task's tokens in tokens.json, a model card README.md). The class follows the arc
                                                         (LlamaForCausalLM for a tied head)
 
 Our token-type-free BERT writes one token type of zeros; bias-free linears write zero biases
-(BERT and GPT-2 always have them). Anything else has no counterpart and is refused in one line
-(a hardcoded or identity attention, a pre-LN encoder, the MLP baseline, FPT, the LSTM).
+(BERT and GPT-2 always have them). A pre-LN encoder (the LEGO cpu recipes') has no counterpart
+in transformers, whose BERT and ALBERT are post-LN: it goes to TransformerLens. Anything else
+is refused in one line (a hardcoded or identity attention, the MLP baseline, FPT, the LSTM).
 
-`transformer-lens`: what TransformerLens 4 loads. A decoder: its native format, config.json
-with TransformerBridgeConfig's fields and model.safetensors under HookedTransformer's names
-(embed.W_E, pos_embed.W_pos, blocks.l.attn.W_Q [n_heads, d_model, d_head], ...), which
-`TransformerBridge.boot_native(config)` builds and `convert_tl_checkpoint` loads. An encoder:
-TransformerLens 4 reads BERT through transformers (`TransformerBridge.boot_transformers`), so
-the folder is the `hf` one.
+`transformer-lens`: what TransformerLens 4 loads. A decoder, or a pre-LN encoder (a
+HookedTransformer with attention_dir="bidirectional"; tied layers written into every block):
+its native format, config.json with TransformerBridgeConfig's fields and model.safetensors
+under HookedTransformer's names (embed.W_E, pos_embed.W_pos, blocks.l.attn.W_Q [n_heads,
+d_model, d_head], ...), which `TransformerBridge.boot_native(config)` builds and
+`convert_tl_checkpoint` loads. A post-LN encoder: TransformerLens 4 reads BERT through
+transformers (`TransformerBridge.boot_transformers`), so the folder is the `hf` one.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ def _no_counterpart(why: str) -> ConfigError:
 
 
 def kind(model: Any) -> str:
-    """Which Hugging Face family the model maps onto: bert, albert, gpt2 or llama; a
-    ConfigError naming what has no counterpart otherwise."""
+    """Which family the model maps onto: bert, albert, gpt2 or llama (transformers), encoder
+    (a pre-LN encoder: TransformerLens only); a ConfigError naming what has no counterpart
+    otherwise."""
     c = model.config
     if c.arch.name != "transformer":
         raise _no_counterpart(f"arch={c.arch.name!r} is not a Transformer")
@@ -49,6 +52,8 @@ def kind(model: Any) -> str:
     if c.d_head is not None and c.d_head * c.n_heads != c.d_model:
         raise _no_counterpart(f"d_head={c.d_head} with d_model={c.d_model}, "
                               f"n_heads={c.n_heads}")
+    if not c.causal and c.norm_position == "pre":
+        return _pre_ln_encoder(c)
     if not c.causal:
         if (c.norm_position, c.positions, c.norm_layer.name, c.mlp.name) != (
                 "post", "learned", "layernorm", "standard"):
@@ -71,6 +76,18 @@ def kind(model: Any) -> str:
     raise _no_counterpart(f"a decoder with positions={c.positions}, norm_layer="
                           f"{c.norm_layer.name}, mlp={c.mlp.name}: GPT-2 is learned/layernorm/"
                           "standard, Llama rotary/rmsnorm/swiglu")
+
+
+def _pre_ln_encoder(c: Any) -> str:
+    """A pre-LN encoder (the LEGO cpu recipes': LayerNorm, a standard MLP, learned or rotary
+    positions, tied layers or not) is TransformerLens's HookedTransformer with bidirectional
+    attention; transformers has no counterpart (its BERT and ALBERT are post-LN)."""
+    if (c.norm_layer.name, c.mlp.name) != ("layernorm", "standard") or c.d_embed is not None \
+            or c.tie_head or c.n_kv_heads_ != c.n_heads:
+        raise _no_counterpart("a pre-LN encoder maps (onto TransformerLens only) with "
+                              "LayerNorm, a standard MLP, no factorised embedding, no tied "
+                              "read-out and as many key/value heads as heads")
+    return "encoder"
 
 
 def _bias(layer: torch.nn.Linear) -> torch.Tensor:
@@ -206,6 +223,10 @@ def _llama(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
 def hf_state(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """(config.json, tensors under transformers' names) of the model's counterpart."""
     k = kind(model)
+    if k == "encoder":
+        raise ConfigError("this run, a pre-LN encoder, has no counterpart in transformers (its "
+                          "BERT and ALBERT are post-LN): export it with --format "
+                          "transformer-lens")
     config, sd = {"bert": lambda m: _bert_like(m, False), "albert": lambda m: _bert_like(m, True),
                   "gpt2": _gpt2, "llama": _llama}[k](model)
     return config, {n: t.detach().float().cpu().contiguous().clone() for n, t in sd.items()}
@@ -220,36 +241,42 @@ def _adjacent(t: torch.Tensor) -> torch.Tensor:
 
 def tl_state(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """(TransformerBridgeConfig fields, tensors under HookedTransformer's names) of a decoder
-    run; an encoder's is the hf folder (module docstring)."""
+    run or a pre-LN encoder (bidirectional attention); a post-LN encoder's is the hf folder
+    (module docstring)."""
     k = kind(model)
-    if k not in ("gpt2", "llama"):
+    if k in ("bert", "albert"):
         raise ConfigError("TransformerLens 4 loads BERT-like models through transformers: "
                           "export with --format hf and load the folder with "
                           "TransformerBridge.boot_transformers(DIR)")
     c = model.config
     H, d_head = c.n_heads, c.d_head_
+    rotary = c.positions == "rotary"
+    layer_norm = k in ("gpt2", "encoder")  # LayerNorm with biases; Llama: RMSNorm
     config = dict(d_model=c.d_model, n_layers=c.n_layers, n_heads=H, d_head=d_head,
                   d_mlp=c.d_mlp, n_ctx=c.max_seq_len, d_vocab=c.vocab_size,
                   d_vocab_out=c.vocab_size if c.tie_head else c.n_classes,
-                  act_fn={"gpt2": ACT_NAMES[c.act], "llama": "silu"}[k],
-                  normalization_type={"gpt2": "LN", "llama": "RMS"}[k], eps=c.ln_eps,
-                  positional_embedding_type={"gpt2": "standard", "llama": "rotary"}[k],
+                  act_fn="silu" if k == "llama" else ACT_NAMES[c.act],
+                  normalization_type="LN" if layer_norm else "RMS", eps=c.ln_eps,
+                  positional_embedding_type="rotary" if rotary else "standard",
+                  attention_dir="bidirectional" if k == "encoder" else "causal",
                   gated_mlp=k == "llama", original_architecture="reasonlab")
+    if rotary:
+        config |= dict(rotary_dim=d_head, rotary_base=c.rotary_base)
     if k == "llama":
-        config |= dict(rotary_dim=d_head, rotary_base=c.rotary_base,
-                       n_key_value_heads=c.n_kv_heads_ if c.n_kv_heads_ != H else None)
+        config |= dict(n_key_value_heads=c.n_kv_heads_ if c.n_kv_heads_ != H else None)
     sd: dict[str, torch.Tensor] = {"embed.W_E": model.W_E}
-    if k == "gpt2":
+    if not rotary:
         sd["pos_embed.W_pos"] = model.W_pos
-    for l, layer in enumerate(model.layers):
+    for l in range(c.n_layers):  # tied layers (ALBERT-like): the one layer in every block
+        layer = model.layer(l)
         b, a = f"blocks.{l}.", layer.attn
         sd[b + "ln1.w"], sd[b + "ln2.w"] = layer.ln1.weight, layer.ln2.weight
-        if k == "gpt2":
+        if layer_norm:
             sd[b + "ln1.b"], sd[b + "ln2.b"] = layer.ln1.bias, layer.ln2.bias
         # TransformerLens's native rotary turns adjacent pairs (2i, 2i+1); ours (and Hugging
         # Face's Llama) pairs i with i + d_head/2: reorder each head's query and key
         # dimensions so that the same pairs turn (q . k is unchanged by a shared reordering)
-        pairs = _adjacent if k == "llama" else (lambda t: t)
+        pairs = _adjacent if rotary else (lambda t: t)
         for name, W, bias in (("Q", pairs(a.W_Q), pairs(a.b_Q)), ("K", pairs(a.W_K),
                                                                    pairs(a.b_K)),
                               ("V", a.W_V, a.b_V)):
@@ -259,13 +286,13 @@ def tl_state(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
                f"b_{name}"] = bias
         sd[b + "attn.W_O"], sd[b + "attn.b_O"] = a.W_O, a.b_O
         sd[b + "mlp.W_in"], sd[b + "mlp.W_out"] = layer.mlp.W_in, layer.mlp.W_out
-        if k == "gpt2" or c.mlp_bias:  # TransformerLens's gated MLP is bias-free
+        if layer_norm or c.mlp_bias:  # TransformerLens's gated MLP is bias-free
             sd[b + "mlp.b_in"], sd[b + "mlp.b_out"] = layer.mlp.b_in, layer.mlp.b_out
         if k == "llama":
             sd[b + "mlp.W_gate"] = layer.mlp.W_gate
     w, bias = _norm(model.ln_final, model.W_E)
     sd["ln_final.w"] = w
-    if k == "gpt2":
+    if layer_norm:
         sd["ln_final.b"] = bias
     if c.tie_head:
         sd["unembed.W_U"], sd["unembed.b_U"] = model.W_E.T, model.W_E.new_zeros(c.vocab_size)
