@@ -211,6 +211,26 @@ def test_a_train_config_takes_the_folders_architecture(tmp_path):
     assert (cfg.model.d_model, cfg.model.n_layers, cfg.model.causal) == (32, 2, True)
 
 
+def test_a_folder_is_recorded_by_its_absolute_path(tmp_path, monkeypatch):
+    """`hf:./g` from one working directory and `hf:/abs/g` name one folder: one run id. (A
+    relative path kept as written would give a run trained on one folder the id of another.)"""
+    from reasonlab.model.pretrained import as_source
+    from reasonlab.runs import config_id
+
+    save(transformers.GPT2Model(transformers.GPT2Config(
+        vocab_size=V, n_embd=32, n_layer=1, n_head=4, n_positions=64)), tmp_path / "g")
+    monkeypatch.chdir(tmp_path)
+    build = lambda src: TrainConfig.build({"task": {"name": "bit_xor"},  # noqa: E731
+                                           "model": {"arch": "fpt"}, "init_from": src,
+                                           "trainable": "fpt"})
+    rel, absolute = build("hf:./g"), build(f"hf:{tmp_path / 'g'}")
+    assert rel.init_from == absolute.init_from == f"hf:{tmp_path / 'g'}"
+    assert config_id(rel) == config_id(absolute)
+    assert as_source("./g") == as_source("hf:g") == f"hf:{tmp_path / 'g'}"
+    assert as_source("gpt2") == "gpt2" and as_source("hf:openai-community/gpt2") == \
+        "hf:openai-community/gpt2"  # names stay names
+
+
 def test_a_hub_name_is_found_in_the_local_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     assert hub_cache() == tmp_path / "hub"

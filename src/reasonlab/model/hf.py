@@ -31,9 +31,10 @@ import torch
 from reasonlab.errors import AssetError, ConfigError
 
 PREFIX = "hf:"
-GET_WEIGHTS = ("on a machine with internet: `huggingface-cli download {name}` (or "
+GET_WEIGHTS = ("on a machine with internet: `hf download {name}` (huggingface_hub's CLI; "
+               "`huggingface-cli download` in versions before 0.34), or "
                "`AutoModel.from_pretrained('{name}').save_pretrained(DIR, "
-               "safe_serialization=True)`), then copy the cache folder or DIR here")
+               "safe_serialization=True)`, then copy the cache folder or DIR here")
 
 
 def hub_cache() -> Path:

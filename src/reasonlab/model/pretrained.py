@@ -32,6 +32,7 @@ the embedding of task token i.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
-from reasonlab.model.hf import PREFIX, HFCheckpoint, folder_checkpoint
+from reasonlab.model.hf import PREFIX, HFCheckpoint, folder_checkpoint, is_folder_spec
 from reasonlab.model.hf_families import convert_bert
 from reasonlab.model.packaged import PackagedCheckpoint
 from reasonlab.model.tiny_hf import WRITERS, TinyCheckpoint
@@ -119,6 +120,26 @@ def checkpoint(name: str) -> Any:
                           f"{', '.join(PRETRAINED)}, or hf:FOLDER (a Hugging Face folder) or "
                           "hf:HUB_NAME (found in the local Hugging Face cache)")
     return PRETRAINED[name]
+
+
+def canonical_source(name: str) -> str:
+    """A pretrained source as a run config records it: a folder by its absolute path
+    (`hf:./gpt2` -> `hf:/home/me/gpt2`), so that one run id means one folder whatever the
+    working directory; names (registry entries, Hub names) as they are."""
+    if name.startswith(STATISTICS):
+        return STATISTICS + canonical_source(name.removeprefix(STATISTICS))
+    if name.startswith(PREFIX) and is_folder_spec(name):
+        return PREFIX + os.path.abspath(os.path.expanduser(name.removeprefix(PREFIX)))
+    return name
+
+
+def as_source(value: Any) -> str:
+    """A `backbone=` value given on the command line as a pretrained source: a path (one with
+    a `/`) is a folder, `hf:PATH`; a name (a registry entry) or `hf:...` as written."""
+    s = str(value).strip()
+    if not s.startswith((PREFIX, STATISTICS)) and "/" in s:
+        s = PREFIX + s
+    return canonical_source(s)
 
 
 def from_hugging_face(name: str) -> bool:

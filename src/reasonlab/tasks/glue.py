@@ -46,7 +46,7 @@ SEED_COLUMN = {"stsb": "STS-B", "qnli": "QNLI", "qqp": "QQP", "cola": "CoLA", "s
                "mnli": "MNLI", "mrpc": "MRPC", "rte": "RTE"}
 """GLUE task -> its column in the seed's table (studies/artificial/seed_table.csv)."""
 HUB = ("nyu-mll/glue", "glue")
-HOW = ("on a machine with internet: `huggingface-cli download nyu-mll/glue --repo-type "
+HOW = ("on a machine with internet: `hf download nyu-mll/glue --repo-type "
        "dataset`, then copy the cache folder here, or set task.path to a folder holding "
        "<task>/<split>-*.parquet")
 

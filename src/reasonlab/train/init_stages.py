@@ -102,7 +102,7 @@ def build_model(config: TrainConfig, task: Task | None = None, root: Path | None
     return model
 
 
-def load_run_model(run_dir: Path, device: torch.device | str | None = None
+def load_run_model(run_dir: Path | str, device: torch.device | str | None = None
                    ) -> tuple[TrainConfig, Any]:
     """The config and the latest checkpointed model of a run directory, in eval mode, on
     `device`: None (the default) the CPU; "run" the device the run's own config resolves to
@@ -113,6 +113,7 @@ def load_run_model(run_dir: Path, device: torch.device | str | None = None
     against theirs."""
     from reasonlab.train.device import resolve_device
 
+    run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "config.json); pass a directory under <out>/runs/")

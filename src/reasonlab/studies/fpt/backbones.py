@@ -24,6 +24,7 @@ from typing import Any
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.fpt import FPT_BACKBONES, Backbone, folder_backbone
+from reasonlab.model.pretrained import as_source
 from reasonlab.studies.kit.base import RunSpec, Scale, grid
 
 NO_GPT2 = ("No GPT-2 weights are available offline: at this scale every table is run on two "
@@ -47,15 +48,14 @@ def resolve(name: str) -> Backbone:
     source (a folder, a Hub name, a PRETRAINED name) as a backbone of its own."""
     if name in FPT_BACKBONES:
         return FPT_BACKBONES[name]
-    return folder_backbone(name if name.startswith(("hf:", "statistics:")) or "/" not in name
-                           else f"hf:{name}")
+    return folder_backbone(as_source(name))
 
 
 def chosen(option: Any, scale: Scale, default: tuple[str, ...] | None = None
            ) -> tuple[str, ...]:
     """The backbones a study runs: the `backbone=` option (comma-separated, or a list), else
     `default`, else the scale's (PAPER at paper scale, BACKBONES otherwise). A bare path is
-    read as a folder (hf:PATH)."""
+    read as a folder (hf:PATH), by its absolute path (pretrained.as_source)."""
     if option is None:
         return default or (PAPER if scale == "paper" else BACKBONES)
     names = option if isinstance(option, list) else str(option).split(",")
@@ -63,8 +63,7 @@ def chosen(option: Any, scale: Scale, default: tuple[str, ...] | None = None
     if not names:
         raise ConfigError("backbone= names no backbone; give e.g. backbone=gpt2 or "
                           "backbone=/path/to/folder")
-    return tuple(n if n in FPT_BACKBONES or n.startswith("hf:") or "/" not in n
-                 else f"hf:{n}" for n in names)
+    return tuple(n if n in FPT_BACKBONES else as_source(n) for n in names)
 
 
 def depth(backbone: Backbone, scale: Scale) -> int:

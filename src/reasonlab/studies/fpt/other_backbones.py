@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.model.hf_families import UNMAPPED
-from reasonlab.model.pretrained import checkpoint
+from reasonlab.model.pretrained import as_source, checkpoint
 from reasonlab.studies.fpt.backbone_verdicts import ABOUT, LIKE, less_verdict, like_verdict
 from reasonlab.studies.fpt.backbones import resolve
 from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, recipe,
@@ -70,8 +70,7 @@ class OtherBackbones(FPTStudy):
     given: dict[str, str] = {}
 
     def configure(self, options: Mapping[str, Any]) -> None:
-        self.given = {OPTIONS[k]: (v if str(v).startswith("hf:") or "/" not in str(v)
-                                   else f"hf:{v}") for k, v in options.items()}
+        self.given = {OPTIONS[k]: as_source(v) for k, v in options.items()}
 
     @classmethod
     def missing(cls) -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reasonlab.model.pretrained import MINILM, checkpoint
+from reasonlab.model.pretrained import MINILM, as_source, checkpoint
 from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, Study
 
 PASS = 0.9
@@ -191,10 +191,7 @@ OPTION = {"backbone": "the pretrained checkpoint instead of the scale's (MiniLM 
 
 def source_option(value: Any) -> str | None:
     """The `backbone=` option as a pretrained source (a bare path is a folder: hf:PATH)."""
-    if value is None:
-        return None
-    s = str(value)
-    return s if s.startswith(("hf:", "statistics:")) or "/" not in s else f"hf:{s}"
+    return None if value is None else as_source(value)
 
 
 class NeedsMiniLM(Study):
