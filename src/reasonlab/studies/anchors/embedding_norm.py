@@ -34,7 +34,6 @@ class AnchorsEmbeddingNorm(Study):
     claims = family_claims(__package__)["anchors-embedding-norm"]
     # measured at 3 seeds: 142 s (6 new runs; the authors' arm is the phase study's cell); at
     # PHASE_SEEDS 24 new runs, estimated 4 x 2.4 = 9.6 min after anchors-init-phase
-    cpu_minutes = None
     default_seeds = {"cpu": PHASE_SEEDS}
     unit = "one run per training seed and model structure"
     cpu_after = ("anchors-init-phase",)

@@ -50,7 +50,6 @@ class AnchorsLrWeightDecay(Study):
     claims = sum(claims_by_reading.values(), ())
     # measured at 3 seeds: 514 s, both readings (24 runs x 2400 steps), 2 workers; at SEEDS
     # (80 runs) estimated 10/3 x 8.6 = 28.7 min, not yet measured
-    cpu_minutes = None
     default_seeds = {"cpu": SEEDS}
     unit = ("the training seed: per seed, the mean over the other factor's two levels (its "
             "runs share the seed's data and initialization), paired across the two levels "

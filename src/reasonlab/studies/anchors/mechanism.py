@@ -40,7 +40,6 @@ class AnchorsMechanism(Study):
     claims = family_claims(__package__)["anchors-mechanism"]
     # measured at 3 seeds: 4 s; every run is a depth-2 cell of anchors-init-phase, so at
     # PHASE_SEEDS nothing trains (analysis only, estimated under 1 min); not yet measured
-    cpu_minutes = None
     default_seeds = {"cpu": PHASE_SEEDS}
     unit = ("one run per training seed (a depth-2 cell of anchors-init-phase), grouped by its "
             "measured solution type")

@@ -35,7 +35,6 @@ class ArtificialPretraining(SeedStudy):
     # Per seed at 3 seeds, 42 pretraining and 180 fine-tuning runs: cpu about 60 minutes, long
     # about 342 (5.7 h; 226 minutes more from a store holding the old runs, whose seed 0 keep
     # their ids).
-    cpu_minutes = None
     default_seeds = {"cpu": 3, "long": 3}
     scales = ("smoke", "cpu", "long", "paper")  # long: pretraining past the grammar's horizon
     unit = PIPELINE_UNIT

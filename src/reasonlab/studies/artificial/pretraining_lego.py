@@ -37,7 +37,6 @@ class ArtificialPretrainingLego(Study):
     # a pretraining and a fine-tuning run (pretraining.py), a pretraining run is 14.9 s and a
     # LEGO run 9.1 s of the wall clock: the per-seed grid's 48 pretraining and 54 LEGO runs at
     # 3 seeds come to about 20 minutes.
-    cpu_minutes = None
     default_seeds = {"cpu": 3}
     unit = PIPELINE_UNIT
 

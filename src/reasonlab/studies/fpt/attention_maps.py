@@ -42,7 +42,6 @@ class FptAttention(SlideStudy):
     claims = family_claims(__package__)["fpt-attention"]
     # estimated for 3 seeds: 3 x the 1-seed measurement (293 s, an empty store, 2 quiet cores;
     # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
-    cpu_minutes = 14.7
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in TASKS}

@@ -36,7 +36,6 @@ class FptConvergence(SlideStudy):
     # estimated for 3 seeds: 3 x the 1-seed measurement (1368 s for its 10 frozen random runs,
     # 2 quiet cores) would be 68 minutes; the random runs now stop at their level
     # (stop_at), which the 1-seed crossing steps put at about 41 minutes
-    cpu_minutes = 41.0
     cpu_after = ("fpt-universal",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

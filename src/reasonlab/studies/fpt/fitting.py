@@ -44,7 +44,6 @@ class FptFitting(SlideStudy):
     claims = family_claims(__package__)["fpt-fitting"]
     # estimated for 3 seeds: 3 x the 1-seed measurement (212 s, an empty store, 2 quiet cores;
     # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
-    cpu_minutes = 10.6
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         task = TASK[scale]

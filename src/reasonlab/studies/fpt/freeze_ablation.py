@@ -51,7 +51,6 @@ class FptFreezeAblation(SlideStudy):
     # estimated: the measurement (1141 s on 2 quiet cores for the 68 runs of 72 that a 1-seed
     # fpt-universal had not trained) scaled to the 60 a 3-seed fpt-universal leaves (its FPT
     # arm is this study's FPT policy at every seed; fpt README, "Seeds and time")
-    cpu_minutes = 16.8
     cpu_after = ("fpt-universal",)
     init = "pretrained"
     """The backbone's weights: a key of freezing.INITS."""
@@ -82,7 +81,6 @@ class FptFreezeAblation(SlideStudy):
 class FptFreezeRandom(FptFreezeAblation):
     title = "FPT: which parameter groups must train (one group, successive; frozen random)"
     claims = family_claims(__package__)["fpt-freeze-random"]
-    cpu_minutes = 16.9  # estimated: 1149 s measured for 68 runs, scaled to the 60 left (above)
     init = "frozen random"
     rules = {"random-layernorm": (factor_verdict, OUT_LN),
              "random-layernorm-first": (share_verdict, OUT_LN)}

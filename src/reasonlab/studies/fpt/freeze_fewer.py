@@ -32,7 +32,6 @@ class FptFreezeFewer(SlideStudy):
     claims = family_claims(__package__)["fpt-freeze-fewer"]
     # estimated: the measurement (910 s for the 44 runs a 1-seed fpt-universal had not
     # trained) scaled to the 36 a 3-seed fpt-universal leaves (fpt README, "Seeds and time")
-    cpu_minutes = 12.4
     cpu_after = ("fpt-universal",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -38,7 +38,6 @@ class FptInit(SlideStudy):
     claims = family_claims(__package__)["fpt-init"]
     # estimated for 3 seeds: 3 x the 1-seed measurement (350 s, an empty store, 2 quiet cores;
     # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
-    cpu_minutes = 17.5
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}

@@ -43,7 +43,6 @@ class FptModality(SlideStudy):
     # estimated for 3 seeds (fpt README, "Seeds and time"): 3 x the 1-seed measurement (345 s
     # after fpt-init, 2 quiet cores), the pretraining now one run per seed. To be replaced by
     # the 3-seed run's measurement
-    cpu_minutes = 17.3
     cpu_after = ("fpt-init",)
     unit = ("the seed: it pretrains the Bit backbone on bit memory and trains every arm "
             "downstream (data, new layers' init, example order, dropout)")

@@ -123,7 +123,6 @@ def _named(src: str) -> str:
 class FptBackbones(OtherBackbones):
     title = "FPT on other pretrained transformers: BERT, Longformer (and why not T5) vs GPT-2"
     claims = family_claims(__package__)["fpt-backbones"]
-    cpu_minutes = None
     rows = (GPT2, BERT, LONGFORMER)
     slide_rows = (T5,)
     not_run = ("T5 does not map onto our Transformer; Longformer maps only while a sequence "
@@ -142,7 +141,6 @@ class FptBackbones(OtherBackbones):
 class FptVit(OtherBackbones):
     title = "FPT on a ViT pretrained on images vs GPT-2 pretrained on language"
     claims = family_claims(__package__)["fpt-vit"]
-    cpu_minutes = None
     rows = (GPT2, VIT)
     task_names = {"smoke": ("bit XOR",), "paper": ("ListOps (fpt2021)", "MNIST", "CIFAR-10")}
 

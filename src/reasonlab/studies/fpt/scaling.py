@@ -48,7 +48,6 @@ class FptScaling(SlideStudy):
     claims = family_claims(__package__)["fpt-scaling"]
     # estimated for 3 seeds: 3 x the 1-seed measurement (218 s after fpt-init, 2 quiet cores;
     # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
-    cpu_minutes = 10.9
     cpu_after = ("fpt-init",)  # its 2-layer Fashion-MNIST runs are this study's middle size
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -56,7 +56,6 @@ class FptUniversal(SlideStudy):
     # 2 quiet cores for the 36 runs fpt-init and fpt-attention had not trained) less the 20
     # Full runs of the two rates not chosen, times 3; the CPU-seconds per step of each arm
     # measured beside it. To be replaced by the 3-seed run's measurement
-    cpu_minutes = 37.0
     cpu_after = ("fpt-init", "fpt-attention")
     slides = UNIVERSAL_SLIDES
     verdicts = staticmethod(universal_verdicts)
@@ -99,7 +98,6 @@ class FptLstm(FptUniversal):
     # quiet cores for its 10 LSTM runs) less the trained LSTM's 3 tasks that are not bit
     # tasks (26% of its CPU-seconds per step, measured), times 3. To be replaced by the
     # 3-seed run's measurement
-    cpu_minutes = 36.0
     cpu_after = ("fpt-universal",)
     slides = LSTM_SLIDES
     verdicts = staticmethod(lstm_verdicts)

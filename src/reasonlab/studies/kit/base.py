@@ -37,15 +37,10 @@ class Study(ABC):
     """Set by `STUDIES.register(name)`; never written in the class."""
     title: ClassVar[str]
     claims: ClassVar[tuple[Claim, ...]]
-    cpu_minutes: ClassVar[float | None]
-    """Wall-clock time of the `cpu` scale on a 2-core machine, as measured; None until measured."""
-    minutes: ClassVar[dict[Scale, float]] = {}
-    """Measured wall-clock minutes on a 2-core machine of the scales other than cpu (e.g.
-    {"long": 95}); a scale absent here is not measured."""
     scales: ClassVar[tuple[Scale, ...]] = ("smoke", "cpu", "paper")
     """The scales this study defines (`long` only where its issue needs it)."""
     cpu_after: ClassVar[tuple[str, ...]] = ()
-    """The studies whose finished runs `cpu_minutes` assumes (shared runs folder)."""
+    """The studies whose finished runs the measured cpu time assumes (shared runs folder)."""
     trains: ClassVar[bool] = True
     """False for a study that trains nothing (it computes at initialization, say): it defines
     no `runs`, and its `analyse` gets an empty Results carrying the scale."""
@@ -88,17 +83,15 @@ class Study(ABC):
 
     @classmethod
     def measured(cls, scale: Scale) -> float | None:
-        """Measured wall-clock minutes of `scale` on 2 cores (the family's measured.json,
-        written by `reasonlab readme` from a timed run); None if not measured."""
+        """Measured wall-clock minutes of `scale` on 2 cores: the family's measured.json,
+        written by `reasonlab readme` from a timed run in a store; None if not measured (a
+        study class outside a family package, a test's, has no measured.json)."""
         from reasonlab.studies.kit.measured import minutes
 
         parts = cls.__module__.split(".")  # reasonlab.studies.<family>.<module>
-        family = parts[2] if len(parts) > 3 and parts[:2] == ["reasonlab", "studies"] else None
-        # a study class outside a family package (a test's) has no measured.json
-        found = minutes(family, cls.name, scale) if family not in (None, "kit") else None
-        if found is not None:
-            return found
-        return cls.cpu_minutes if scale == "cpu" else cls.minutes.get(scale)
+        if len(parts) < 4 or parts[:2] != ["reasonlab", "studies"] or parts[2] == "kit":
+            return None
+        return minutes(parts[2], cls.name, scale)
 
     def configure(self, options: Mapping[str, Any]) -> None:
         """Take the study-level `options` (keys of `options`) given on the command line."""

@@ -91,6 +91,9 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
             t = {"minutes": round(lg["wall_s"] / 60, 1),
                  "cpu_minutes": round((lg["user_s"] + lg["sys_s"]) / 60, 1),
                  **{k: lg[k] for k in ("runs", "runs_found", "load_at_start") if k in lg}}
+            loads = lg.get("load", lg.get("load_before"))  # a timing log's 1/5/15-min loads
+            if "load_at_start" not in t and loads:
+                t["load_at_start"] = float(str(loads).split()[-1])
         if not t:
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found")
                  if k in old}
@@ -122,14 +125,20 @@ def _cell(text: str) -> str:
 
 
 def time_text(cls: type, rec: Mapping[str, Any]) -> str:
+    """'10 min (18.3 CPU-min; 8 of 12 runs trained, the rest from `x`)', or 'not measured'."""
     if "minutes" not in rec:
         return "not measured"
-    text = f"{rec['minutes']:g} min"
+    notes = [f"{rec['cpu_minutes']:g} CPU-min"] if rec.get("cpu_minutes") is not None else []
     found, runs = rec.get("runs_found", 0), rec.get("runs")
     if found and runs:
         after = ", ".join(f"`{s}`" for s in getattr(cls, "cpu_after", ())) or "other studies"
-        text += f" ({runs - found} of {runs} runs trained; the rest from {after})"
-    return text
+        notes.append(f"{runs - found} of {runs} runs trained, the rest from {after}")
+    load = rec.get("load_at_start")
+    if load is not None and load > (rec.get("cores") or 2) + 0.5:
+        # other jobs shared the cores: the wall clock overstates the study's own time, and
+        # the CPU minutes are the steadier measure
+        notes.append(f"a machine loaded {load:.1f}")
+    return f"{rec['minutes']:g} min" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def family_table(family: str, scale: str = "cpu",
@@ -152,6 +161,9 @@ def family_table(family: str, scale: str = "cpu",
             v = by_key.get(c.key)
             status = f"**{v['status']}**" if v else "not run"
             summary = (v.get("summary") or "-") if v else "-"
+            what = ((v or {}).get("effect") or {}).get("what")
+            if what and summary != "-":  # name the effect: 'gain ALBERT - BERT: +0.004 [...]'
+                summary = f"{what}: {summary}"
             first = k == 0
             rows.append(f"| {f'`{name}`' if first else ''} | {_cell(c.text)} | {status} | "
                         f"{_cell(summary)} | {rec.get('seeds', '-') if first else ''} | "

@@ -28,7 +28,6 @@ from reasonlab.train.loop import make_data
 class LegoConvQKVPrograms(Study):
     title = "LEGO (earlier version): convolutional key/query/value maps on program execution"
     claims = family_claims(__package__)["lego-conv-qkv-programs"]
-    cpu_minutes = 4.3  # measured: 259 s at 3 seeds, 6 runs (load ~2)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(SCALES[scale], arms(scale), seeds=seeds)

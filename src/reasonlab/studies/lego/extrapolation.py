@@ -25,8 +25,6 @@ ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions
 class LegoExtrapolation(Study):
     title = "LEGO length extrapolation: BERT-like vs ALBERT-like"
     claims = family_claims(__package__)["lego-extrapolation"]
-    cpu_minutes = 7.3  # measured: 440 s at 3 seeds on the 2-core machine (load ~2, 2026-11-27)
-    minutes = {"long": 23.7}  # estimate at 3 seeds: 947 s measured at 2 (quiet cores) x 1.5
     scales = WITH_LONG
     default_seeds = SEEDS
 

@@ -33,7 +33,6 @@ from reasonlab.tasks.base import build_task
 class LegoHardcodedAttention(Study):
     title = "LEGO §5: hardcoded attention (Hardcode, Hybrid) vs BERT on masked-LM pretraining"
     claims = family_claims(__package__)["lego-hardcoded-attention"]
-    cpu_minutes = 2.2  # measured: 131 s at 3 seeds, 9 runs x 500 steps (load ~2.9)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(SCALES[scale], arms(scale), seeds=seeds)

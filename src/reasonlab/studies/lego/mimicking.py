@@ -26,7 +26,6 @@ from reasonlab.studies.lego.verdicts import closed_verdict
 class LegoMimicking(NeedsMiniLM):
     title = "LEGO: mimicking initialisation vs random and pretrained init"
     claims = family_claims(__package__)["lego-mimicking"]
-    cpu_minutes = 5.4  # measured: 325 s at 3 seeds for its 3 new runs (load ~1.4; its random
     # and pretrained runs are lego-pretraining's)
     cpu_after = ("lego-pretraining",)
 

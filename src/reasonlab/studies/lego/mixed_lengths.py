@@ -54,7 +54,6 @@ def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) ->
 class LegoMixedLengths(Study):
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
     claims = family_claims(__package__)["lego-mixed-lengths"]
-    cpu_minutes = 7.8  # estimate at 3 seeds: 850 CPU-s measured for its 6 new runs over 2
     # cores (1182 s wall on a machine loaded ~5)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

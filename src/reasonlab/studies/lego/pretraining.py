@@ -35,7 +35,6 @@ RENAMED = "pretrained, renamed ops"
 class LegoPretraining(NeedsMiniLM):
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
     claims = family_claims(__package__)["lego-pretraining"]
-    cpu_minutes = 10.8  # measured: 646 s at 3 seeds, 9 runs (load ~1)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = minilm_arms(scale, self.source)

@@ -27,7 +27,6 @@ from reasonlab.studies.kit.verdicts import gain_verdict
 class LegoProbes(Study):
     title = "LEGO: information percolation by linear probes (BERT-like vs ALBERT-like)"
     claims = family_claims(__package__)["lego-probes"]
-    cpu_minutes = 4.3  # measured: 255 s at 3 seeds (load ~5), training nothing: its 6 runs
     # are lego-extrapolation's
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

@@ -42,7 +42,6 @@ COMMON = slice(0, 5)  # #0-#4: supervised in every arm
 class LegoShortcut(Study):
     title = "LEGO: shortcut solutions through the last variable"
     claims = family_claims(__package__)["lego-shortcut"]
-    cpu_minutes = 19.6  # measured: 1175 s at 3 seeds for its 12 new runs (load ~2.5)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     # lego-extrapolation's seeds, so its BERT runs are this study's #0-#5 arm

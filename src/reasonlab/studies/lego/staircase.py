@@ -37,7 +37,6 @@ MODES = {FIXED: "fixed", "given (authors' code)": "given",
 class LegoStaircase(Study):
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
     claims = family_claims(__package__)["lego-staircase"]
-    cpu_minutes = 9.0  # estimate at 3 seeds: 967 CPU-s measured for its 6 new runs over 2
     # cores (2572 s wall on a machine loaded ~9; 601 s wall at 2 seeds with older code)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

@@ -23,7 +23,6 @@ FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
 class LegoStochasticDepth(Study):
     title = "LEGO: stochastic depth for ALBERT"
     claims = family_claims(__package__)["lego-stochastic-depth"]
-    cpu_minutes = 3.7  # measured: 223 s at 3 seeds; its 3 ALBERT runs reused
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     default_seeds = SEEDS  # lego-extrapolation's, so its ALBERT runs are this study's baseline

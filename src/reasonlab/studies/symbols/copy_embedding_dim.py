@@ -50,7 +50,6 @@ class SymbolsCopyEmbeddingDim(Study):
     claims = family_claims(__package__)["symbols-copy-embedding-dim"]
     # estimate: 283 s measured at 3 seeds (27 runs), x 4 / 3; 4 seeds give the b-term rule a
     # power of 0.95 at Fig. 3a's effect (0.74 at 3: symbols/calibration.py)
-    cpu_minutes = 6.3
     default_seeds = {"cpu": 4}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

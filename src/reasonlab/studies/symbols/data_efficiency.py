@@ -38,7 +38,6 @@ PAPER_RATIO = 10.0
 class SymbolsDataEfficiency(Study):
     title = "Abstract symbols: samples needed with and without identity-augmented attention"
     claims = family_claims(__package__)["symbols-data-efficiency"]
-    cpu_minutes = 3.9  # measured: 235 s (authors' init)
     default_seeds = {"paper": 5}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -58,7 +58,6 @@ class SymbolsKernel(Study):
     claims = family_claims(__package__)["symbols-kernel"]
     # estimate: 109 s measured for one replicate of 4 settings (authors' init); 3 replicates,
     # the last two of 2 settings: 109 s x (1 + 2 x 2 / 4)
-    cpu_minutes = 3.6
     trains = False  # kernels of randomly initialised models, at the scale's sizes
     unit = ("one estimate of N: its own random initializations and its own sampled examples "
             "(replicate r draws initializations 1000 + r * n_inits + i and examples with seed r)")

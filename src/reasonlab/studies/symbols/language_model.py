@@ -34,7 +34,6 @@ class SymbolsLanguageModel(Study):
     claims = family_claims(__package__)["symbols-language-model"]
     # 7 seeds: the most within the 15-minute budget; with the seeds paired as measured
     # (symbols/calibration.py, noise.toml) the perplexity rule's power at a 1.7% drop is 0.99
-    cpu_minutes = 13.7
     default_seeds = {"cpu": 7}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -51,7 +51,6 @@ class SymbolsMlpVsTransformer(Study):
     # estimate: 79 s measured at 2 seeds (6 arms x 2 sample sizes, 2 workers), x 5 / 2; 5 seeds
     # give the chance and generalisation rules a power of 0.93-1.0 (0.58-0.60 at 3:
     # symbols/calibration.py)
-    cpu_minutes = 3.3
     default_seeds = {"cpu": 5}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -55,7 +55,6 @@ class SymbolsReadoutVsFull(Study):
     # estimate: 279 s measured at 3 seeds (9 trained runs + closed-form read-out fits, the
     # width sweep ~60 s a seed of them); each further seed adds 3 runs and 3 read-out fits,
     # about 42 s with 2 workers, and no width sweep: 279 + 7 x 42 s
-    cpu_minutes = 9.6
     default_seeds = {"cpu": 10}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

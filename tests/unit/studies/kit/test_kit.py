@@ -41,7 +41,7 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
 
     @reg.register("toy")
     class Toy(Study):
-        title, claims, cpu_minutes = "t", (), None
+        title, claims = "t", ()
         default_seeds = {"cpu": 2}
 
         def analyse(self, results, out):
@@ -53,10 +53,8 @@ def test_the_registry_names_studies_and_seeds_merge_per_scale():
     assert Toy.name == "toy" and isinstance(reg, Registry)
     assert Toy.default_seeds == {"smoke": 1, "cpu": 2, "long": 3, "paper": 3}
     assert Child.default_seeds == {"smoke": 1, "cpu": 2, "long": 3, "paper": 5}
-    # measured time per scale: cpu_minutes for cpu, `minutes` for the others, None if absent
-    Child.minutes = {"long": 95.0}
-    assert (Child.measured("cpu"), Child.measured("long"), Child.measured("paper")) == (
-        None, 95.0, None)
+    # measured time comes from a family's measured.json: a class outside a family has none
+    assert (Child.measured("cpu"), Child.measured("long")) == (None, None)
     with pytest.raises(NotImplementedError):  # trains = True with no runs() is a bug
         Toy().runs("smoke", 1)
 
@@ -123,7 +121,7 @@ def test_claims_are_addressed_by_key_and_judged_exactly_once():
     a, b = Claim("a", "claim a", "§1"), Claim("b", "claim b", "§2", paper_numbers="1.66 vs 1.49")
 
     class Two(Study):
-        name, title, claims, cpu_minutes = "two", "t", (a, b), None
+        name, title, claims = "two", "t", (a, b)
 
         def analyse(self, results, out):
             return Report(self.title, out)

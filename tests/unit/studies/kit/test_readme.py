@@ -20,7 +20,8 @@ def write_report(store, scale, written, timing, status="reproduced", overrides=N
                                                for s in range(3)]}))
     (d / "verdicts.json").write_text(json.dumps([{
         "claim": "conditioning", "text": "t", "status": status, "evidence": "e", "why": "",
-        "summary": "+0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)"}]))
+        "summary": "+0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)",
+        "effect": {"what": "gain a - b", "value": 0.5, "lo": 0.1, "hi": 0.9, "n": [3, 3]}}]))
 
 
 def test_collect_takes_the_newest_report_and_its_timing(tmp_path):
@@ -38,6 +39,11 @@ def test_a_report_that_trained_nothing_keeps_a_logged_time(tmp_path):
     log = [{"study": STUDY, "scale": "cpu", "wall_s": 420.0, "user_s": 700.0, "sys_s": 20.0}]
     rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
     assert rec["minutes"] == 7.0 and rec["cpu_minutes"] == 12.0
+    # a time measured beside other jobs says so (a timing log's 1/5/15-minute loads)
+    log[0]["load"] = "5.1 4.8 4.2"
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert "a machine loaded 4.2" in readme.time_text(object, rec)
+    assert "loaded" not in readme.time_text(object, {**rec, "load_at_start": 1.9})
 
 
 def test_a_trial_with_overrides_is_not_the_study(tmp_path):
@@ -51,8 +57,9 @@ def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
     data = readme.collect(tmp_path)["symbols"]
     table = readme.family_table("symbols", "cpu", data)
     row = next(line for line in table.splitlines() if STUDY in line)
-    assert "**reproduced**" in row and "[+0.100, +0.900] (95% CI, n = 3 / 3)" in row
-    assert "10 min (8 of 12 runs trained" in row and "| 3 |" in row
+    assert "**reproduced**" in row
+    assert "gain a - b: +0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)" in row
+    assert "10 min (18.3 CPU-min; 8 of 12 runs trained" in row and "| 3 |" in row
     # a study with no record reads "not run"
     assert "not run" in readme.family_table("symbols", "cpu", {})
 
@@ -64,3 +71,16 @@ def test_blocks_are_replaced_between_their_markers_only():
         f"intro\n{begin}\nnew\n{readme.END}\nafter\n")
     with pytest.raises(ConfigError, match="no line"):
         readme.replace_blocks("nothing", {"t": "new"}, "R")
+
+
+def test_the_repository_readmes_match_their_measured_data():
+    """Every generated README block equals what the families' measured.json give (after a new
+    measurement, `reasonlab readme --store DIR` rewrites both)."""
+    from pathlib import Path
+
+    import reasonlab
+
+    root = Path(reasonlab.__file__).resolve().parents[2]
+    if not (root / "README.md").is_file() or not (root / "src" / "reasonlab").is_dir():
+        pytest.skip("not a source checkout")
+    assert readme.update(root, check=True) == []
