@@ -65,8 +65,6 @@ class OtherBackbones(FPTStudy):
     """The slide's rows that are not run (the report says why)."""
     not_run = "a row's checkpoint holds fewer positions than the task's sequences"
     """Why a cell of the accuracy table may be '-'."""
-    options = {k: f"the folder (hf:/path) or Hub name of the {row} row's checkpoint"
-               for k, row in OPTIONS.items()}
     given: dict[str, str] = {}
 
     def configure(self, options: Mapping[str, Any]) -> None:
@@ -114,6 +112,12 @@ class OtherBackbones(FPTStudy):
                 + (f". T5: not run, {UNMAPPED['t5']}." if T5 in self.slide_rows else "."))
 
 
+def row_options(rows: tuple[str, ...]) -> dict[str, str]:
+    """The `ROW=SOURCE` options of a study with these rows."""
+    return {k: f"the {row} row's checkpoint: a folder (hf:/path, or a path) or a Hub name "
+               "(hf:ORG/NAME) or registry name" for k, row in OPTIONS.items() if row in rows}
+
+
 def _named(src: str) -> str:
     title = resolve(src).title
     return src if title == src else f"{title} ({src})"
@@ -124,6 +128,7 @@ class FptBackbones(OtherBackbones):
     title = "FPT on other pretrained transformers: BERT, Longformer (and why not T5) vs GPT-2"
     claims = family_claims(__package__)["fpt-backbones"]
     rows = (GPT2, BERT, LONGFORMER)
+    options = row_options(rows)
     slide_rows = (T5,)
     not_run = ("T5 does not map onto our Transformer; Longformer maps only while a sequence "
                "fits its sliding window, not ListOps' 512 tokens")
@@ -142,6 +147,7 @@ class FptVit(OtherBackbones):
     title = "FPT on a ViT pretrained on images vs GPT-2 pretrained on language"
     claims = family_claims(__package__)["fpt-vit"]
     rows = (GPT2, VIT)
+    options = row_options(rows)
     task_names = {"smoke": ("bit XOR",), "paper": ("ListOps (fpt2021)", "MNIST", "CIFAR-10")}
 
     def analyse(self, results: Results, out: Path) -> Report:
