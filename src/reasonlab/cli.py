@@ -1,4 +1,4 @@
-"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site.
+"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site, new.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).
@@ -157,15 +157,118 @@ def cmd_run(args: argparse.Namespace) -> None:
     check_seeds(args.seeds)
     check_workers(args.workers)
     share_gpus(args.runs_per_gpu)
+    choose_tracker(args.tracker, args.tracker_dir)
     overrides = parse_overrides(args.overrides)
     for flag in ("device", "dtype"):  # --device D is device=D
         if getattr(args, flag) is not None:
             overrides[flag] = getattr(args, flag)
+    slurm = slurm_options(args)
+    if slurm is not None:
+        submit_study(args, overrides, slurm)
+        return
     report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
                             args.quiet, args.executor, args.address, overrides)
     for v in report.verdicts:
         print(f"{v.status.upper():>15}  {v.claim.text}\n{'':>17}{v.evidence}")
     print(f"report: {out / 'report.md'}")
+
+
+SLURM_FLAGS = ("partition", "gpus", "time", "array", "cpus_per_task", "mem", "requeues",
+               "sbatch")
+
+
+def slurm_options(args: argparse.Namespace) -> Any:
+    """The SLURM flags given to `run --executor slurm` (None for the other executors, which
+    take none of them); submit_study completes them into a slurm.SlurmConfig."""
+    given = {k: getattr(args, k) for k in SLURM_FLAGS if getattr(args, k) is not None}
+    if args.executor != "slurm":
+        if given:
+            flag = next(iter(given)).replace("_", "-")
+            raise ConfigError(f"--{flag} is an option of --executor slurm")
+        return None
+    if args.address is not None:
+        raise ConfigError("--address names a Ray cluster; use it with --executor ray")
+    if "sbatch" in given:
+        given["sbatch"] = tuple(given["sbatch"])
+    return given
+
+
+def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
+                 given: dict[str, Any]) -> None:
+    """`run STUDY --executor slurm ...`: check the study as `run` would, write the sbatch
+    script of an array whose tasks each run this command without --executor (slurm.py) into
+    the report folder, and submit it."""
+    from reasonlab import slurm
+    from reasonlab.errors import AssetError
+    from reasonlab.runs import load_result, run_dir_for
+    from reasonlab.store import output_dir, write_text_atomic
+    from reasonlab.studies import STUDIES
+    from reasonlab.studies.kit.base import check_runs, overrides_tag
+    from reasonlab.studies.kit.core import overridden
+
+    study = STUDIES[args.study]()
+    if why := study.missing():
+        raise AssetError(f"study {args.study} {why}")
+    if args.scale not in study.scales:
+        raise ConfigError(f"study {args.study} has no {args.scale!r} scale; use one of "
+                          + ", ".join(study.scales))
+    if "seed" in overrides:
+        raise ConfigError("choose the seeds with --seeds N, not seed=...")
+    if not study.trains:
+        raise ConfigError(f"study {args.study} trains no runs: run it without --executor "
+                          "slurm")
+    seeds = args.seeds or study.default_seeds[args.scale]
+    configs = [s.config for s in overridden(study.runs(args.scale, seeds), overrides)]
+    root = (args.out or Path("reasonlab-out")).resolve()
+    left = sum(load_result(run_dir_for(c, root)) is None for c in configs)
+    config = slurm.SlurmConfig.build({"array": max(1, left), **given}, where="slurm")
+    slurm.sbatch_path()  # there, before anything is written
+    command = [sys.executable, "-m", "reasonlab.cli", "run", args.study, "--scale", args.scale,
+               "--out", str(root)]
+    if args.seeds is not None:
+        command += ["--seeds", str(args.seeds)]
+    workers = args.workers or (None if config.gpus else config.cpus_per_task or 1)
+    if workers is not None:  # a CPU task's cores are its allocation, not the node's
+        command += ["--workers", str(workers)]
+    if args.runs_per_gpu is not None:
+        command += ["--runs-per-gpu", str(args.runs_per_gpu)]
+    if args.tracker is not None:
+        command += ["--tracker", args.tracker]
+        if args.tracker_dir is not None:
+            command += ["--tracker-dir", str(args.tracker_dir.resolve())]
+    command += args.overrides
+    for flag in ("device", "dtype"):
+        if getattr(args, flag) is not None:
+            command += [f"--{flag}", getattr(args, flag)]
+    folder = root / args.study / (f"{args.scale}-{overrides_tag(overrides)}" if overrides
+                                  else args.scale)
+    logs = folder / "slurm"
+    env = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
+    with output_dir(logs):
+        check_runs(configs, root, "slurm")  # damaged folders; the nodes check their device
+        path = logs / f"{args.study}-{args.scale}.sbatch"
+        before = path.read_text() if path.is_file() else None  # an earlier submission's
+        write_text_atomic(path, slurm.script(config, f"reasonlab-{args.study}", command,
+                                             Path.cwd(), logs, env))
+        try:
+            job = slurm.submit(path)
+        except ConfigError:  # refused: the folder is left as it was
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                write_text_atomic(path, before)
+            raise
+    print(f"submitted SLURM job {job}: {config.array} array task(s), each running\n  "
+          + " ".join(command[3:]) + f"\nagainst the store {root} (each trains the runs no "
+          f"other task holds, then writes the report: {folder / 'report.md'}); script "
+          f"{path}; logs {logs}/{job}_<task>.log; follow with `squeue -j {job}`")
+
+
+def choose_tracker(name: str | None, folder: Path | None) -> Any:
+    """--tracker / --tracker-dir: checked, and handed to the executors (tracking.choose)."""
+    from reasonlab.tracking import choose
+
+    return choose(name, folder)
 
 
 def share_gpus(k: int | None) -> None:
@@ -184,6 +287,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     from reasonlab.sweep import run_sweep
 
     share_gpus(args.runs_per_gpu)
+    choose_tracker(args.tracker, args.tracker_dir)
     md, folder = run_sweep(args.config, args.axes, args.seeds, args.out, args.workers,
                            args.quiet, args.yes, args.executor, args.address)
     print(md)
@@ -191,12 +295,42 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     print(f"table: {folder / 'sweep.md'}" + (f", figure: {figure}" if figure.exists() else ""))
 
 
-def _executor_options(s: argparse.ArgumentParser) -> None:
+def _tracker_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--tracker", choices=["tensorboard"], default=None,
+                   help="mirror every metrics line a run logs, live, to TensorBoard event "
+                   "files (pip install 'reasonlab[tracking]'); metrics.jsonl stays the record")
+    s.add_argument("--tracker-dir", type=Path, default=None, metavar="DIR",
+                   help="one folder per run, DIR/<run id> (tensorboard --logdir DIR); "
+                   "default: each run's own tb/")
+
+
+def _slurm_options(s: argparse.ArgumentParser) -> None:
+    g = s.add_argument_group("--executor slurm", "a job array whose tasks each run this "
+                             "command on the shared store (--out on a filesystem every node "
+                             "mounts)")
+    g.add_argument("--array", type=int, default=None, metavar="N",
+                   help="array tasks (default: the runs left to train)")
+    g.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
+    g.add_argument("--gpus", type=int, default=None, help="GPUs per array task (default 0)")
+    g.add_argument("--time", default=None, help="time limit per task, e.g. 4:00:00; near it a "
+                   "task requeues itself and its run resumes from its checkpoint")
+    g.add_argument("--cpus-per-task", type=int, default=None, metavar="C",
+                   help="CPUs per task (default: the cluster's); without GPUs, each task "
+                   "trains C runs side by side")
+    g.add_argument("--mem", default=None, help="memory per task, e.g. 32G")
+    g.add_argument("--requeues", type=int, default=None, metavar="R",
+                   help="times a task requeues itself at its time limit (default 3)")
+    g.add_argument("--sbatch", action="append", default=None, metavar="OPTION",
+                   help="another #SBATCH option, e.g. --sbatch=--account=lab (repeatable)")
+
+
+def _executor_options(s: argparse.ArgumentParser, slurm: bool = False) -> None:
     s.add_argument("--workers", type=int, default=None,
                    help="runs trained side by side (local; Ray: CPUs of a new local instance)")
-    s.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local process pool (default) or Ray tasks (pip install "
-                   "'reasonlab[ray]')")
+    choices = ["local", "ray", "slurm"] if slurm else ["local", "ray"]
+    s.add_argument("--executor", choices=choices, default="local",
+                   help="local process pool (default), Ray tasks (pip install 'reasonlab[ray]')"
+                   + (", or a SLURM job array (sbatch)" if slurm else ""))
     s.add_argument("--address", default=None, help="Ray cluster address (host:port or "
                    "ray://host:10001); default: start a local Ray")
     s.add_argument("--runs-per-gpu", type=int, default=None, metavar="K",
@@ -221,10 +355,11 @@ def cmd_train(args: argparse.Namespace) -> None:
 
     data = deep_merge(read_config_file(args.config), parse_overrides(args.overrides))
     config = TrainConfig.build(data)
+    tracker = choose_tracker(args.tracker, args.tracker_dir)
     with output_dir(args.out):
         if load_result(run_dir_for(config, args.out)) is None:
             check_disk([config], args.out, 1)
-        result = execute(config, args.out, quiet=args.quiet)
+        result = execute(config, args.out, quiet=args.quiet, tracker=tracker)
     print(json.dumps(result["final"]))
     print(f"run: {args.out / 'runs' / result['id']}")
 
@@ -234,6 +369,16 @@ def cmd_data(args: argparse.Namespace) -> None:
 
     from reasonlab.tasks.base import build_task
 
+    if args.task == "export":  # `data export TASK [key=value] --out DIR`: Parquet splits
+        export_data(args)
+        return
+    given = [f"--{k.replace('_', '-')}" for k in EXPORT_ONLY if getattr(args, k) is not None]
+    if given:
+        raise ConfigError(f"{given[0]} is an option of `reasonlab data export TASK ... --out "
+                          "DIR`; printing examples takes --n, --seed and --format")
+    args.n = 10 if args.n is None else args.n
+    args.seed = 0 if args.seed is None else args.seed
+    args.format = args.format or "text"
     if not 1 <= args.n <= MAX_DATA_N:
         raise ConfigError(f"--n {args.n} must be between 1 and {MAX_DATA_N:,}")
     if args.seed < 0:
@@ -248,6 +393,48 @@ def cmd_data(args: argparse.Namespace) -> None:
             print(task.render(batch, i))
         else:
             print(json.dumps(task.example_json(batch, i)))
+
+
+EXPORT_ONLY = ("out", "n_train", "n_test", "n_val", "config")
+
+
+def export_data(args: argparse.Namespace) -> None:
+    """`data export TASK [key=value ...] --out DIR` (or `--config FILE|RUN_DIR`): a run's
+    train / validation / test splits as Parquet with a dataset card (data_export.py)."""
+    from reasonlab.data_export import DataConfig, export
+    from reasonlab.train.config import TrainConfig
+
+    if args.n is not None or args.format is not None:
+        raise ConfigError("`data export` writes every example of each split: give the sizes "
+                          "with --n-train, --n-test and --n-val, not --n or --format")
+    if args.out is None:
+        raise ConfigError("`data export` needs --out DIR, a new or empty folder")
+    if args.config is not None:
+        if args.overrides:
+            raise ConfigError("give the task either on the command line or in --config, not "
+                              "both")
+        path = args.config / "config.json" if args.config.is_dir() else args.config
+        run = TrainConfig.build(read_config_file(path))
+        data = DataConfig.of_run(run).model_dump()
+    else:
+        if not args.overrides or "=" in args.overrides[0]:
+            from reasonlab.tasks.base import TASKS
+
+            raise ConfigError("name the task: reasonlab data export TASK [key=value ...] --out "
+                              f"DIR; tasks: {', '.join(TASKS)}")
+        name, *rest = args.overrides
+        if name == "corpus":
+            raise ConfigError("a corpus exports as the masked-LM examples a pretraining run "
+                              "draws from it: reasonlab data export mlm corpus=NAME ... --out "
+                              "DIR")
+        data = {"task": {"name": name, **parse_overrides(rest)}}
+    for key in ("seed", "n_train", "n_test", "n_val"):  # a flag overrides the config's value
+        if getattr(args, key) is not None:
+            data[key] = getattr(args, key)
+    config = DataConfig.build(data)
+    sizes = export(config, args.out, quiet=args.quiet)
+    print(", ".join(f"{name} {n:,}" for name, n in sizes.items()) + f" examples of "
+          f"{config.task.name} (seed {config.seed}): {args.out}")
 
 
 def print_corpus(args: argparse.Namespace) -> None:
@@ -343,6 +530,9 @@ def cmd_runs(args: argparse.Namespace) -> None:
         if not infos:
             raise ConfigError(f"no run under {root / 'runs'} matches "
                               f"{' '.join(args.filter)}; `reasonlab runs` lists them all")
+        if args.format != "table":  # machine-readable: the records alone on stdout
+            print(index.EXPORTS[args.format](infos), end="")
+            return
         print(index.list_table(infos))
         counts: dict[str, int] = {}
         for r in infos:
@@ -356,8 +546,88 @@ def cmd_runs(args: argparse.Namespace) -> None:
         print(index.gc(root, index.parse_age(args.older_than), args.yes))
 
 
+# ------------------------------------------------------------------ plugins, new, options
+
+
+def cmd_new(args: argparse.Namespace) -> None:
+    """`new family NAME [--out DIR]`: the skeleton of a study family (docs/adding-a-family.md),
+    inside this source checkout or, with --out, as an outside plugin in DIR/NAME."""
+    import reasonlab
+    from reasonlab.studies.kit.newfamily import next_steps, write_family
+
+    root = Path(reasonlab.__file__).resolve().parents[2]
+    if args.out is None and not (root / "pyproject.toml").is_file():
+        raise ConfigError(f"no source checkout at {root} to add a family to; write it as a "
+                          "plugin with --out DIR (load it with `reasonlab --include DIR`)")
+    for path in write_family(args.name, root if args.out is None else None, args.out):
+        print(f"wrote {path}")
+    print(next_steps(args.name, args.out))
+
+
+def _new_command(sub: Any) -> None:
+    s = sub.add_parser("new", help="write the skeleton of a new study family: claims.toml, "
+                       "recipes, analysis, verdict rule, a study, calibration, README, tests")
+    s.add_argument("what", choices=["family"])
+    s.add_argument("name", help="the family's key, a Python name (lowercase letters, digits, _)")
+    s.add_argument("--out", type=Path, default=None, help="write it as an outside plugin, "
+                   "DIR/NAME and DIR/tests (load it with `reasonlab --include DIR`); default: "
+                   "into this source checkout, src/reasonlab/studies/NAME")
+    s.set_defaults(fn=cmd_new)
+
+
+STORE_COMMANDS = ("run", "sweep", "train")
+"""Commands that took the store as --out: --store there too (claims, site, readme and runs name
+it so), --out staying as its alias."""
+
+
+def _store_option(sub: Any) -> None:
+    for name in STORE_COMMANDS:
+        sub.choices[name].add_argument(
+            "--store", dest="out", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+            help="the store: the folder holding runs/ and the reports (--out is the same)")
+
+
+def _global_options(p: argparse.ArgumentParser) -> None:
+    from reasonlab import __version__
+
+    p.add_argument("--version", action="version", version=f"reasonlab {__version__}")
+    p.add_argument("--include", action="append", default=[], type=Path, metavar="PATH",
+                   help="load plugins from PATH: a folder of modules, a package folder or a .py "
+                   "file (repeatable; anywhere on the line; REASONLAB_PLUGINS also lists them)")
+
+
+def hoist_include(argv: list[str]) -> list[str]:
+    """`--include PATH` may follow the subcommand (`reasonlab run STUDY --include DIR`): move
+    each to the front, where the top-level parser reads it."""
+    front: list[str] = []
+    rest: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--include":
+            path = next(it, None)
+            if path is None:
+                raise ConfigError("--include needs a PATH: a folder of plugin modules, a "
+                                  "package folder or a .py file")
+            front += [a, path]
+        elif a.startswith("--include="):
+            front.append(a)
+        else:
+            rest.append(a)
+    return front + rest
+
+
+def load_plugins(paths: list[Path]) -> None:
+    """The plugins of --include PATH, REASONLAB_PLUGINS and the entry points, imported before
+    the command starts (a broken one is one line before anything is written); with none, this
+    costs a look at the installed distributions' entry points."""
+    from reasonlab import plugins
+
+    plugins.include(paths) if paths else plugins.load()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
+    _global_options(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("studies", help="list studies, their claims and CPU budget; with "
@@ -409,7 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "~2 h on 2 cores, `reasonlab studies` lists which studies have it), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
-    _executor_options(s)
+    _executor_options(s, slurm=True)
+    _slurm_options(s)
+    _tracker_options(s)
     s.add_argument("--quiet", action="store_true", help="no progress bars")
     s.set_defaults(fn=cmd_run)
 
@@ -423,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "runs in reasonlab-out, report in reasonlab-out/sweeps/<config>-<hash>)")
     s.add_argument("--yes", action="store_true", help="run a grid larger than 64 runs")
     _executor_options(s)
+    _tracker_options(s)
     s.add_argument("--quiet", action="store_true", help="no progress bars")
     s.set_defaults(fn=cmd_sweep)
 
@@ -430,16 +703,31 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("config", type=Path)
     s.add_argument("overrides", nargs="*", help="key=value, dotted keys for nesting")
     s.add_argument("--out", type=Path, default=Path("reasonlab-out"))
+    _tracker_options(s)
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_train)
 
     s = sub.add_parser("data", help="print task examples (`data corpus NAME`: a pretraining "
-                       "corpus)")
-    s.add_argument("task", help="a task name, or `corpus` followed by a corpus name")
+                       "corpus; `data export TASK --out DIR`: a run's splits as Parquet)")
+    s.add_argument("task", help="a task name, `corpus` followed by a corpus name, or `export` "
+                   "followed by a task name")
     s.add_argument("overrides", nargs="*", help="task config key=value")
-    s.add_argument("--n", type=int, default=10)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--format", choices=["text", "jsonl"], default="text")
+    s.add_argument("--n", type=int, default=None, help="examples printed (default 10)")
+    s.add_argument("--seed", type=int, default=None, help="seed of the examples printed "
+                   "(default 0); export: the run's seed, whose data stream it draws")
+    s.add_argument("--format", choices=["text", "jsonl"], default=None,
+                   help="printed form (default text)")
+    s.add_argument("--out", type=Path, default=None, help="export: the dataset folder (new or "
+                   "empty)")
+    s.add_argument("--n-train", type=int, default=None, help="export: training examples "
+                   "(default: a run's, 20000)")
+    s.add_argument("--n-test", type=int, default=None, help="export: test examples (default "
+                   "2000)")
+    s.add_argument("--n-val", type=int, default=None, help="export: validation examples, held "
+                   "out of the training draw as a run holds them (default 0)")
+    s.add_argument("--config", type=Path, default=None, help="export: the data of this train "
+                   "config (JSON or TOML) or run folder (its config.json), instead of TASK")
+    s.add_argument("--quiet", action="store_true", help="export: no progress bar")
     s.set_defaults(fn=cmd_data)
 
     s = sub.add_parser("attention", help="attention maps and head scores of a run or a "
@@ -470,20 +758,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_site)
 
     store = _Parser(add_help=False)
-    store.add_argument("--out", type=Path, default=Path("reasonlab-out"),
+    store.add_argument("--store", "--out", dest="out", type=Path, default=Path("reasonlab-out"),
                        help="the store: the folder holding runs/ (default reasonlab-out)")
     s = sub.add_parser("runs", parents=[store], help="list the run store; show, diff or "
                        "garbage-collect runs")
     s.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="keep runs with this config value (dotted key), status or task; "
                    "repeatable")
+    s.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="table (default), or the index as JSON (a list of records) or CSV (one "
+                   "column per config key a run changed) for pandas, spreadsheets, jq")
     s.set_defaults(fn=cmd_runs, action=None)
     # A sub-action's defaults would overwrite `runs --out X show ID`'s X: suppress them.
     store = _Parser(add_help=False)
-    store.add_argument("--out", type=Path, default=argparse.SUPPRESS, help="the store")
+    store.add_argument("--store", "--out", dest="out", type=Path, default=argparse.SUPPRESS,
+                       help="the store")
     acts = s.add_subparsers(dest="action", parser_class=_Parser)
     a = acts.add_parser("list", parents=[store], help="list runs (the default)")
     a.add_argument("--filter", action="append", default=argparse.SUPPRESS, metavar="KEY=VALUE")
+    a.add_argument("--format", choices=["table", "json", "csv"], default=argparse.SUPPRESS)
     a = acts.add_parser("show", parents=[store], help="config, curve and checkpoint of a run")
     a.add_argument("id", help="run id or a unique prefix")
     a = acts.add_parser("diff", parents=[store], help="config and metric differences")
@@ -493,6 +786,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "failed runs older than --older-than; never finished ones")
     a.add_argument("--older-than", default="1d", help="age, e.g. 30m, 12h, 7d (default 1d)")
     a.add_argument("--yes", action="store_true", help="remove without asking")
+    _store_option(sub)
+    _new_command(sub)
     return p
 
 
@@ -501,7 +796,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     (`train c.json --quiet steps=4`): argparse stops filling a `nargs="*"` positional at the
     first option, and parse_intermixed_args does not support subcommands."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(hoist_include(sys.argv[1:] if argv is None else argv))
     for name in ("overrides", "target", "axes"):
         if extra and isinstance(getattr(args, name, None), list) and not any(
                 e.startswith("-") for e in extra):
@@ -515,6 +810,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
+        load_plugins(args.include)
         args.fn(args)
     except ReasonlabError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -522,6 +818,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `reasonlab runs --format csv | head`: the reader has had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 141  # 128 + SIGPIPE, as a shell tool ends
     return 0
 
 

@@ -19,3 +19,8 @@ class ParseError(ReasonlabError):
 
 class AssetError(ConfigError):
     """An offline asset (a corpus, pretrained weights) is not installed; says how to install."""
+
+
+class PluginError(ConfigError):
+    """A plugin (reasonlab.plugins) cannot be found or imported, or registers a name that is
+    taken."""

@@ -34,7 +34,8 @@ from typing import Any, Literal
 from tqdm.auto import tqdm
 
 from reasonlab.errors import ConfigError
-from reasonlab.runs import execute, load_result, run_dir_for
+from reasonlab.runs import execute, execute_if_free, load_result, run_dir_for
+from reasonlab.tracking import TrackerConfig, backfill, from_env
 from reasonlab.train.config import TrainConfig
 from reasonlab.workers import WorkerDied, run_jobs
 
@@ -52,28 +53,50 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
                 workers: int | None = None, quiet: bool = False, executor: Executor = "local",
                 address: str | None = None, desc: str = "runs") -> list[dict[str, Any]]:
     """Results of `configs` (trained, resumed or reused under `root/runs`), in order.
-    Finished runs are read here, so a sweep or study run again starts no worker at all."""
+    Finished runs are read here, so a sweep or study run again starts no worker at all.
+
+    Work stealing over the run locks: the pretraining runs the configs need, then the configs,
+    are first tried without waiting (runs.execute_if_free), so a run another command holds
+    (another `reasonlab run` of the same study on the same store, another SLURM array task) is
+    skipped and the next free one trained; only then are the skipped ones waited for (and
+    reused when their holder finishes them, or taken over if it died). N commands on one study
+    train different runs side by side, and each has every result for its report at the end.
+    The tracker the command chose (tracking.from_env) mirrors the metrics of every run."""
     descs = descs or [f"run {i}" for i in range(len(configs))]
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     if address is not None and executor != "ray":
         raise ConfigError("--address names a Ray cluster; use it with --executor ray")
+    tracker = from_env()
     before = prerequisites(configs, root)
     if executor == "local":  # a Ray cluster writes on its own nodes' view of the store
         check_disk([c for c in configs if load_result(run_dir_for(c, root)) is None] + before,
                    root, workers)
-    if before:  # pretraining runs first, each once: two workers never train the same one
-        execute_all(before, root, [f"pretraining {i}" for i in range(len(before))], workers,
-                    quiet, executor, address, desc=f"{desc}: pretraining")
     results: list[dict[str, Any] | None] = [load_result(run_dir_for(c, root)) for c in configs]
     todo = [i for i, r in enumerate(results) if r is None]
-    if todo:
+    # pretraining runs first, each once (a run needing one another worker or command holds is
+    # skipped like a held run: it is waited for at the end)
+    jobs = before + [configs[i] for i in todo]
+    names = [f"pretraining {i}" for i in range(len(before))] + [descs[i] for i in todo]
+    if jobs:
         run = _ray if executor == "ray" else _local
-        done = run([configs[i] for i in todo], root, [descs[i] for i in todo], workers, quiet,
-                   address, desc)
-        for i, r in zip(todo, done, strict=True):
+        done = run(jobs, root, names, workers, quiet, address, desc, tracker, False)
+        held = [k for k, r in enumerate(done) if r is None]
+        if held:
+            if not quiet:
+                print(f"{desc}: {len(held)} run(s) are held by other processes; waiting for "
+                      "them", file=sys.stderr)
+            again = run([jobs[k] for k in held], root, [names[k] for k in held], workers, quiet,
+                        address, f"{desc}: waiting", tracker, True)
+            for k, r in zip(held, again, strict=True):
+                done[k] = r
+        for i, r in zip(todo, done[len(before):], strict=True):
             results[i] = r
-        check_dead_workers(configs, descs, results, root)
+        check_dead_workers(jobs, names, done, root)
+    if tracker is not None:  # runs finished before this command: their curves, once
+        for c, r in zip(configs, results, strict=True):
+            if isinstance(r, dict):
+                backfill(tracker, run_dir_for(c, root), r["curve"])
     return results  # type: ignore[return-value]
 
 
@@ -156,30 +179,35 @@ def local_workers(configs: list[TrainConfig], workers: int | None) -> tuple[int,
 
 
 def _local(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
-           quiet: bool, address: str | None, desc: str) -> list[dict[str, Any]]:
-    """GPU runs first, then CPU runs, each group with its own workers; results in order."""
+           quiet: bool, address: str | None, desc: str, tracker: TrackerConfig | None,
+           wait: bool) -> list[dict[str, Any] | None]:
+    """GPU runs first, then CPU runs, each group with its own workers; results in order (None
+    for a run another process holds, when not `wait`: runs.execute_if_free)."""
     out: list[dict[str, Any] | None] = [None] * len(configs)
     on_gpu = [uses_cuda(c) for c in configs]
     for gpu in (True, False):
         idx = [i for i, g in enumerate(on_gpu) if g == gpu]
         if idx:
             done = _local_group([configs[i] for i in idx], root, [descs[i] for i in idx],
-                                workers, quiet, desc)
+                                workers, quiet, desc, tracker, wait)
             for i, r in zip(idx, done, strict=True):
                 out[i] = r
     return out  # type: ignore[return-value]
 
 
 def _local_group(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
-                 quiet: bool, desc: str) -> list[dict[str, Any]]:
+                 quiet: bool, desc: str, tracker: TrackerConfig | None, wait: bool
+                 ) -> list[dict[str, Any] | None]:
     # Independent runs side by side beat one multi-threaded run on small CPU models
     # (docs/design.md §8 Performance); on GPUs, one run per device.
     n, gpus = local_workers(configs, workers)
     if n == 1 and len(gpus) <= 1:  # in this process: it sees the one GPU, or runs on the CPU
-        return [execute(c, root, quiet=quiet, desc=d)
+        run = execute if wait else execute_if_free
+        return [run(c, root, quiet=quiet, desc=d, tracker=tracker)
                 for c, d in tqdm(list(zip(configs, descs, strict=True)), desc=desc,
                                  disable=quiet or len(configs) <= 1)]
-    jobs = [(c.model_dump(mode="json"), str(root), d, -1 if quiet else i % n + 1)
+    sink = None if tracker is None else tracker.model_dump()
+    jobs = [(c.model_dump(mode="json"), str(root), d, -1 if quiet else i % n + 1, sink, wait)
             for i, (c, d) in enumerate(zip(configs, descs, strict=True))]
     return list(tqdm(pool_map(_quiet_or_not, jobs, n, gpus), total=len(jobs), desc=desc,
                      position=0, disable=quiet))
@@ -205,8 +233,9 @@ def check_dead_workers(configs: list[TrainConfig], descs: list[str], results: li
     from reasonlab.errors import ReasonlabError
     from reasonlab.store import mark_failed
 
+    # a dead worker's run that another worker resumed and finished since is no failure
     dead = [(c, d, r) for c, d, r in zip(configs, descs, results, strict=True)
-            if isinstance(r, WorkerDied)]
+            if isinstance(r, WorkerDied) and load_result(run_dir_for(c, root)) is None]
     if not dead:
         return
     named = []
@@ -248,17 +277,21 @@ def _exit_with_parent(parent: int, every: float = 1.0) -> None:
     threading.Thread(target=watch, daemon=True, name="exit with parent").start()
 
 
-def _quiet_or_not(job: tuple[dict[str, Any], str, str, int]) -> dict[str, Any]:
-    config, root, desc, position = job
-    return execute(TrainConfig.build(config), Path(root), quiet=position < 0, desc=desc,
-                   position=max(position, 0))
+def _quiet_or_not(job: tuple[dict[str, Any], str, str, int, dict[str, Any] | None, bool]
+                  ) -> dict[str, Any] | None:
+    config, root, desc, position, tracker, wait = job
+    run = execute if wait else execute_if_free
+    return run(TrainConfig.build(config), Path(root), quiet=position < 0, desc=desc,
+               position=max(position, 0),
+               tracker=None if tracker is None else TrackerConfig.build(tracker))
 
 
 # ----------------------------------------------------------------------------- Ray
 
 
 def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int | None,
-         quiet: bool, address: str | None, desc: str) -> list[dict[str, Any]]:
+         quiet: bool, address: str | None, desc: str, tracker: TrackerConfig | None,
+         wait: bool) -> list[dict[str, Any] | None]:
     """One Ray task per run (`ray_resources`: 1 GPU for a CUDA run, else 1 CPU); Ray retries
     a task whose worker dies and the retry resumes from the checkpoint. `root` must be on a
     filesystem every node sees (the run store is shared, not copied)."""
@@ -272,7 +305,8 @@ def _ray(configs: list[TrainConfig], root: Path, descs: list[str], workers: int 
               "the CPU", file=sys.stderr)
     remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(_ray_execute)
     root_s = str(Path(root).resolve())
-    refs = [remote.options(**a).remote(c.model_dump(mode="json"), root_s)
+    sink = None if tracker is None else tracker.model_dump()
+    refs = [remote.options(**a).remote(c.model_dump(mode="json"), root_s, sink, wait)
             for c, a in zip(configs, asks, strict=True)]
     index = {ref: i for i, ref in enumerate(refs)}
     out: list[Any] = [None] * len(refs)
@@ -352,7 +386,7 @@ def check_address(address: str, timeout: float = 5.0) -> None:
                           "or leave --address out for a local Ray") from None
 
 
-def _ray_get(ray: Any, ref: Any) -> dict[str, Any]:
+def _ray_get(ray: Any, ref: Any) -> dict[str, Any] | None:
     from reasonlab.errors import ReasonlabError
 
     try:
@@ -363,5 +397,8 @@ def _ray_get(ray: Any, ref: Any) -> dict[str, Any]:
         raise
 
 
-def _ray_execute(config: dict[str, Any], root: str) -> dict[str, Any]:
-    return execute(TrainConfig.build(config), Path(root), quiet=True)
+def _ray_execute(config: dict[str, Any], root: str, tracker: dict[str, Any] | None,
+                 wait: bool) -> dict[str, Any] | None:
+    run = execute if wait else execute_if_free
+    return run(TrainConfig.build(config), Path(root), quiet=True,
+               tracker=None if tracker is None else TrackerConfig.build(tracker))

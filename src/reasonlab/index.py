@@ -112,6 +112,45 @@ def list_table(infos: list[RunInfo]) -> str:
                      + "  " + row[-1] for row in rows)
 
 
+def record(r: RunInfo) -> dict[str, Any]:
+    """One run of the index as data: what `list_table` shows, unabbreviated (`created` in ISO
+    8601, UTC; `changed`: the config values that differ from the defaults, dotted keys)."""
+    import datetime
+
+    created = (None if r.created is None else datetime.datetime.fromtimestamp(
+        r.created, datetime.timezone.utc).isoformat(timespec="seconds"))
+    return {"id": r.id, "task": r.task, "status": r.status, "step": r.step, "acc": r.acc,
+            "wall_s": r.wall_s, "created": created, "path": str(r.path), "problem": r.problem,
+            "changed": {k: v for k, v in r.changed.items() if k not in DERIVED and v != {}}}
+
+
+def as_json(infos: list[RunInfo]) -> str:
+    return json.dumps([record(r) for r in infos], indent=1) + "\n"
+
+
+def as_csv(infos: list[RunInfo]) -> str:
+    """One row per run; the fixed columns, then one per config key any listed run changed
+    (empty where a run keeps the default; lists and objects as JSON)."""
+    import csv
+    import io
+
+    rows = [record(r) for r in infos]
+    keys = sorted({k for row in rows for k in row["changed"]})
+    fixed = [k for k in rows[0] if k != "changed"] if rows else []
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(fixed + keys)
+    for row in rows:
+        cells = [row[k] for k in fixed] + [row["changed"].get(k) for k in keys]
+        writer.writerow(["" if v is None else json.dumps(v) if isinstance(v, list | dict)
+                         else v for v in cells])
+    return buf.getvalue()
+
+
+EXPORTS = {"json": as_json, "csv": as_csv}
+"""`reasonlab runs --format F`: the index as F."""
+
+
 def find_run(root: Path, run_id: str) -> Path:
     """The folder of a run id or a unique prefix of one."""
     runs = root / "runs"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
-from reasonlab.locking import LeaseLost, RunLock, clear_stale, lock_path
+from reasonlab.locking import LeaseLost, LockHeld, RunLock, clear_stale, lock_path
 from reasonlab.store import (
     RunRecord,
     check_partial,
@@ -28,13 +28,14 @@ from reasonlab.store import (
     remove_empty,
     write_json_atomic,
 )
+from reasonlab.tracking import TrackerConfig, backfill, open_sink
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `init_from`) imports no cycle
 from reasonlab.train.init_stages import load_run_model
 from reasonlab.train.run_files import run_dir_for
 
-__all__ = ["RESULTS_VERSION", "config_id", "execute", "load_result", "load_run_model",
-           "run_dir_for"]
+__all__ = ["RESULTS_VERSION", "config_id", "execute", "execute_if_free", "load_result",
+           "load_run_model", "run_dir_for"]
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
     """The checked result.json of a finished run, or None (see store.read_result): reused only
@@ -43,41 +44,69 @@ def load_result(run_dir: Path) -> dict[str, Any] | None:
 
 
 def check_device(config: TrainConfig, executor: str = "local") -> None:
-    """device=cuda on a machine without CUDA fails before anything is written. Under Ray the
-    runs train on the cluster's nodes, not here: a driver without a GPU may send device=cuda
-    runs to GPU nodes (execution.ray_resources checks the cluster has some)."""
+    """device=cuda on a machine without CUDA fails before anything is written. Under Ray or
+    SLURM the runs train on the cluster's nodes, not here: a driver or login node without a
+    GPU may send device=cuda runs to GPU nodes (execution.ray_resources checks the Ray cluster
+    has some; each SLURM task checks its own node)."""
     from reasonlab.train.device import check_available  # imports torch: only when checking
 
-    if executor != "ray":
+    if executor not in ("ray", "slurm"):
         check_available(config.device)
 
 
 def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | None = None,
-            position: int | None = None) -> dict[str, Any]:
+            position: int | None = None, tracker: TrackerConfig | None = None
+            ) -> dict[str, Any]:
     """Run `config` under `root/runs/<id>` unless it already finished; return its result.
+    A run another process trains is waited for, then reused.
 
     Everything resuming reads is checked first, so a damaged folder fails with one line before
     it is touched; a user error raised while starting a run that did not exist before removes
-    the folder again (nothing half-written is left behind)."""
-    from reasonlab.train.loop import read_metrics, train
+    the folder again (nothing half-written is left behind). `tracker` (tracking.py) mirrors
+    the metrics the run logs."""
+    result = _execute(config, root, quiet, desc, position, tracker, wait=True)
+    if result is None:  # never: waiting ends with the run's result
+        raise RuntimeError(f"run {run_dir_for(config, root).name} has no result")
+    return result
 
+
+def execute_if_free(config: TrainConfig, root: Path, quiet: bool = False,
+                    desc: str | None = None, position: int | None = None,
+                    tracker: TrackerConfig | None = None) -> dict[str, Any] | None:
+    """`execute`, except that a run another live process holds (or whose pretraining run one
+    holds) is not waited for: None at once, nothing touched. Several commands on one study
+    and store thus each train the runs no other one has taken (execution.execute_all), and
+    wait only at the end for the rest."""
+    return _execute(config, root, quiet, desc, position, tracker, wait=False)
+
+
+def _execute(config: TrainConfig, root: Path, quiet: bool, desc: str | None,
+             position: int | None, tracker: TrackerConfig | None, wait: bool
+             ) -> dict[str, Any] | None:
     run_dir = run_dir_for(config, root)
     done = load_result(run_dir)
     if done is not None:
         clear_stale(lock_path(run_dir))  # left by a process killed after it finished the run
+        if tracker is not None:
+            backfill(tracker, run_dir, done["curve"])
         return done
     if config.init_run is not None:  # its initialisation first: trained once, then reused
-        execute(config.init_run, root, quiet=quiet, desc=f"pretraining for {desc or 'run'}",
-                position=position)
+        if _execute(config.init_run, root, quiet, f"pretraining for {desc or 'run'}", position,
+                    tracker, wait) is None:
+            return None
     check_device(config)
     parents = make_dirs(run_dir.parent)  # <root>/runs: the lock file lies there
     lock = RunLock(lock_path(run_dir))
-    lock.acquire(on_wait=None if quiet else lambda holder: _waiting(run_dir, holder))
+    try:
+        lock.acquire(wait=wait,
+                     on_wait=None if quiet else lambda holder: _waiting(run_dir, holder))
+    except LockHeld:  # another live process trains it: this one takes another run
+        return None
     try:
         done = load_result(run_dir)  # another process may have finished it while we waited
         if done is not None:
             return done
-        return _train_locked(config, run_dir, lock, quiet, desc, position)
+        return _train_locked(config, run_dir, lock, quiet, desc, position, tracker)
     except ReasonlabError:
         lock.release()
         remove_empty(parents)  # a user error on a new store leaves no empty runs/ behind
@@ -95,7 +124,8 @@ def _waiting(run_dir: Path, holder: dict[str, Any] | None) -> None:
 
 
 def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool,
-                  desc: str | None, position: int | None) -> dict[str, Any]:
+                  desc: str | None, position: int | None, tracker: TrackerConfig | None
+                  ) -> dict[str, Any]:
     """Train or resume the run while this process holds its lock."""
     from reasonlab.train.loop import read_metrics, train
 
@@ -118,9 +148,10 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
     except OSError as e:
         _discard(run_dir, created, lock)
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
+    sink = open_sink(tracker, run_dir) if tracker is not None else None
     try:
         final = train(config, run_dir, quiet=quiet, desc=desc, position=position,
-                      fence=lock.check)
+                      fence=lock.check, sink=sink)
         lock.check()
     except LeaseLost:
         raise  # the run is another process's now: nothing of it is touched
@@ -136,6 +167,9 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
         else:
             record.end("partial")
         raise user from None
+    finally:
+        if sink is not None:
+            sink.close()
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
     write_json_atomic(run_dir / "result.json", result, indent=None, fence=lock.check)
     record.end("finished", step=final.get("step"), acc=final.get("acc"))

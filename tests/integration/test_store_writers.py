@@ -23,6 +23,7 @@ SCRIPT = """
 import sys, time, os
 from pathlib import Path
 from reasonlab.cli import main
+import torch, reasonlab.runs, reasonlab.studies  # what a command imports lazily, before `go`
 go = Path(sys.argv[1])
 (go.parent / f"ready-{os.getpid()}").write_text("")
 while not go.exists():
@@ -107,16 +108,23 @@ def test_pool_workers_exit_when_their_parent_is_killed(tmp_path):
 
 
 def test_two_study_commands_on_one_out_train_each_run_once(tmp_path):
-    """The issue's case: `reasonlab run` of one smoke study twice at once on one --out."""
+    """`reasonlab run` of one smoke study twice at once on one --out: each command trains the
+    runs the other does not hold (work stealing over the run locks: the one that finds a run
+    held takes the next), waits for the rest, and writes the same report."""
     out = tmp_path / "store"
-    argv = ["run", "lego-extrapolation", "--scale", "smoke", "--workers", "2", "--quiet",
-            "--out", str(out)]
+    argv = ["run", "lego-extrapolation", "--scale", "smoke", "--workers", "1", "--quiet",
+            "--out", str(out), "steps=60"]  # runs of seconds: longer than the two starts differ
     done = run_together([argv, argv], tmp_path)
     for rc, stdout, stderr in done:
         assert rc == 0, stderr
-        assert f"report: {out / 'lego-extrapolation' / 'smoke' / 'report.md'}" in stdout
+    (report,) = (out / "lego-extrapolation").glob("smoke-*/report.md")
+    for rc, stdout, stderr in done:
+        assert f"report: {report}" in stdout
     assert done[0][1] == done[1][1]  # the same verdicts, from the same runs
-    runs = check_store(out)
-    assert len(runs) == len(json.loads(
-        (out / "lego-extrapolation" / "smoke" / "study.json").read_text())["runs"])
+    runs = check_store(out)  # each run trained once
+    study = json.loads((report.parent / "study.json").read_text())
+    assert {d.name for d in runs} == {r["id"] for r in study["runs"]} and len(runs) == 2
+    pids = {json.loads((d / "run.json").read_text())["starts"][0]["pid"] for d in runs}
+    assert len(pids) == 2  # the two commands (--workers 1: in their own process) took one each
     assert not list((out / "runs").glob(".*.lock"))
+    assert not list(report.parent.glob(".report.lock"))

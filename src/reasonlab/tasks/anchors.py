@@ -180,6 +180,10 @@ class AnchorsTask(Task):
     def n_classes(self) -> int:
         return self.target_hi - self.target_lo + 1
 
+    def class_names(self) -> tuple[str, ...]:
+        """Class c is the target value c + target_lo (the answer `labels_text` writes)."""
+        return tuple(str(c + self.target_lo) for c in range(self.n_classes))
+
     @property
     def seq_len(self) -> int:
         return self.config.seq_len

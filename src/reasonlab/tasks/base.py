@@ -138,6 +138,11 @@ class Task(Protocol):
         template tasks: the split's symbols); None, the default, = every class."""
         return None
 
+    def class_names(self) -> tuple[str, ...]:
+        """The name of every class, as `example_json` writes an answer: the label names of an
+        exported dataset (data_export.py). The default: the class indices, "0", "1", ..."""
+        return tuple(str(c) for c in range(self.n_classes))
+
     def render(self, batch: Batch, i: int) -> str:
         """Example i of `batch` as human-readable text."""
         ...

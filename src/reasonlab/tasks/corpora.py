@@ -1,5 +1,6 @@
 """Character-level language modelling on English text that arrives offline (docs/design.md §9
-Offline assets).
+Offline assets): the stand-in for GPT-2 on WikiText of Boix-Adsera et al. 2024, §6 and Fig. 4
+(the symbols-language-model study).
 
 Source "wordnet": the glosses of WordNet 3.0 (Debian package `wordnet-base`, installed by
 scripts/setup.sh; about 1.5M words in /usr/share/wordnet/data.{noun,verb,adj,adv}). Each
@@ -180,6 +181,9 @@ class CorpusLMTask(Task):
     @property
     def n_classes(self) -> int:
         return len(self.vocab)
+
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.vocab.tokens)  # a label is the id of the next character
 
     @property
     def seq_len(self) -> int:

@@ -1,5 +1,6 @@
 """English classification of WordNet glosses: downstream tasks for artificial pretraining
-(Chiang & Lee fine-tune on GLUE, which does not reach us offline; docs/papers.md §4).
+(Chiang & Lee 2020, "Pre-Training a Language Model Without Human Language", fine-tune on GLUE,
+which does not reach us offline; docs/papers.md §4).
 
 Every synset of WordNet 3.0 (Debian `wordnet-base`, tasks/corpora.py) is one example: its gloss,
 encoded with the word vocabulary of tasks/words.py (the same ids as the masked-LM corpora, so a
@@ -110,6 +111,9 @@ class GlossClassTask(Task):
     @property
     def n_classes(self) -> int:
         return len(CLASSES[self.config.label])
+
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.classes)
 
     @property
     def seq_len(self) -> int:

@@ -223,6 +223,9 @@ class ImageTask(Task):
     def n_classes(self) -> int:
         return len(self.classes)
 
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.classes)
+
     @property
     def seq_len(self) -> int:
         _, H, W = self.image_shape

@@ -227,6 +227,9 @@ class LegoTask(Task):
     def n_classes(self) -> int:
         return self.action.n_points
 
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.point_names)
+
     @property
     def seq_len(self) -> int:
         return CLAUSE_LEN * self.config.n_clauses + 2

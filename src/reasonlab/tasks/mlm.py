@@ -1,5 +1,6 @@
-"""Masked-language-model pretraining on a named word corpus (BERT's objective; LEGO §5 trains
-BERT, Hardcode and Hybrid on it; docs/papers.md §1.1).
+"""Masked-language-model pretraining on a named word corpus (BERT's objective, Devlin et al.
+2019; Zhang et al. 2022, "Unveiling Transformers with LEGO", §5 trains BERT, Hardcode and Hybrid
+on it; Chiang & Lee 2020 pretrain on artificial corpora with it; docs/papers.md §1.1, §4).
 
 BERT (Devlin et al. 2019, §3.1, "Task #1: Masked LM"): "we mask 15% of all WordPiece tokens in
 each sequence at random ... If the i-th token is chosen, we replace the i-th token with (1)
@@ -140,6 +141,9 @@ class MLMTask(Task):
     @property
     def n_classes(self) -> int:
         return len(self.vocab)
+
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(self.vocab.tokens)  # a slot's label is the token id of its word
 
     @property
     def seq_len(self) -> int:

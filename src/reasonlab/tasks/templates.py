@@ -246,6 +246,10 @@ class TemplatesTask(Task):
     def n_classes(self) -> int:
         return len(self.vocab) if self.symbolic else len(self.classes)
 
+    def class_names(self) -> tuple[str, ...]:
+        """Symbolic labels are token ids (the answer is a symbol), real ones the classes."""
+        return tuple(self.vocab.tokens) if self.symbolic else tuple(self.classes)
+
     def class_mask(self, split: str) -> torch.Tensor | None:
         """Symbolic labels: the answer candidates of `split`, its symbols [vocab] bool.
 

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from reasonlab.errors import CheckpointError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
+from reasonlab.tracking import Sink
 from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
                                        load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
@@ -37,8 +38,8 @@ from reasonlab.train.metrics import evaluate, headline, model_inputs, param_coun
 from reasonlab.train.optim import lr_at, make_optimizer
 from reasonlab.train.seeds import DATA, DEPTH, ORDER, seeds, torch_generator
 
-__all__ = ["build_model", "make_data", "make_splits", "resolve_device", "seeds",  # studies
-           "train", "train_step"]
+__all__ = ["build_model", "draw_splits", "make_data", "make_splits", "resolve_device",
+           "seeds", "train", "train_step"]  # studies
 
 
 def make_data(config: TrainConfig, task: Task | None = None) -> tuple[Batch, Batch]:
@@ -53,11 +54,17 @@ def make_splits(config: TrainConfig, task: Task | None = None
     """Training, validation (the last n_val of the training draw; None when n_val is 0) and
     test sets."""
     task = build_task(config.task) if task is None else task
-    train, test = task.splits(np.random.default_rng(seeds(config.seed, DATA)), config.n_train,
-                              config.n_test)
-    if not config.n_val:
+    return draw_splits(task, config.seed, config.n_train, config.n_test, config.n_val)
+
+
+def draw_splits(task: Task, seed: int, n_train: int, n_test: int, n_val: int = 0
+                ) -> tuple[Batch, Batch | None, Batch]:
+    """The splits of a run with this seed and these sizes (`make_splits` without the rest of
+    the config: what `reasonlab data export` writes)."""
+    train, test = task.splits(np.random.default_rng(seeds(seed, DATA)), n_train, n_test)
+    if not n_val:
         return train, None, test
-    cut = config.n_train - config.n_val
+    cut = n_train - n_val
     return train[:cut], train[cut:], test
 
 
@@ -157,10 +164,11 @@ def train_step(config: TrainConfig, model: nn.Module, optimizer: torch.optim.Opt
 
 def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
           desc: str | None = None, position: int | None = None,
-          fence: Callable[[], None] = lambda: None) -> dict[str, Any]:
+          fence: Callable[[], None] = lambda: None, sink: Sink | None = None) -> dict[str, Any]:
     """Train (or resume) the run in `run_dir`; returns the final evaluation. `fence` is called
     immediately before every write to the folder (runs.execute: the run lock's check, which
-    raises once another process has taken the run over)."""
+    raises once another process has taken the run over). `sink` (tracking.py) mirrors every
+    metrics line: it starts from the lines the run keeps, then gets each new one."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -191,6 +199,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
     _truncate_metrics(metrics_path, start, fence)
+    if sink is not None:
+        fence()
+        sink.start(read_metrics(run_dir))
     if frozen is not None and device.type == "cuda" and precision == "bf16":
         cast_frozen_matrices(model)  # once, not at every forward (never saved: frozen)
 
@@ -229,6 +240,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             fence()
             with metrics_path.open("a") as f:
                 f.write(line)
+            if sink is not None:
+                fence()
+                sink.log(last)
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
             stop = config.stop_at is not None and headline(last) >= config.stop_at
             if done % config.ckpt_every == 0 or done == config.steps or stop:

@@ -25,13 +25,11 @@ from reasonlab.studies.anchors.analysis import (heldout_section, layer1_rms, run
 from reasonlab.studies.anchors.common import DEPTH, GRID, PHASE_SEEDS, STRUCTURES, cell, recipe
 from reasonlab.studies.anchors.verdicts import undoes_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("anchors-embedding-norm")
 class AnchorsEmbeddingNorm(Study):
     title = "Anchor functions: a LayerNorm on the embeddings and small initialization"
-    claims = family_claims(__package__)["anchors-embedding-norm"]
     # measured at 3 seeds: 142 s (6 new runs; the authors' arm is the phase study's cell); at
     # PHASE_SEEDS 24 new runs, estimated 4 x 2.4 = 9.6 min after anchors-init-phase
     default_seeds = {"cpu": PHASE_SEEDS}

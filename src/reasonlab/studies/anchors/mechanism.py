@@ -24,7 +24,6 @@ from reasonlab.studies.anchors.analysis import (mechanism_figures, mechanism_rec
 from reasonlab.studies.anchors.common import DEPTH, GRID, PHASE_SEEDS, cell, recipe
 from reasonlab.studies.anchors.verdicts import MIN_ORDER_GAP, MIN_RESID_GAP, group_gap_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 
 
 def arms(scale: Scale) -> dict[str, dict[str, Any]]:
@@ -37,7 +36,6 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
 @STUDIES.register("anchors-mechanism")
 class AnchorsMechanism(Study):
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
-    claims = family_claims(__package__)["anchors-mechanism"]
     # measured at 3 seeds: 4 s; every run is a depth-2 cell of anchors-init-phase, so at
     # PHASE_SEEDS nothing trains (analysis only, estimated under 1 min); not yet measured
     default_seeds = {"cpu": PHASE_SEEDS}

@@ -20,13 +20,11 @@ from reasonlab.studies.artificial import seed_verdicts as sv
 from reasonlab.studies.artificial.seed import PIPELINE_UNIT, SeedStudy, runs
 from reasonlab.studies.artificial.seed_analysis import scores, seed_recipes, seed_sections
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
-from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("artificial-pretraining")
 class ArtificialPretraining(SeedStudy):
     title = "Pretraining without human language: the seed's table (Chiang & Lee)"
-    claims = family_claims(__package__)["artificial-pretraining"]
     # Not yet measured with a pretraining run per seed. Measured with one pretraining run per
     # corpus (README): cpu 2663 s, long 8298 s on 2 quiet cores from an empty runs folder, 14
     # pretraining and 180 fine-tuning runs each. The two differ only in the pretraining length

@@ -24,13 +24,11 @@ from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, S
 from reasonlab.studies.artificial.seed import PIPELINE_UNIT
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
-from reasonlab.studies.kit.claims import family_claims
 
 
 @STUDIES.register("artificial-pretraining-lego")
 class ArtificialPretrainingLego(Study):
     title = "Artificial pretraining and LEGO's heads"
-    claims = family_claims(__package__)["artificial-pretraining-lego"]
     # Not yet measured with a pretraining run per seed: 9.5 min (567 s on 2 quiet cores from an
     # empty runs folder) with one pretraining per corpus and 2 seeds, 16 pretraining and 36
     # LEGO runs. Split by FLOPs at the rates artificial-pretraining's two measured scales give

@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from reasonlab.config import override_lines
-from reasonlab.errors import AssetError, ConfigError
+from reasonlab.errors import AssetError, ConfigError, PluginError
 from reasonlab.execution import Executor, execute_all
-from reasonlab.registry import Registry
+from reasonlab.registry import Registry, caller, ours
 from reasonlab.runs import check_device, load_result, run_dir_for
-from reasonlab.locking import held
+from reasonlab.locking import RunLock, held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
 from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
+from reasonlab.studies.kit.claims import study_claims
 from reasonlab.train.config import TrainConfig
 
 __all__ = ["SCALES", "STUDIES", "Claim", "Report", "Results", "RunSpec", "Scale", "Status",
@@ -59,9 +60,7 @@ class Study(ABC):
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
-        keys = [c.key for c in cls.__dict__.get("claims", ())]
-        if len(set(keys)) != len(keys):
-            raise TypeError(f"{cls.__qualname__}: claim keys must be unique, got {keys}")
+        unique_keys(cls, cls.__dict__.get("claims", ()))
         if "default_seeds" in cls.__dict__:
             cls.default_seeds = {**cls.__mro__[1].default_seeds,  # type: ignore[attr-defined]
                                  **cls.__dict__["default_seeds"]}
@@ -88,10 +87,7 @@ class Study(ABC):
         study class outside a family package, a test's, has no measured.json)."""
         from reasonlab.studies.kit.measured import minutes
 
-        parts = cls.__module__.split(".")  # reasonlab.studies.<family>.<module>
-        if len(parts) < 4 or parts[:2] != ["reasonlab", "studies"] or parts[2] == "kit":
-            return None
-        return minutes(parts[2], cls.name, scale)
+        return minutes(cls.__module__.rpartition(".")[0], cls.name, scale)
 
     def configure(self, options: Mapping[str, Any]) -> None:
         """Take the study-level `options` (keys of `options`) given on the command line."""
@@ -117,15 +113,39 @@ class Study(ABC):
     def analyse(self, results: Results, out: Path) -> Report: ...
 
 
+def check_family_key(package: str) -> None:
+    """A plugin family is keyed by its package's last name (`reasonlab claims KEY`), which may
+    not be one of reasonlab's own families."""
+    import importlib.util
+
+    key = package.rpartition(".")[2]
+    if key and importlib.util.find_spec(f"reasonlab.studies.{key}") is not None:
+        raise PluginError(f"family package {package} has the key {key!r} of reasonlab's own "
+                          f"family reasonlab.studies.{key}; rename the package")
+
+
+def unique_keys(cls: type, claims: tuple[Claim, ...]) -> None:
+    keys = [c.key for c in claims]
+    if len(set(keys)) != len(keys):
+        raise TypeError(f"{cls.__qualname__}: claim keys must be unique, got {keys}")
+
+
 class StudyRegistry(Registry[type[Study]]):
-    """STUDIES: registering a class under a name also sets its `name`."""
+    """STUDIES: registering a class under a name also sets its `name` and, unless its class
+    body declares them, its `claims`: the `[[studies.<name>]]` rows of the claims.toml of the
+    package its module is in (kit/claims.py), so a study never repeats its own name."""
 
     def register(self, name: str) -> Callable[[type[Study]], type[Study]]:
-        add = super().register(name)
-
         def deco(cls: type[Study]) -> type[Study]:
             cls.name = name
-            return add(cls)
+            origin = caller()
+            if "claims" not in cls.__dict__:  # a family's study: its claims from the family file
+                if not ours(origin):  # a plugin family's key may not be a built-in family's
+                    check_family_key(cls.__module__.rpartition(".")[0])
+                cls.claims = study_claims(cls.__module__, name)
+                unique_keys(cls, cls.claims)
+            self.add(name, cls, origin)
+            return cls
 
         return deco
 
@@ -235,26 +255,33 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
                           address, desc=study.name)
     for s, r in zip(specs, results, strict=True):
         r["dir"] = str(run_dir_for(s.config, root))  # where analyses find checkpoints
-    report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
-                                           overrides), out)
-    report.verdicts = one_verdict_per_claim(study, report.verdicts)
-    if overrides:  # first, under the verdicts: the recipe is not the study's own
-        report.sections.insert(0, overrides_section(study, scale, overrides))
-    report.write(out)
-    timing = {"wall_s": round(time.perf_counter() - start, 1),
-              "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
-              "runs_found": found, "workers": workers, "cores": os.cpu_count(),
-              "load_at_start": round(load, 2), "executor": executor}
-    # what `reasonlab site` indexes: which study and scale this report is, and its runs; the
-    # timing is what `reasonlab readme` records as the study's measured time
-    write_json_atomic(out / "study.json", {
-        "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
-        "seeds": seeds, "timing": timing,
-        "overrides": dict(overrides),
-        "runs_root": str(Path(root).resolve()),
-        "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
-                 for s, r in zip(specs, results, strict=True)]})
+    # several commands on one study and store (execution.execute_all's work stealing, SLURM
+    # array tasks) each write the report: in turn, so no figure is written by two at once
+    with RunLock(out / REPORT_LOCK):
+        report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
+                                       overrides), out)
+        report.verdicts = one_verdict_per_claim(study, report.verdicts)
+        if overrides:  # first, under the verdicts: the recipe is not the study's own
+            report.sections.insert(0, overrides_section(study, scale, overrides))
+        report.write(out)
+        timing = {"wall_s": round(time.perf_counter() - start, 1),
+                  "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
+                  "runs_found": found, "workers": workers, "cores": os.cpu_count(),
+                  "load_at_start": round(load, 2), "executor": executor}
+        # what `reasonlab site` indexes: which study and scale this report is, and its runs;
+        # the timing is what `reasonlab readme` records as the study's measured time
+        write_json_atomic(out / "study.json", {
+            "study": study.name, "title": study.title, "scale": scale, "written": time.time(),
+            "seeds": seeds, "timing": timing,
+            "overrides": dict(overrides),
+            "runs_root": str(Path(root).resolve()),
+            "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
+                     for s, r in zip(specs, results, strict=True)]})
     return report, out
+
+
+REPORT_LOCK = ".report.lock"
+"""Held (locking.RunLock) by the command writing a study's report folder."""
 
 
 def overrides_section(study: Study, scale: Scale, overrides: Mapping[str, Any]) -> str:

@@ -83,9 +83,10 @@ def qualified(f: Callable[..., Any]) -> str:
 
 @cache
 def _noise_file(family: str) -> dict[str, Any]:
-    text = resources.files(f"reasonlab.studies.{family}").joinpath(NOISE_FILE).read_text(
-        encoding="utf-8")
-    return tomllib.loads(text)
+    from reasonlab.studies.kit.families import package
+
+    pkg = "reasonlab.studies.kit" if family == "kit" else package(family)
+    return tomllib.loads(resources.files(pkg).joinpath(NOISE_FILE).read_text(encoding="utf-8"))
 
 
 def noise(family: str, key: str) -> float:
@@ -119,31 +120,40 @@ def run_case(case: Case, seed: int = 0, null_draws: int = NULL_DRAWS,
     return Outcome(case, null.get("reproduced", 0.0), power, null)
 
 
-def families_cases() -> Iterator[tuple[str, Sequence[Case | Exempt]]]:
-    """(family, its CASES) for every family with a calibration module."""
-    from reasonlab.studies import families
+def families_cases(only: str | None = None) -> Iterator[tuple[str, Sequence[Case | Exempt]]]:
+    """(family, its CASES) for the kit and every family (plugins' too), or the one keyed
+    `only`; a family without a calibration module has none."""
+    from reasonlab.studies.kit.families import families
 
-    yield "kit", importlib.import_module("reasonlab.studies.kit.calibration_cases").CASES
-    for f in families():
+    if only in (None, "kit"):
+        yield "kit", importlib.import_module("reasonlab.studies.kit.calibration_cases").CASES
+    for f, pkg in families().items():
+        if only not in (None, f):
+            continue
         try:
-            mod = importlib.import_module(f"reasonlab.studies.{f}.calibration")
-        except ModuleNotFoundError:
+            mod = importlib.import_module(f"{pkg}.calibration")
+        except ModuleNotFoundError as e:
+            if e.name != f"{pkg}.calibration":  # the module exists and fails inside
+                raise
             yield f, ()
             continue
         yield f, mod.CASES
 
 
-def rule_functions() -> dict[str, Callable[..., Any]]:
+def rule_functions(only: str | None = None) -> dict[str, Callable[..., Any]]:
     """Every public function that judges a claim: those of the kit's verdicts and of every
-    module of every family annotated to return a Verdict (or a list of them)."""
+    module of every family (plugins' too; or of the one keyed `only`) annotated to return a
+    Verdict (or a list of them)."""
     import inspect
 
-    from reasonlab.studies import families
+    from reasonlab.studies.kit.families import families
 
-    modules = ["reasonlab.studies.kit.verdicts"]
-    for f in families():
-        pkg = importlib.import_module(f"reasonlab.studies.{f}")
-        modules += [f"reasonlab.studies.{f}.{c.name.removesuffix('.py')}"
+    modules = ["reasonlab.studies.kit.verdicts"] if only in (None, "kit") else []
+    for f, name in families().items():
+        if only not in (None, f):
+            continue
+        pkg = importlib.import_module(name)
+        modules += [f"{name}.{c.name.removesuffix('.py')}"
                     for c in resources.files(pkg).iterdir()
                     if c.name.endswith(".py") and c.name not in ("__init__.py", "calibration.py")]
     out = {}

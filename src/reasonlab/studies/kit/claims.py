@@ -4,12 +4,13 @@ claims it judges in the order its verdicts come, then the claims no study tests 
 (`[[untested]]`, each with `why`). Each claim holds key, text, source and, where the paper gives
 them, paper_numbers.
 
-A study declares its claims from the file by its registered name, in its class body:
-
-    claims = family_claims(__package__)["lego-probes"]
-
-so the wording of a claim lives in one place, the ledger (`reasonlab claims`) and the studies
-read the same rows, and a paper's claims can be read, and edited, without reading code.
+A study's claims are read from the file by its registered name when it registers
+(`STUDIES.register("lego-probes")` reads `[[studies.lego-probes]]` of the claims.toml beside its
+module: `study_claims`), so the wording of a claim lives in one place, the ledger (`reasonlab
+claims`) and the studies read the same rows, and a paper's claims can be read, and edited,
+without reading code. A class body may still say it, `claims = family_claims(__package__)[
+"lego-probes"]`, or derive its claims from those rows (the anchor studies judge each on two
+readings).
 """
 
 from __future__ import annotations
@@ -58,3 +59,19 @@ def family_claims(package: str) -> Mapping[str, tuple[Claim, ...]]:
     return MappingProxyType({
         name: tuple(claim_row(r, f"{package}/{CLAIMS_FILE} [{name}]") for r in rows)
         for name, rows in studies.items()})
+
+
+def study_claims(module: str, name: str) -> tuple[Claim, ...]:
+    """The claims of the study `name` defined in `module`: the `[[studies.<name>]]` rows of
+    the claims.toml of its family, the package the module is in."""
+    package = module.rpartition(".")[0]
+    if not package:
+        raise ConfigError(f"study {name} is defined in {module}, a module outside any package: "
+                          f"put it in its family's package, beside the {CLAIMS_FILE} that lists "
+                          "its claims (docs/adding-a-family.md)")
+    claims = family_claims(package).get(name)
+    if claims is None:
+        raise ConfigError(f"study {name}: {package}/{CLAIMS_FILE} has no [[studies.{name}]] "
+                          "rows; list the claims it judges there (or declare `claims` in its "
+                          "class)")
+    return claims

@@ -4,7 +4,7 @@ none does yet), and the latest verdict in a store at each scale (`reasonlab clai
 A family declares its paper in `<family>/claims.toml` (kit/claims.py): the paper, the claims
 each study judges and the claims no study tests yet, with why. The tested claims are read from
 the registered studies (which declare them from the same file), so the ledger cannot drift from
-what `reasonlab run` judges.
+what `reasonlab run` judges. Plugin families (kit/families.py) are papers like reasonlab's own.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any, Protocol
 from reasonlab.errors import ConfigError
 from reasonlab.studies.kit.claims import CLAIMS_FILE, claim_row, family_file
 from reasonlab.studies.kit.core import SCALES, Claim
+from reasonlab.studies.kit.families import families, family_of, package, readme_path
+
+__all__ = ["Entry", "Paper", "Untested", "family_of", "ledger", "papers"]
 
 UNTESTED = "untested"
 NOT_RUN = "not run"
@@ -71,9 +74,8 @@ class ReportLike(Protocol):
 
 def paper_of(family: str) -> Paper:
     """The family's paper and its untested claims, as its claims file lists them."""
-    package = f"reasonlab.studies.{family}"
-    where = f"{package}/{CLAIMS_FILE}"
-    data = family_file(package)
+    where = f"{package(family)}/{CLAIMS_FILE}"
+    data = family_file(package(family))
     if "paper" not in data:
         raise ConfigError(f"{where}: no [paper] table (citation, title, seed)")
     p = data["paper"]
@@ -86,20 +88,8 @@ def paper_of(family: str) -> Paper:
 
 
 def papers() -> dict[str, Paper]:
-    """Every family's paper, by key, in family order."""
-    from reasonlab.studies import families
-
+    """Every family's paper, by key, in family order (reasonlab's own, then plugins')."""
     return {f: paper_of(f) for f in families()}
-
-
-def family_of(study: type) -> str:
-    """The family package a study class is defined in."""
-    from reasonlab.studies import families
-
-    for f in families():
-        if study.__module__.startswith(f"reasonlab.studies.{f}."):
-            return f
-    raise ConfigError(f"study class {study.__qualname__} is not in a family package")
 
 
 def latest_verdicts(reports: Iterable[ReportLike]) -> dict[tuple[str, str, str], dict[str, Any]]:
@@ -113,13 +103,16 @@ def latest_verdicts(reports: Iterable[ReportLike]) -> dict[tuple[str, str, str],
             for (s, scale), r in newest.items() for v in r.verdicts}
 
 
-def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None
-           ) -> list[tuple[Paper, list[Entry]]]:
-    """Per paper (all, or the one keyed `paper`): its tested claims in study order, then its
-    untested ones, each with the latest verdict per scale found in `reports`."""
+def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None,
+           only: Iterable[str] | None = None) -> list[tuple[Paper, list[Entry]]]:
+    """Per paper (all, those keyed in `only`, or the one keyed `paper`): its tested claims in
+    study order, then its untested ones, each with the latest verdict per scale found in
+    `reports`."""
     from reasonlab.studies import STUDIES
 
     known = papers()
+    if only is not None:
+        known = {k: p for k, p in known.items() if k in set(only)}
     if paper is not None and paper not in known:
         raise ConfigError(f"no paper {paper!r}; papers: {', '.join(known)}")
     found = latest_verdicts(reports)
@@ -155,7 +148,7 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
     for p, entries in book:
         c = counts(entries, "cpu")
         lines += [f"{p.citation}: {p.title}",
-                  f"  family {p.key}: src/reasonlab/studies/{p.key}/README.md",
+                  f"  family {p.key}: {readme_path(p.key)}",
                   f"  {c['claims']} claims, {c[UNTESTED]} untested; at cpu scale "
                   f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, "
                   f"{c['inconclusive']} inconclusive, {c[NOT_RUN]} not run"]
@@ -180,7 +173,7 @@ def summary_markdown(book: list[tuple[Paper, list[Entry]]], scale: str = "cpu") 
             "| untested |", "|---|---|---|---|---|---|---|---|"]
     for p, entries in book:
         c = counts(entries, scale)
-        rows.append(f"| {p.citation}, *{p.title}* | [{p.key}](src/reasonlab/studies/{p.key}/"
-                    f"README.md) | {c['claims']} | {c['reproduced']} | {c['not reproduced']} "
+        rows.append(f"| {p.citation}, *{p.title}* | [{p.key}]({readme_path(p.key)}) | "
+                    f"{c['claims']} | {c['reproduced']} | {c['not reproduced']} "
                     f"| {c['inconclusive']} | {c[NOT_RUN]} | {c[UNTESTED]} |")
     return "\n".join(rows) + "\n"

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.sizes import n_params
 from reasonlab.studies.lego.programs import (SCALES, arms, by_value, edge_verdict,
                                              plot_by_program)
@@ -27,7 +26,6 @@ from reasonlab.train.loop import make_data
 @STUDIES.register("lego-conv-qkv-programs")
 class LegoConvQKVPrograms(Study):
     title = "LEGO (earlier version): convolutional key/query/value maps on program execution"
-    claims = family_claims(__package__)["lego-conv-qkv-programs"]
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(SCALES[scale], arms(scale), seeds=seeds)

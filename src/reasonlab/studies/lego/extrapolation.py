@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import one_hop_section, op_split_section
 from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import classical_verdict, extrapolation_gain
@@ -24,7 +23,6 @@ ROTARY_NOTE = ("Rotary positions depart from the paper's BERT (learned positions
 @STUDIES.register("lego-extrapolation")
 class LegoExtrapolation(Study):
     title = "LEGO length extrapolation: BERT-like vs ALBERT-like"
-    claims = family_claims(__package__)["lego-extrapolation"]
     scales = WITH_LONG
     default_seeds = SEEDS
 

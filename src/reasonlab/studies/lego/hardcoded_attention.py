@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.curves import early_step, plot_loss_curves
 from reasonlab.studies.kit.sizes import flops_per_step
 from reasonlab.studies.kit.verdicts import requires
@@ -32,7 +31,6 @@ from reasonlab.tasks.base import build_task
 @STUDIES.register("lego-hardcoded-attention")
 class LegoHardcodedAttention(Study):
     title = "LEGO §5: hardcoded attention (Hardcode, Hybrid) vs BERT on masked-LM pretraining"
-    claims = family_claims(__package__)["lego-hardcoded-attention"]
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return grid(SCALES[scale], arms(scale), seeds=seeds)

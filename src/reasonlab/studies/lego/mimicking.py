@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import mimicked_heads, substitution_note
 from reasonlab.studies.lego.common import (MIMIC, MINILM_FINETUNE, MINILM_MIMIC, RANDOM,
                                            NeedsMiniLM, accuracy_report, extrapolation_span, mimic,
@@ -25,7 +24,6 @@ from reasonlab.studies.lego.verdicts import closed_verdict
 @STUDIES.register("lego-mimicking")
 class LegoMimicking(NeedsMiniLM):
     title = "LEGO: mimicking initialisation vs random and pretrained init"
-    claims = family_claims(__package__)["lego-mimicking"]
     # and pretrained runs are lego-pretraining's)
     cpu_after = ("lego-pretraining",)
 

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.common import (
     N_CLAUSES, N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain, span_means
@@ -53,7 +52,6 @@ def last_supervised(task_cfg: dict[str, Any], n: int = 20_000, seed: int = 0) ->
 @STUDIES.register("lego-mixed-lengths")
 class LegoMixedLengths(Study):
     title = "LEGO: mixed chain lengths in training vs fixed length (BERT-like)"
-    claims = family_claims(__package__)["lego-mixed-lengths"]
     # cores (1182 s wall on a machine loaded ~5)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

@@ -21,7 +21,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import association_table, head_evidence, substitution_note
 from reasonlab.studies.lego.common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
                                            extrapolation_span, minilm_arms, minilm_recipe)
@@ -34,7 +33,6 @@ RENAMED = "pretrained, renamed ops"
 @STUDIES.register("lego-pretraining")
 class LegoPretraining(NeedsMiniLM):
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
-    claims = family_claims(__package__)["lego-pretraining"]
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         arms = minilm_arms(scale, self.source)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import probe_sections
 from reasonlab.studies.lego.common import N_TRAIN_VARS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import needs_fit
@@ -26,7 +25,6 @@ from reasonlab.studies.kit.verdicts import gain_verdict
 @STUDIES.register("lego-probes")
 class LegoProbes(Study):
     title = "LEGO: information percolation by linear probes (BERT-like vs ALBERT-like)"
-    claims = family_claims(__package__)["lego-probes"]
     # are lego-extrapolation's
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

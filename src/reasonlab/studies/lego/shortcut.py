@@ -22,7 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import pass_order_section
 from reasonlab.studies.lego.common import (MIMIC_RECIPE, N_CLAUSES, SEEDS, WITH_LONG, albert,
                                            mimic, recipe)
@@ -41,7 +40,6 @@ COMMON = slice(0, 5)  # #0-#4: supervised in every arm
 @STUDIES.register("lego-shortcut")
 class LegoShortcut(Study):
     title = "LEGO: shortcut solutions through the last variable"
-    claims = family_claims(__package__)["lego-shortcut"]
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     # lego-extrapolation's seeds, so its BERT runs are this study's #0-#5 arm

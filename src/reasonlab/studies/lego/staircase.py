@@ -22,7 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.analysis import lever_section, one_hop_section, op_split_section
 from reasonlab.studies.lego.common import (LEVERS, PASS, SEEDS, WITH_LONG, accuracy_report,
                                            recipe)
@@ -36,7 +35,6 @@ MODES = {FIXED: "fixed", "given (authors' code)": "given",
 @STUDIES.register("lego-staircase")
 class LegoStaircase(Study):
     title = "LEGO: a one-token root makes a staircase, a random root a plateau"
-    claims = family_claims(__package__)["lego-staircase"]
     # cores (2572 s wall on a machine loaded ~9; 601 s wall at 2 seeds with older code)
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)

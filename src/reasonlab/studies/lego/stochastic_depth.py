@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.lego.common import (
     N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, albert, recipe)
 from reasonlab.studies.lego.verdicts import extrapolation_gain
@@ -22,7 +21,6 @@ FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"
 @STUDIES.register("lego-stochastic-depth")
 class LegoStochasticDepth(Study):
     title = "LEGO: stochastic depth for ALBERT"
-    claims = family_claims(__package__)["lego-stochastic-depth"]
     scales = WITH_LONG
     cpu_after = ("lego-extrapolation",)
     default_seeds = SEEDS  # lego-extrapolation's, so its ALBERT runs are this study's baseline

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import trend_verdict
 from reasonlab.studies.symbols.analysis import copy_sections, drop_note
 from reasonlab.studies.symbols.common import BERT_INIT, copy_recipe, width_sweep
@@ -47,7 +46,6 @@ ARMS: dict[str, dict[str, Any]] = {
 @STUDIES.register("symbols-copy-embedding-dim")
 class SymbolsCopyEmbeddingDim(Study):
     title = "Abstract symbols: copying unseen symbols against the embedding dimension"
-    claims = family_claims(__package__)["symbols-copy-embedding-dim"]
     # estimate: 283 s measured at 3 seeds (27 runs), x 4 / 3; 4 seeds give the b-term rule a
     # power of 0.95 at Fig. 3a's effect (0.74 at 3: symbols/calibration.py)
     default_seeds = {"cpu": 4}

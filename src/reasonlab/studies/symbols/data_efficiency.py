@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import samples_section, targets_section
 from reasonlab.studies.symbols.common import n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import ratio_verdict
@@ -37,7 +36,6 @@ PAPER_RATIO = 10.0
 @STUDIES.register("symbols-data-efficiency")
 class SymbolsDataEfficiency(Study):
     title = "Abstract symbols: samples needed with and without identity-augmented attention"
-    claims = family_claims(__package__)["symbols-data-efficiency"]
     default_seeds = {"paper": 5}
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -26,7 +26,6 @@ from typing import Any
 
 from reasonlab.analysis.kernel import condition_number
 from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import kernel_matrices, kernel_section
 from reasonlab.studies.symbols.kernel_recipe import kernel_recipe
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
@@ -55,7 +54,6 @@ and report both."""
 @STUDIES.register("symbols-kernel")
 class SymbolsKernel(Study):
     title = "Abstract symbols: conditioning of the kernel's templates x templates matrix N"
-    claims = family_claims(__package__)["symbols-kernel"]
     # estimate: 109 s measured for one replicate of 4 settings (authors' init); 3 replicates,
     # the last two of 2 settings: 109 s x (1 + 2 x 2 / 4)
     trains = False  # kernels of randomly initialised models, at the scale's sizes

@@ -17,7 +17,6 @@ import numpy as np
 
 from reasonlab.report import plot_perplexity
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.common import lm_recipe
 from reasonlab.studies.symbols.verdicts import perplexity_verdict
 
@@ -31,7 +30,6 @@ and gives no size at our scale."""
 @STUDIES.register("symbols-language-model")
 class SymbolsLanguageModel(Study):
     title = "Abstract symbols: identity-augmented attention in a small causal LM (WordNet glosses)"
-    claims = family_claims(__package__)["symbols-language-model"]
     # 7 seeds: the most within the 15-minute budget; with the seeds paired as measured
     # (symbols/calibration.py, noise.toml) the perplexity rule's power at a 1.7% drop is 0.99
     default_seeds = {"cpu": 7}

@@ -20,7 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import samples_section
 from reasonlab.studies.symbols.common import BERT_INIT, mlp_arm, n_train_sweep, recipe
 from reasonlab.studies.symbols.verdicts import chance_verdict, reaches_verdict
@@ -47,7 +46,6 @@ the largest n reaches this: halfway from chance to perfect."""
 @STUDIES.register("symbols-mlp-vs-transformer")
 class SymbolsMlpVsTransformer(Study):
     title = "Abstract symbols: MLP vs transformer on unseen symbols (same/different)"
-    claims = family_claims(__package__)["symbols-mlp-vs-transformer"]
     # estimate: 79 s measured at 2 seeds (6 arms x 2 sample sizes, 2 workers), x 5 / 2; 5 seeds
     # give the chance and generalisation rules a power of 0.93-1.0 (0.58-0.60 at 3:
     # symbols/calibration.py)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.symbols.analysis import (TEST_HEADING, frozen_networks,
                                                 frozen_width_section,
                                                 readout_of_initial_networks, samples_section)
@@ -51,7 +50,6 @@ FULL, READOUT = "all layers", "read-out only (converged)"
 @STUDIES.register("symbols-readout-vs-full")
 class SymbolsReadoutVsFull(Study):
     title = "Abstract symbols: training the read-out only vs training all layers"
-    claims = family_claims(__package__)["symbols-readout-vs-full"]
     # estimate: 279 s measured at 3 seeds (9 trained runs + closed-form read-out fits, the
     # width sweep ~60 s a seed of them); each further seed adds 3 runs and 3 read-out fits,
     # about 42 s with 2 workers, and no width sweep: 279 + 7 x 42 s

@@ -41,8 +41,43 @@ def test_every_study_declares_its_claims_from_its_family_file():
         assert cls.claims == expected, name
         keys = [c.key for c in cls.claims]
         assert len(set(keys)) == len(keys) and all(c.text and c.source for c in cls.claims)
-        # one mechanism, written in the class body so a reader sees where its claims come from
-        assert f'family_claims(__package__)["{name}"]' in inspect.getsource(cls), name
+        # one mechanism: the registry reads them by the study's name (no claims line), or the
+        # class body says the same lookup (or derives its claims from it, the anchors)
+        source = inspect.getsource(cls)
+        assert ("claims =" not in source
+                or f'family_claims(__package__)["{name}"]' in source), name
+
+
+def test_the_registry_reads_a_study_s_claims_by_its_name(tmp_path, monkeypatch):
+    """A study registered without a claims line gets its family file's rows for its name; a
+    name the file lacks, or a study outside any package, is one ConfigError line."""
+    from reasonlab.studies.kit.base import Report, Study, StudyRegistry
+
+    pkg = tmp_path / "fam_claims_by_name"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / CLAIMS_FILE).write_text(
+        '[paper]\ncitation = "c"\ntitle = "t"\nseed = "s"\n\n'
+        '[[studies.fam-x]]\nkey = "k1"\ntext = "first"\nsource = "s1"\n\n'
+        '[[studies.fam-x]]\nkey = "k2"\ntext = "second"\nsource = "s2"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("fam_claims_by_name")
+    reg = StudyRegistry("study")
+
+    def study(module_name, name):
+        cls = type("S", (Study,), {"title": "t", "analyse": lambda self, r, o: Report("t", o),
+                                   "__module__": module_name})
+        return reg.register(name)(cls)
+
+    got = study("fam_claims_by_name.x", "fam-x")
+    assert [c.key for c in got.claims] == ["k1", "k2"] and got.claim("k2").text == "second"
+    with pytest.raises(ConfigError, match=r"has no \[\[studies.fam-y\]\] rows"):
+        study("fam_claims_by_name.y", "fam-y")
+    with pytest.raises(ConfigError, match="outside any package"):
+        study("toplevel_module", "fam-z")
+    assert "fam-y" not in reg and "fam-z" not in reg and module
 
 
 def test_untested_claims_say_why_and_do_not_shadow_a_tested_key():
@@ -77,8 +112,8 @@ def test_a_malformed_row_fails_with_the_file_and_the_claim():
 def test_every_family_file_is_shipped_as_package_data():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     shipped = pyproject["tool"]["setuptools"]["package-data"]
-    for f in families():
-        assert CLAIMS_FILE in shipped.get(package(f), []), f
+    for f in families():  # its own line, or the one every package shares
+        assert CLAIMS_FILE in shipped.get(package(f), []) + shipped.get("*", []), f
 
 
 def test_numbers_written_in_a_file_agree_with_the_code_they_describe():

@@ -1,0 +1,7 @@
+"""`python -m reasonlab ...`: the `reasonlab` command."""
+
+import sys
+
+from reasonlab.cli import main
+
+sys.exit(main())
