@@ -1,6 +1,6 @@
 """GLUE (Wang et al. 2019): the columns of Chiang & Lee's seed table (docs/papers.md §4), read
-from a local Hugging Face datasets folder of `nyu-mll/glue` (Parquet or Arrow: `cola/train-
-00000-of-00001.parquet`, ...; tasks/hf_data.py), never downloaded.
+from a local Hugging Face datasets folder of `nyu-mll/glue` (Parquet or Arrow, as
+`cola/train-00000-of-00001.parquet`; tasks/hf_data.py), never downloaded.
 
 Each example is encoded with the lab's word vocabulary (tasks/words.py), the same ids as the
 masked-LM pretraining corpora, so a pretrained encoder's embeddings carry over, exactly as the
@@ -100,6 +100,10 @@ class GlueTask(Task):
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def class_names(self) -> tuple[str, ...]:
+        """GLUE's label names (STS-B: its five grades), as `render` writes them."""
+        return self.classes
 
     @property
     def seq_len(self) -> int:
