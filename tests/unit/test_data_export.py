@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("datasets")
 pq = pytest.importorskip("pyarrow.parquet")
+pa = pytest.importorskip("pyarrow")
 
 from reasonlab import data_export  # noqa: E402
 from reasonlab.cli import main  # noqa: E402
@@ -137,6 +138,7 @@ FAMILIES = [
     {"name": "gloss_class"},
     {"name": "gloss_pair"},
     {"name": "programs"},
+    {"name": "glue", "task": "mrpc"},  # path: a GLUE Parquet folder the test writes
 ]
 
 
@@ -150,11 +152,27 @@ def cifar_folder(folder):
     return folder
 
 
+def glue_folder(folder):
+    """nyu-mll/glue's layout in miniature: mrpc/{train,validation}-*.parquet."""
+    rng = np.random.default_rng(6)
+    words = ["the", "dog", "runs", "a", "cat", "sleeps", "good", "plan", "film", "bad"]
+    (folder / "mrpc").mkdir(parents=True)
+    for split, n in (("train", 40), ("validation", 12)):
+        text = lambda: " ".join(rng.choice(words, 5))  # noqa: E731
+        pq.write_table(pa.table({"sentence1": [text() for _ in range(n)],
+                                 "sentence2": [text() for _ in range(n)],
+                                 "label": rng.integers(0, 2, n).tolist()}),
+                       folder / "mrpc" / f"{split}-00000-of-00001.parquet")
+    return folder
+
+
 @pytest.mark.parametrize("task", FAMILIES, ids=lambda t: "-".join(
     str(v) for k, v in t.items() if k in ("name", "preset", "corpus")))
 def test_every_task_family_exports_the_runs_splits(tmp_path, task):
     if task["name"] == "cifar10":
         task = {**task, "path": str(cifar_folder(tmp_path / "cifar"))}
+    if task["name"] == "glue":
+        task = {**task, "path": str(glue_folder(tmp_path / "glue"))}
     try:
         c = config(task, n_train=24, n_test=8, n_val=4)
         data_export.export(c, tmp_path / "ds", quiet=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reasonlab.model.fpt import FPT_BACKBONES, MINILM_BACKBONE, SMOLLM2_BACKBONE
+from reasonlab.model.fpt import FPT_BACKBONES, MINILM_BACKBONE, SMOLLM2_BACKBONE, folder_backbone
 from reasonlab.model.freeze import GROUPS, PRESETS, apply_groups, resolve_groups
 from reasonlab.model.pretrained import MINILM, SMOLLM2
 from reasonlab.train.config import TrainConfig
@@ -23,12 +23,17 @@ needs_smollm2 = pytest.mark.skipif(not SMOLLM2.available(),
                                    reason=f"weights absent; install: {SMOLLM2.install_hint}")
 
 
+def backbone_of(name: str):
+    """An FPT_BACKBONES entry, or a registry checkpoint as a backbone (model/fpt.py)."""
+    return FPT_BACKBONES[name] if name in FPT_BACKBONES else folder_backbone(name)
+
+
 def fpt_model(backbone: str, n_layers: int, task: dict | None = None, init: str = "pretrained",
               train: str = "fpt"):
     from reasonlab.train.loop import build_model
 
     config = TrainConfig.build({"task": task or {"name": "bit_xor"}, "trainable": train,
-                                **FPT_BACKBONES[backbone].fields(n_layers, init)})
+                                **backbone_of(backbone).fields(n_layers, init)})
     return build_model(config).eval()
 
 
@@ -119,13 +124,14 @@ def test_smollm2_groups_hold_rmsnorm_gains_and_a_new_zero_table():
 @pytest.mark.parametrize("preset", ["output_only", "output_positions", "output_norms",
                                     "input_output", "fpt", "fpt_mlp", "fpt_attention", "full"])
 def test_each_preset_trains_exactly_its_groups_on_both_backbones(preset):
-    """The slides' columns on either backbone: "positions" is the backbone's own table on
-    MiniLM and the added one on SmolLM2; nothing outside the preset's groups trains."""
-    for name, backbone in FPT_BACKBONES.items():
-        model = fpt_model(name, 1, train=preset)
+    """The slides' columns on either offline backbone and on a GPT-2 folder (a tiny random
+    one): "positions" is the backbone's own table on MiniLM and GPT-2 (its wpe, as the authors
+    train it) and the added one on SmolLM2; nothing outside the preset's groups trains."""
+    for name in ("smollm2", "minilm", "tiny-gpt2"):
+        backbone, model = backbone_of(name), fpt_model(name, 1, train=preset)
         for n, p in model.named_parameters():
             assert p.requires_grad == (model.param_group(n) in PRESETS[preset]), (name, n)
-        pos = "backbone.W_pos" if backbone is MINILM_BACKBONE else "W_pos"
+        pos = "backbone.W_pos" if backbone.positions == "positions" else "W_pos"
         assert model.param_group(pos) == backbone.positions
         assert model.get_parameter(pos).requires_grad == (backbone.positions in PRESETS[preset])
 

@@ -152,5 +152,5 @@ def test_pretrained_fixes_architecture_fields():
     with pytest.raises(ConfigError, match="model.d_model=64 disagrees with checkpoint init_from"):
         TrainConfig.build({"task": task, "model": {"d_model": 64},
                            "init_from": "all-minilm-l6-v2"})
-    with pytest.raises(ConfigError, match="unknown pretrained checkpoint"):
-        TrainConfig.build({"task": task, "model": {}, "init_from": "gpt2"})
+    with pytest.raises(ConfigError, match="unknown pretrained checkpoint.*or hf:FOLDER"):
+        TrainConfig.build({"task": task, "model": {}, "init_from": "gpt5"})

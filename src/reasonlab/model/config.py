@@ -92,8 +92,9 @@ class ModelConfig(StrictModel):
     # -- MLP -------------------------------------------------------------------------------
     mlp: SerializeAsAny[VariantConfig] = VariantConfig(name="standard")
     """MLPS entry: the feed-forward block of a Transformer layer."""
-    act: Literal["gelu", "relu"] = "gelu"
-    """Feed-forward nonlinearity."""
+    act: Literal["gelu", "relu", "gelu_tanh"] = "gelu"
+    """Feed-forward nonlinearity: "gelu" is the exact (erf) GELU (BERT's); "gelu_tanh" its
+    tanh approximation (GPT-2's and ALBERT's `gelu_new`, Hendrycks & Gimpel 2016 §2)."""
     mlp_bias: bool = True
     """Biases in the feed-forward linears (BERT's); the anchor authors' have none."""
 

@@ -241,7 +241,8 @@ for GPT-2, BERT and Llama alike; the paper's "Random" / frozen random transforme
 
 
 FPT_BACKBONES: Registry[Backbone] = Registry("FPT backbone")
-"""The offline backbones (no GPT-2 weights reach our machines: docs/design.md §9)."""
+"""The offline backbones (SmolLM2, MiniLM: no GPT-2 weights reach our machines, docs/design.md
+§9) and the paper's own, found in a local Hugging Face folder or cache at paper scale."""
 
 SMOLLM2_BACKBONE = FPT_BACKBONES.register("smollm2")(Backbone(
     name="smollm2", checkpoint="smollm2-135m", statistics="smollm2-135m-statistics",
@@ -254,3 +255,44 @@ MINILM_BACKBONE = FPT_BACKBONES.register("minilm")(Backbone(
     structure="BERT encoder (all-MiniLM-L6-v2): LayerNorm with gain and bias, as GPT-2's; "
               "its OWN 512 learned positions train from their pretrained values, as the "
               "authors train GPT-2's wpe"))
+
+# The paper's own backbones (GPT-2, Lu et al. 2021) and the other rows of its slides, read from
+# a local Hugging Face folder or cache (model/hf.py; the paper scale).
+_GPT2 = ("LayerNorm with gain and bias; its own 1024 learned positions train from their "
+         "pretrained values (wpe), as the authors train them")
+for _name, _title, _layers in (("gpt2", "GPT-2 small", 12), ("gpt2-medium", "GPT-2 medium", 24),
+                               ("gpt2-large", "GPT-2 large", 36)):
+    FPT_BACKBONES.register(_name)(Backbone(
+        name=_name, checkpoint=_name, statistics=f"{_name}-statistics", title=_title,
+        positions="positions",
+        structure=f"the paper's backbone ({_title}, {_layers} layers): {_GPT2}"))
+BERT_BACKBONE = FPT_BACKBONES.register("bert")(Backbone(
+    name="bert", checkpoint="bert-base-uncased", statistics="bert-base-uncased-statistics",
+    title="BERT-base", positions="positions",
+    structure="bert-base-uncased (the slides' BERT row): a post-LN encoder, its own 512 learned "
+              "positions train from their pretrained values"))
+LONGFORMER_BACKBONE = FPT_BACKBONES.register("longformer")(Backbone(
+    name="longformer", checkpoint="longformer-base-4096",
+    statistics="statistics:longformer-base-4096", title="Longformer-base", positions="positions",
+    structure="longformer-base-4096 (the slides' Longformer row): RoBERTa's layers with a "
+              "512-token sliding window, full attention on sequences within it (257 tokens)"))
+VIT_BACKBONE = FPT_BACKBONES.register("vit")(Backbone(
+    name="vit", checkpoint="vit-base-patch16-224", statistics="statistics:vit-base-patch16-224",
+    title="ViT-B/16", positions="positions",
+    structure="vit-base-patch16-224 (the slides' ViT row): a pre-LN encoder pretrained on "
+              "images; as the authors, a fresh zero-initialised position table that trains"))
+
+
+def folder_backbone(spec: str) -> Backbone:
+    """A Backbone from any pretrained source (`hf:FOLDER`, `hf:HUB_NAME`, a PRETRAINED name):
+    its positions group from its architecture (a learned table, or a rotary backbone's added
+    one)."""
+    from reasonlab.model.pretrained import checkpoint
+
+    arch = checkpoint(spec).architecture
+    rotary = arch.get("positions") == "rotary"
+    return Backbone(name=spec, checkpoint=spec, statistics=f"statistics:{spec}", title=spec,
+                    positions="added_positions" if rotary else "positions",
+                    structure=f"{spec}: " + ("rotary positions, so FPT trains a new "
+                                             "zero-initialised table" if rotary else
+                                             "its own learned positions train"))

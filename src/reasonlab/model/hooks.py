@@ -57,7 +57,13 @@ class HookPoint(nn.Module):
 
     @property
     def has_hooks(self) -> bool:
-        return bool(self._fns)
+        """Whether anything will look at this point: one of our hooks, a PyTorch module hook
+        (local or global), or a forward set on the instance (nnsight and accelerate wrap a
+        module by replacing its `forward`). Code that would skip computing the activation
+        (the fused attention kernel never forms the pattern) asks this first."""
+        return bool(self._fns or self._forward_hooks or self._forward_pre_hooks
+                    or self._backward_hooks or self._backward_pre_hooks or _global_hooks()
+                    or "forward" in self.__dict__)
 
     def add_hook(self, fn: HookFn) -> HookHandle:
         self._fns.append(fn)
@@ -66,12 +72,15 @@ class HookPoint(nn.Module):
     def remove_hooks(self) -> None:
         self._fns.clear()
 
-    # `__call__` is overridden so that an unhooked point skips nn.Module's call machinery
-    # (forward pre/post hooks, which a HookPoint never uses): one list check and return.
+    # `__call__` is overridden so that an unhooked point skips nn.Module's call machinery: a
+    # few truthiness checks and return. Any PyTorch module hook -- on this point
+    # (`register_forward_hook`, pre-hooks, backward hooks) or global
+    # (`nn.modules.module.register_module_forward_hook`), or a `forward` replaced on the
+    # instance (nnsight's) -- sends the call through nn.Module.__call__, so it fires.
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if not self._fns:
+        if not self.has_hooks:
             return x
-        return self.forward(x)
+        return super().__call__(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for fn in self._fns:
@@ -82,6 +91,18 @@ class HookPoint(nn.Module):
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, hooks={len(self._fns)}"
+
+
+_GLOBAL = (nn.modules.module._global_forward_hooks, nn.modules.module._global_forward_pre_hooks,
+           nn.modules.module._global_backward_hooks,
+           nn.modules.module._global_backward_pre_hooks)
+"""torch's registries of global module hooks (dicts it fills and empties in place)."""
+
+
+def _global_hooks() -> bool:
+    """Whether any global module hook is registered (read at every call: tools register them
+    after the model is built)."""
+    return bool(_GLOBAL[0] or _GLOBAL[1] or _GLOBAL[2] or _GLOBAL[3])
 
 
 def name_hook_points(model: nn.Module) -> None:

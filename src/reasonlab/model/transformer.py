@@ -50,6 +50,8 @@ ln1/ln2 + ln_final.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -94,6 +96,11 @@ class LayerNorm(nn.LayerNorm):
         super().__init__(d, eps=config.ln_eps, elementwise_affine=affine)
 
 
+ACTIVATIONS: dict[str, type[nn.Module] | Callable[[], nn.Module]] = {
+    "gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}
+"""ModelConfig.act -> the feed-forward nonlinearity (no parameters: checkpoints unchanged)."""
+
+
 class MLPHooks(nn.Module):
     """The hook points of one application of a feed-forward block (TransformerLens's names)."""
 
@@ -112,7 +119,7 @@ class MLP(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.fc_in = nn.Linear(config.d_model, config.d_mlp, bias=config.mlp_bias)
-        self.act = nn.GELU() if config.act == "gelu" else nn.ReLU()  # BERT: exact (erf) GELU
+        self.act = ACTIVATIONS[config.act]()  # BERT: exact (erf) GELU; GPT-2: tanh
         self.fc_out = nn.Linear(config.d_mlp, config.d_model, bias=config.mlp_bias)
         self.dropout = nn.Dropout(config.dropout)
 

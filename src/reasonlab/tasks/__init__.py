@@ -7,6 +7,7 @@ from reasonlab.tasks import mlm, programs  # noqa: F401  (register "mlm", "progr
 from reasonlab.tasks import bits, images, listops  # noqa: F401
 from reasonlab.tasks import artificial, glosses, natural  # noqa: F401  (CORPORA, "gloss_class")
 from reasonlab.tasks import gloss_pairs  # noqa: F401  (register "gloss_pair")
+from reasonlab.tasks import glue  # noqa: F401  (register "glue": GLUE from local files)
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab, build_task
 
 __all__ = ["TASKS", "Batch", "Task", "TaskConfig", "Vocab", "build_task"]

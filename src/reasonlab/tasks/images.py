@@ -114,6 +114,53 @@ def load_idx_folder(folder: str, how_to_get: str) -> Arrays:
     return x_tr[:, None], y_tr.astype(np.int64), x_te[:, None], y_te.astype(np.int64)
 
 
+HUB: dict[str, tuple[str, ...]] = {"mnist": ("ylecun/mnist", "mnist"),
+                                   "cifar10": ("uoft-cs/cifar10", "cifar10")}
+"""The datasets' names on the Hugging Face Hub (and their older ones), looked up in the local
+cache when the task's default folder is absent (tasks/hf_data.py)."""
+
+
+@functools.lru_cache(maxsize=4)
+def load_hf_images(folder: str, channels: int, what: str) -> Arrays:
+    """A Hugging Face datasets folder (Parquet or Arrow: the image column `img` or `image`,
+    `label`) -> train images [N, C, H, W] uint8, labels, test images, labels."""
+    from reasonlab.tasks.hf_data import decode_images, read_split
+
+    out = []
+    for split in ("train", "test"):
+        cols = read_split(Path(folder), split, ["img|image", "label"], what)
+        out += [decode_images(cols["img|image"], channels),
+                np.asarray(cols["label"], dtype=np.int64)]
+    return out[0], out[1], out[2], out[3]
+
+
+def locate_images(config: ImageConfig, default: str, how: str) -> tuple[str, Path]:
+    """Where an image task's files are: ("hf", a datasets folder or cache snapshot) or ("raw",
+    the dataset's own files). The configured folder when it exists; at the default path, the
+    Hub cache next; AssetError naming both and `how` to get the files otherwise."""
+    from reasonlab.tasks.hf_data import dataset_folder, has_hf_files
+
+    folder = Path(config.path).expanduser()  # type: ignore[attr-defined]
+    if folder.is_dir():
+        return ("hf" if has_hf_files(folder) else "raw"), folder
+    if config.path != default:  # type: ignore[attr-defined]
+        raise AssetError(f"{config.name}: no folder {folder}; {how}")
+    try:
+        return "hf", dataset_folder(None, HUB[config.name], config.name, how)
+    except AssetError as e:
+        raise AssetError(f"{config.name}: neither {folder} nor a Hugging Face cache entry: "
+                         f"{e}") from None
+
+
+def image_source(config: ImageConfig, default: str, how: str) -> tuple[bool, str]:
+    """(found, where) for the studies' pre-flight (kit/assets.py)."""
+    try:
+        kind, folder = locate_images(config, default, how)
+    except AssetError as e:
+        return False, str(e)
+    return True, f"{folder} ({'Hugging Face datasets folder' if kind == 'hf' else 'raw files'})"
+
+
 @functools.lru_cache(maxsize=2)
 def load_cifar_folder(folder: str) -> Arrays:
     root = Path(folder).expanduser()
@@ -279,14 +326,28 @@ class FashionMnistConfig(ImageConfig):
 
 
 class IdxImageTask(ImageTask):
-    """28x28 grey images from a folder of the four MNIST-layout IDX files (`config.path`)."""
+    """28x28 grey images from a folder of the four MNIST-layout IDX files (`config.path`), or
+    (MNIST) a Hugging Face datasets folder or cache entry."""
 
     image_shape = (1, 28, 28)
     how_to_get: ClassVar[str]
     """The end of the missing-file error: how to obtain the files."""
 
     def load(self) -> Arrays:
+        if self.config.name in HUB:
+            kind, folder = locate_images(self.config, self.Config().path, self.how_to_get)
+            if kind == "hf":
+                return load_hf_images(str(folder), 1, self.config.name)
         return load_idx_folder(self.config.path, self.how_to_get)  # type: ignore[attr-defined]
+
+    @classmethod
+    def data_source(cls, config: ImageConfig) -> tuple[bool, str]:
+        """(found, where) of the task's files (kit/assets.py)."""
+        if config.name not in HUB:
+            found = Path(config.path).expanduser().is_dir()  # type: ignore[attr-defined]
+            where = str(config.path) if found else cls.how_to_get  # type: ignore[attr-defined]
+            return found, where
+        return image_source(config, cls.Config().path, cls.how_to_get)
 
 
 @TASKS.register("fashion_mnist")
@@ -313,8 +374,9 @@ class MnistTask(IdxImageTask):
     classes = tuple(str(d) for d in range(10))
     how_to_get = ("put the four MNIST IDX files (train-images-idx3-ubyte.gz, "
                   "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
-                  "t10k-labels-idx1-ubyte.gz; https://yann.lecun.com/exdb/mnist/) there or set "
-                  "task.path to their folder")
+                  "t10k-labels-idx1-ubyte.gz; https://yann.lecun.com/exdb/mnist/) there, or "
+                  "the Hugging Face dataset ylecun/mnist in the local cache, or set task.path "
+                  "to either folder")
 
 
 class Cifar10Config(ImageConfig):
@@ -333,8 +395,20 @@ class Cifar10Task(ImageTask):
                "truck")
     image_shape = (3, 32, 32)
 
+    how_to_get = ("download cifar-10-binary.tar.gz (https://www.cs.toronto.edu/~kriz/"
+                  "cifar.html) and extract it there (the binary version: the python one is "
+                  "pickles, never read), or put the Hugging Face dataset uoft-cs/cifar10 in the "
+                  "local cache, or set task.path to either folder")
+
     def load(self) -> Arrays:
-        return load_cifar_folder(self.config.path)
+        kind, folder = locate_images(self.config, self.Config().path, self.how_to_get)
+        if kind == "hf":
+            return load_hf_images(str(folder), 3, "cifar10")
+        return load_cifar_folder(str(folder))
+
+    @classmethod
+    def data_source(cls, config: ImageConfig) -> tuple[bool, str]:
+        return image_source(config, cls.Config().path, cls.how_to_get)
 
     def scale(self, images: np.ndarray) -> np.ndarray:
         x = images.astype(np.float32) / 255.0

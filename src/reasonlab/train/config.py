@@ -133,7 +133,8 @@ class TrainConfig(StrictModel):
     """Where the weights of everything but the head come from, task tokens mapped to the
     source's vocabulary; it fixes the architecture fields of `model` (for a run, all but
     PRETRAIN_FREE). A name: a PRETRAINED checkpoint shipped with the lab (e.g.
-    "all-minilm-l6-v2"; LEGO §4.2). A TrainConfig: a pretraining run (its whole config: Chiang &
+    "all-minilm-l6-v2"; LEGO §4.2), or a Hugging Face folder, `hf:FOLDER` (recorded by its
+    absolute path), or Hub cache entry, `hf:HUB_NAME` (model/hf.py). A TrainConfig: a pretraining run (its whole config: Chiang &
     Lee's masked-LM pretraining on a corpus, say; docs/papers.md §4), which lives in the same
     run store under its own content-addressed id, so it is trained once, before the first run
     naming it, and shared by all of them (model/pretrained.py, load_run); this run's id hashes
@@ -179,6 +180,8 @@ class TrainConfig(StrictModel):
             model = dict(data["model"])
             source = dict.fromkeys(derived, "the task")
             init = data.get("init_from")
+            if isinstance(init, str):  # a folder by its absolute path: one id, one folder
+                init = data["init_from"] = _canonical_source(init)
             if isinstance(init, str):  # a shipped checkpoint fixes the architecture
                 fixed = _pretrained_fields(init, t.seq_len)
                 n = model.get("n_layers", 0)  # validated below, with the rest of the model
@@ -243,10 +246,16 @@ def _variant_key(value: Any) -> Any:
     return value
 
 
-def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
-    from reasonlab.model.pretrained import PRETRAINED
+def _canonical_source(name: str) -> str:
+    from reasonlab.model.pretrained import canonical_source
 
-    ckpt = PRETRAINED[name]
+    return canonical_source(name)
+
+
+def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
+    from reasonlab.model.pretrained import checkpoint
+
+    ckpt = checkpoint(name)
     if seq_len > ckpt.max_positions:
         raise ValueError(f"pretrained {name!r} reads at most {ckpt.max_positions} tokens but "
                          f"the task's sentences have {seq_len}; shorten them")

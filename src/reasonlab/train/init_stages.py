@@ -49,11 +49,16 @@ def load_pretrained_stage(model: nn.Module, config: TrainConfig, task: Task,
     vocabulary; `init_from` names a shipped checkpoint or gives a run of the store (trained
     first by the executor)."""
     if config.init_checkpoint is not None:
-        from reasonlab.model.pretrained import load_pretrained  # reads files: only when asked
+        from reasonlab.model.pretrained import from_hugging_face, load_pretrained  # reads files
 
-        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh
-        load_pretrained(getattr(model, "backbone", model), config.init_checkpoint,
-                        task.vocab.tokens)
+        # FPT (docs/papers.md §4) loads its backbone; its own input and read-out stay fresh.
+        # FPT never reads the backbone's token table: a Hugging Face backbone needs no
+        # tokenizer files (the shipped ones keep mapping the task's tokens, as their stored
+        # runs' frozen-weight checksums record)
+        target = getattr(model, "backbone", model)
+        load_pretrained(target, config.init_checkpoint, task.vocab.tokens,
+                        embeddings=target is model or not from_hugging_face(
+                            config.init_checkpoint))
     if config.init_run is not None:  # Chiang & Lee: fine-tune a run pretrained on a corpus
         if root is None:
             raise ConfigError("this config initialises from a pretraining run (init_from); "
@@ -97,7 +102,7 @@ def build_model(config: TrainConfig, task: Task | None = None, root: Path | None
     return model
 
 
-def load_run_model(run_dir: Path, device: torch.device | str | None = None
+def load_run_model(run_dir: Path | str, device: torch.device | str | None = None
                    ) -> tuple[TrainConfig, Any]:
     """The config and the latest checkpointed model of a run directory, in eval mode, on
     `device`: None (the default) the CPU; "run" the device the run's own config resolves to
@@ -108,6 +113,7 @@ def load_run_model(run_dir: Path, device: torch.device | str | None = None
     against theirs."""
     from reasonlab.train.device import resolve_device
 
+    run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "config.json); pass a directory under <out>/runs/")

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.report import grouped_bars, table
-from reasonlab.studies.fpt.backbones import backbone_line
+from reasonlab.studies.fpt.backbones import backbone_line, slug
 from reasonlab.studies.fpt.common import (BASELINES, CHANCE, FPT, FULL, LSTM, RANDOM,
                                           RANDOM_LSTM, accuracy_table, by_task, choose_full,
                                           chosen_line, finals, metric, params_line,
@@ -101,8 +101,8 @@ def freeze_sections(rep: Report, results: Results, layouts: dict[str, SlideLayou
             for heading, (columns, paper) in slides.items():
                 rep.add(f"{heading}: {title(name)}",
                         head + slide_table(values[i], columns, paper, base))
-        plot_policies(values, arms, out / f"policies_{name}.png", title(name))
-        rep.figure(f"policies_{name}.png", f"Final test accuracy per freeze policy, one "
+        plot_policies(values, arms, out / f"policies_{slug(name)}.png", title(name))
+        rep.figure(f"policies_{slug(name)}.png", f"Final test accuracy per freeze policy, one "
                    f"line per task, {title(name)}; panels: {', '.join(layouts)} backbone")
     return per
 
@@ -151,8 +151,8 @@ def universal_sections(rep: Report, results: Results, out: Path, slides: list[Sl
                     "query bits and guessing the rest scores 75% here.\n\n"
                     + accuracy_table(all_bits, arms))
         rep.add(f"Parameters: {title(name)}", params_line(runs))
-        plot_accuracy(values, arms, out / f"accuracy_{name}.png", title(name))
-        rep.figure(f"accuracy_{name}.png", f"Final test accuracy per task and model, "
+        plot_accuracy(values, arms, out / f"accuracy_{slug(name)}.png", title(name))
+        rep.figure(f"accuracy_{slug(name)}.png", f"Final test accuracy per task and model, "
                    f"{title(name)} backbone (bit memory: masked bits); black ticks: chance")
         per[title(name)] = values
     return per
@@ -253,7 +253,8 @@ def scaling_sections(rep: Report, results: Results, fpt: str, random: str
         acc = accuracy_by_size(runs, (fpt, random))
         for k, rs in runs.by("layers").items():
             f = rs.arms()[fpt][0]["final"]
-            rows.append([title(b), str(k), f"{f['params_total']:,}", f"{f['params_trained']:,}",
+            rows.append([title(rs.first.factors.get("size", b)), str(k),
+                         f"{f['params_total']:,}", f"{f['params_trained']:,}",
                          f"{100 * np.mean(acc[fpt][k]):.1f}",
                          f"{100 * np.mean(acc[random][k]):.1f}"])
         per[title(b)] = (runs.first.factors["task"], acc)

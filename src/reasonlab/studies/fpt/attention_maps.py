@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.fpt.analysis import attention_sections
-from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
+from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
 from reasonlab.studies.fpt.slides import SlideStudy, arm
@@ -45,10 +45,11 @@ class FptAttention(SlideStudy):
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in TASKS}
-        return backbone_grid(recipe(scale), lambda b: {"FPT": arm(b, scale)}, points, seeds)
+        return backbone_grid(recipe(scale), lambda b: {"FPT": arm(b, scale)}, points, seeds,
+                             backbones=self.backbones(scale))
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         per = attention_sections(rep, results, N, out)  # backbone -> task -> masses, accuracy
         claim = self.claim("attention-maps")
         # a backbone reproduces when its maps do on every bit task

@@ -19,6 +19,7 @@ validation split held out of the training draw (`n_val`), never on the test set.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import torch.nn.functional as F
 
 from reasonlab.model.pretrained import SMOLLM2
 from reasonlab.report import table
+from reasonlab.studies.fpt.backbones import OPTION, chosen
 from reasonlab.studies.kit.base import Results, Scale, Study
 from reasonlab.tasks.base import Batch
 from reasonlab.train.config import TrainConfig
@@ -54,8 +56,9 @@ scale still sweeps at every seed."""
 
 def full_lrs(scale: Scale, backbone: str, task: str) -> tuple[float, ...]:
     """The Full arm's learning rates a study runs: the sweep, or at cpu scale the rate the cpu
-    sweep chose (FULL_LR_CPU)."""
-    return (FULL_LR_CPU[backbone][task],) if scale == "cpu" else FULL_LRS
+    sweep chose (FULL_LR_CPU; the sweep for a backbone it has no choice for)."""
+    chosen = FULL_LR_CPU.get(backbone, {}).get(task) if scale == "cpu" else None
+    return (chosen,) if chosen is not None else FULL_LRS
 
 # -- tasks: label -> (task config, run settings) per scale ---------------------------------
 _LISTOPS_CPU = {"min_length": 16, "max_length": 32}
@@ -88,8 +91,10 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
             "ListOps (fpt2021, read at 511)": _t(
                 {"name": "listops", "tokenisation": "fpt2021", "read_at": "window_end", **lo},
                 20_000, 96_000, 2_000, 4, 1_000),
-            "digits": _t({"name": "digits"}, 5_000, 1_438, 359, 16, 500, val=143),
-            "Fashion-MNIST": _t({"name": "fashion_mnist"}, 20_000, 60_000, 10_000, 16, 1_000),
+            # the paper's own image data, read from the user's files (tasks/images.py: the
+            # datasets' binary files or a Hugging Face datasets folder; never downloaded)
+            "MNIST": _t({"name": "mnist"}, 20_000, 60_000, 10_000, 16, 1_000),
+            "CIFAR-10": _t({"name": "cifar10"}, 20_000, 50_000, 10_000, 16, 1_000),
         }
     if scale == "cpu":
         # Budgets measured with this recipe (dropout 0.1, FPT on SmolLM2's first 2 layers,
@@ -185,7 +190,20 @@ def chosen_line(chosen: dict[str, float], results: Results) -> str:
 
 
 class FPTStudy(Study):
-    """Base of the FPT studies: the backbone package must be installed."""
+    """Base of the FPT studies: the backbone package must be installed. The `backbone=` option
+    chooses the backbones (fpt/backbones.py)."""
+
+    options = OPTION
+    chosen_backbones: Any = None
+    """The `backbone=` option as given (None: the scale's backbones)."""
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        self.chosen_backbones = options.get("backbone")
+
+    def backbones(self, scale: Scale, default: tuple[str, ...] | None = None
+                  ) -> tuple[str, ...]:
+        """The backbones this study runs at `scale` (fpt/backbones.py `chosen`)."""
+        return chosen(self.chosen_backbones, scale, default)
 
     @classmethod
     def missing(cls) -> str | None:
@@ -202,7 +220,8 @@ def metric(final: dict[str, Any]) -> float:
 
 
 CHANCE = {"bit memory": 0.5, "bit XOR": 0.5, "ListOps (lra)": 0.1, "ListOps (fpt2021)": 0.1,
-          "ListOps (fpt2021, read at 511)": 0.1, "digits": 0.1, "Fashion-MNIST": 0.1}
+          "ListOps (fpt2021, read at 511)": 0.1, "digits": 0.1, "Fashion-MNIST": 0.1,
+          "MNIST": 0.1, "CIFAR-10": 0.1}
 """Uniform guessing per task (ListOps' majority class scores ~0.17 at the benchmark's
 lengths; the report prints the measured value)."""
 
@@ -248,7 +267,7 @@ BASELINES = (LINEAR, MAJORITY, UNIFORM)
 """The rows every FPT table ends with: "Linear classifier on raw MNIST: 92% accuracy" (slides,
 Importance of language pre-training), the majority class and uniform guessing."""
 BASELINE_PAPER = {LINEAR: "MNIST 92"}
-_IMAGES = {"digits", "Fashion-MNIST"}
+_IMAGES = {"digits", "Fashion-MNIST", "MNIST"}
 
 
 def baselines(config: TrainConfig) -> dict[str, float]:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.model.fpt import FPT_BACKBONES
 from reasonlab.studies.fpt.analysis import STEPS_HEADER, plot_curves, steps_rows
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2, backbone_line
+from reasonlab.studies.fpt.backbones import backbone_line, resolve, results_note, slug
 from reasonlab.studies.fpt.common import FPT, RANDOM, by_task, recipe, task_baselines, tasks
 from reasonlab.studies.fpt.paper import STEPS_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones
@@ -46,8 +45,8 @@ class FptConvergence(SlideStudy):
         longer = {t: {**p, "steps": RANDOM_LONGER * p["steps"], "stop_at": LEVELS[scale][t]}
                   for t, p in points.items()}
         specs: list[RunSpec] = []
-        for name in BACKBONES:
-            b = FPT_BACKBONES[name]
+        for name in self.backbones(scale):
+            b = resolve(name)
             specs += grid(recipe(scale), {FPT: arm(b, scale)}, sweep=points, seeds=seeds,
                           factors={"backbone": name}, sweep_factor="task")
             specs += grid(recipe(scale), {RANDOM: arm(b, scale, "random")}, sweep=longer,
@@ -55,7 +54,7 @@ class FptConvergence(SlideStudy):
         return specs
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         levels = LEVELS[results.scale]
         base = task_baselines(results)
         verdicts = {}
@@ -78,8 +77,8 @@ class FptConvergence(SlideStudy):
                               "steps / geometric-mean FPT steps; none unless every run of both "
                               "arms reached the level. Slides: steps to converge (GPT-2). Last "
                               "columns: the baselines' final metric on the same data."))
-            plot_curves(runs, levels, out / f"convergence_{name}.png")
-            rep.figure(f"convergence_{name}.png", f"Test accuracy during training, FPT vs "
+            plot_curves(runs, levels, out / f"convergence_{slug(name)}.png")
+            rep.figure(f"convergence_{slug(name)}.png", f"Test accuracy during training, FPT vs "
                        f"frozen random, {title(name)}; dashed: the level")
             verdicts[title(name)] = convergence_verdict(self.claim("faster"), steps, lengths)
         rep.verdicts = [both_backbones(self.claim("faster"), verdicts)]

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.model.fpt import FPT_BACKBONES
 from reasonlab.studies.fpt.analysis import freeze_sections
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
+from reasonlab.studies.fpt.backbones import resolve, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.freezing import (ALL, INITS, LAYOUTS, OUT, OUT_IN, OUT_LN, OUT_POS,
                                             POLICIES)
@@ -38,7 +37,7 @@ from reasonlab.studies.kit.claims import family_claims
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit memory", "bit XOR"),
     "cpu": ("ListOps (fpt2021)", "digits"),
-    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "digits", "Fashion-MNIST"),
+    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "MNIST"),
 }
 """At cpu scale the slides' tasks that FPT learns with the recipe's dropout in a budget that
 fits (common.tasks: bit XOR stays at chance for 3000 steps, bit memory needs 3000; digits
@@ -63,14 +62,14 @@ class FptFreezeAblation(SlideStudy):
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {k: v for k, v in tasks(scale).items() if k in TASKS[scale]}
-        return [spec for name in BACKBONES for spec in grid(
+        return [spec for name in self.backbones(scale) for spec in grid(
             recipe(scale),
-            {a: arm(FPT_BACKBONES[name], scale, INITS[self.init], p) for a, p in POLICIES.items()},
+            {a: arm(resolve(name), scale, INITS[self.init], p) for a, p in POLICIES.items()},
             sweep=points, seeds=seeds, factors={"backbone": name, "init": self.init},
             sweep_factor="task")]
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         per = freeze_sections(rep, results, {self.init: LAYOUTS[self.init]}, list(POLICIES),
                               out)
         rep.verdicts = freeze_verdicts(self.claim, per, {

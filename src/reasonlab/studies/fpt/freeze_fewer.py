@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid, backbone_line
+from reasonlab.studies.fpt.backbones import backbone_grid, backbone_line, results_note
 from reasonlab.studies.fpt.common import (FPT, accuracy_table, by_task, finals, params_line,
                                           recipe, task_baselines, tasks)
 from reasonlab.studies.fpt.freeze_ablation import TASKS
@@ -37,10 +37,11 @@ class FptFreezeFewer(SlideStudy):
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {k: v for k, v in tasks(scale).items() if k in TASKS[scale]}
         return backbone_grid(recipe(scale), lambda b: {
-            a: arm(b, scale, "pretrained", p) for a, p in POLICIES.items()}, points, seeds)
+            a: arm(b, scale, "pretrained", p) for a, p in POLICIES.items()}, points, seeds,
+            backbones=self.backbones(scale))
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         base = task_baselines(results)
         per = {}
         for name, runs_b in results.by("backbone").items():

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.model.fpt import INITS
-from reasonlab.studies.fpt.backbones import NO_GPT2, backbone_grid
+from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.paper import INIT_TABLE
 from reasonlab.studies.fpt.slide_verdicts import both_backbones, statistics_verdict
@@ -27,7 +27,7 @@ from reasonlab.studies.kit.claims import family_claims
 TASKS: dict[Scale, tuple[str, ...]] = {
     "smoke": ("bit XOR",),
     "cpu": ("ListOps (fpt2021)", "digits", "Fashion-MNIST"),
-    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "digits", "Fashion-MNIST"),
+    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "MNIST", "CIFAR-10"),
 }
 """At cpu scale the tasks FPT learns within the cpu budget (fpt-freeze-ablation's)."""
 
@@ -42,10 +42,11 @@ class FptInit(SlideStudy):
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}
         return backbone_grid(recipe(scale), lambda b: {
-            label: arm(b, scale, init) for init, label in INITS.items()}, points, seeds)
+            label: arm(b, scale, init) for init, label in INITS.items()}, points, seeds,
+            backbones=self.backbones(scale))
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         m = backbone_tables(rep, results, list(INITS.values()), INIT_TABLE, "Accuracy",
                             "Test accuracy at the end of training, mean over seeds; bit memory "
                             "on MASKED bits. In brackets the slide's number (GPT-2; MNIST "

@@ -8,8 +8,9 @@ architecture, trained as FPT:
   Bit     the architecture pretrained by us on bit memory (every parameter trained: a run of
           the store, `init_from`, one per seed, trained before the runs naming it), then
           frozen; its input layer and read-out are dropped, the downstream task gets fresh ones
-No ViT weights reach our machines offline: the slide's ViT row is printed, not run. FPT and
-Random are fpt-init's Pretrained and Default runs (same configs, shared runs folder).
+The slide's ViT row is printed, not run here: fpt-vit runs it at paper scale, on ViT-B/16
+from a Hugging Face folder (no ViT weights install offline). FPT and Random are fpt-init's
+Pretrained and Default runs (same configs, shared runs folder).
 
 The replication unit is the whole pipeline's seed: seed s pretrains the Bit backbone and trains
 every arm downstream, so each seed's Bit arm stands on its own pretraining run. Both claims
@@ -21,8 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.model.fpt import FPT_BACKBONES
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2, backbone_grid
+from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
 from reasonlab.studies.fpt.initialization import TASKS
 from reasonlab.studies.fpt.paper import MODALITY_TABLE
@@ -52,29 +52,30 @@ class FptModality(SlideStudy):
         the downstream grid, whose Bit arm of seed s starts from the pretraining run of seed
         s."""
         points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}
-        pre = [RunSpec(PRETRAINING, s, TrainConfig.build(bit_pretraining(FPT_BACKBONES[b],
+        pre = [RunSpec(PRETRAINING, s, TrainConfig.build(bit_pretraining(resolve(b),
                                                                          scale, s)),
                        {"backbone": b, "phase": "pretrain", "arm": PRETRAINING})
-               for b in BACKBONES for s in range(seeds)]
+               for b in self.backbones(scale) for s in range(seeds)]
         shared = backbone_grid(recipe(scale), lambda b: {FPT: arm(b, scale),
                                                          RANDOM: arm(b, scale, "random")},
-                               points, seeds)
+                               points, seeds, backbones=self.backbones(scale))
         # grid's merge order (recipe, arm, point, seed), the arm naming its seed's pretraining
         bit = [RunSpec(BIT, s, TrainConfig.build(merge(recipe(scale), {
-            "model": {"arch": "fpt"}, "init_from": bit_pretraining(FPT_BACKBONES[b], scale, s),
+            "model": {"arch": "fpt"}, "init_from": bit_pretraining(resolve(b), scale, s),
             "trainable": "fpt"}, point, {"seed": s})), {"backbone": b, "arm": BIT, "task": t})
-               for b in BACKBONES for t, point in points.items() for s in range(seeds)]
+               for b in self.backbones(scale) for t, point in points.items() for s in range(seeds)]
         return pre + shared + bit
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2 + " No ViT weights are "
-                                             "available offline: the slide's ViT row is not run.")
+        rep = Report(self.title, out).recipe(results, note=results_note(results) + (
+            " The slide's ViT row is fpt-vit's (ViT-B/16 from a Hugging Face folder, paper "
+            "scale; no ViT weights install offline)."))
         pretraining = pretraining_accuracy(results)
         pretraining_section(rep, pretraining)
         m = backbone_tables(rep, results, [FPT, RANDOM, BIT, "ViT"], MODALITY_TABLE,
                             "Accuracy", "Test accuracy at the end of training, mean over seeds; "
                             "bit memory on MASKED bits. In brackets the slide's number (GPT-2; "
-                            "MNIST for our digits and Fashion-MNIST). ViT: not offline.")
+                            "MNIST for our digits and Fashion-MNIST). ViT: fpt-vit's.")
         m = {title(b): v for b, v in m.items()}
         rep.verdicts = [
             better_on_both(self.claim("language-over-bit"), m, FPT, BIT, pretraining),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reasonlab.model.fpt import FPT_BACKBONES, Backbone, Init
-from reasonlab.model.pretrained import PRETRAINED
-from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth
+from reasonlab.model.fpt import Backbone, Init
+from reasonlab.model.pretrained import checkpoint
+from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth, resolve
 from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, metric,
                                           recipe, task_baselines, tasks)
 from reasonlab.studies.fpt.slide_verdicts import BIT_LEARNED
@@ -26,8 +26,8 @@ class SlideStudy(FPTStudy):
 
     @classmethod
     def missing(cls) -> str | None:
-        for name in BACKBONES:
-            ckpt = PRETRAINED[FPT_BACKBONES[name].checkpoint]
+        for name in BACKBONES:  # the offline ones (paper scale: kit/assets.py checks)
+            ckpt = checkpoint(resolve(name).checkpoint)
             if not ckpt.available():
                 return f"needs the {name} weights package: {ckpt.install_hint}"
         return None
@@ -76,7 +76,7 @@ def backbone_tables(rep: Report, results: Results, arms: list[str],
     base = task_baselines(results)  # the data do not depend on the backbone
     for name, runs in by_backbone(results).items():
         values = finals(by_task(runs))
-        rep.add(f"{heading}: {FPT_BACKBONES[name].title} (%)",
+        rep.add(f"{heading}: {resolve(name).title} (%)",
                 f"{backbone_line(name)}\n\n{note}\n\n" + accuracy_table(values, arms, paper,
                                                                       base))
         out[name] = values
@@ -108,4 +108,4 @@ def pretraining_section(rep: Report, accuracy: dict[str, list[float]]) -> None:
 
 
 def title(name: str) -> str:
-    return FPT_BACKBONES[name].title
+    return resolve(name).title

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.model.fpt import FPT_BACKBONES
 from reasonlab.studies.fpt.analysis import LSTM_SLIDES, UNIVERSAL_SLIDES, universal_sections
-from reasonlab.studies.fpt.backbones import BACKBONES, NO_GPT2
+from reasonlab.studies.fpt.backbones import resolve, results_note
 from reasonlab.studies.fpt.common import (FPT, FULL, LSTM, RANDOM, RANDOM_LSTM, full_lrs,
                                           lstm_arm, recipe, tasks)
 from reasonlab.studies.fpt.slides import SlideStudy, arm
@@ -41,11 +40,11 @@ from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import all_of_each
 
 
-def transformer_arms(scale: Scale, seeds: int) -> list[RunSpec]:
+def transformer_arms(scale: Scale, seeds: int, backbones: tuple[str, ...]) -> list[RunSpec]:
     """FPT and the frozen random transformer on every backbone and task."""
-    return [spec for name in BACKBONES for spec in grid(
-        recipe(scale), {FPT: arm(FPT_BACKBONES[name], scale),
-                        RANDOM: arm(FPT_BACKBONES[name], scale, "random")},
+    return [spec for name in backbones for spec in grid(
+        recipe(scale), {FPT: arm(resolve(name), scale),
+                        RANDOM: arm(resolve(name), scale, "random")},
         sweep=tasks(scale), seeds=seeds, factors={"backbone": name}, sweep_factor="task")]
 
 
@@ -62,9 +61,9 @@ class FptUniversal(SlideStudy):
     verdicts = staticmethod(universal_verdicts)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        specs = transformer_arms(scale, seeds)
-        for name in BACKBONES:
-            b = FPT_BACKBONES[name]
+        specs = transformer_arms(scale, seeds, self.backbones(scale))
+        for name in self.backbones(scale):
+            b = resolve(name)
             for task, point in tasks(scale).items():
                 # the Full arm's sweep, chosen on validation (choose_full); at cpu scale the
                 # rate the sweep chose at seed 0 (common.FULL_LR_CPU)
@@ -76,7 +75,7 @@ class FptUniversal(SlideStudy):
         return specs
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep = Report(self.title, out).recipe(results, note=NO_GPT2)
+        rep = Report(self.title, out).recipe(results, note=results_note(results))
         values = universal_sections(rep, results, out, self.slides)
         # a claim holds when it holds on both backbones
         rep.verdicts = all_of_each(self.claims, {b: self.verdicts(self.claim, v)
@@ -111,4 +110,4 @@ class FptLstm(FptUniversal):
                      sweep_factor="task")
                 + grid(recipe(scale), {RANDOM_LSTM: lstm_arm(scale, "fpt")}, sweep=every,
                        seeds=seeds, sweep_factor="task")
-                + transformer_arms(scale, seeds))
+                + transformer_arms(scale, seeds, self.backbones(scale)))

@@ -22,6 +22,7 @@ from reasonlab.registry import Registry, caller, ours
 from reasonlab.runs import check_device, load_result, run_dir_for
 from reasonlab.locking import RunLock, held
 from reasonlab.store import check_partial, output_dir, write_json_atomic
+from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
@@ -49,6 +50,10 @@ class Study(ABC):
     """The replication unit of the study's comparisons: what one seed redraws, the whole
     pipeline (kit/stats.py). A study whose arms start from a pretraining run says that the seed
     pretrains as well."""
+    options: ClassVar[dict[str, str]] = {}
+    """Study-level keys of `reasonlab run STUDY key=value` that choose what the runs are (not
+    a TrainConfig field: e.g. FPT's `backbone=`), key -> what it takes; `configure` reads
+    them before `runs`."""
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "long": 3, "paper": 3}
     """Seeds per scale. A subclass lists only the scales where it differs (merged with its
     parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""
@@ -83,6 +88,11 @@ class Study(ABC):
         from reasonlab.studies.kit.measured import minutes
 
         return minutes(cls.__module__.rpartition(".")[0], cls.name, scale)
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        """Take the study-level `options` (keys of `options`) given on the command line."""
+        if options:
+            raise ConfigError(f"study {self.name} takes no option {', '.join(options)}")
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         """The runs to train at this scale (`grid(...)`). A study with trains = False does not
@@ -169,6 +179,10 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
         raise ConfigError(f"study {name} has no {scale!r} scale; use one of "
                           + ", ".join(study.scales))
     seeds = seeds or study.default_seeds[scale]
+    options = {k: v for k, v in (overrides or {}).items() if k in study.options}
+    study.configure(options)
+    trial = dict(overrides or {})  # the report's tag and section still say the options
+    overrides = {k: v for k, v in trial.items() if k not in options}
     specs = study.runs(scale, seeds) if study.trains else []
     if study.trains and not specs:
         raise ConfigError(f"study {name} has no runs at scale {scale}")
@@ -177,12 +191,13 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     if overrides and not study.trains:  # what it computes, not runs, takes them
         study.check_overrides(scale, overrides)
     specs = overridden(specs, overrides or {})
+    check_assets(needed(s.config for s in specs), name, scale, quiet)
     root = out or Path("reasonlab-out")
-    out = root / name / (f"{scale}-{overrides_tag(overrides)}" if overrides else scale)
+    out = root / name / (f"{scale}-{overrides_tag(trial)}" if trial else scale)
     with output_dir(out):
         check_runs([s.config for s in specs], root, executor)
         return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
-                          address, overrides or {})
+                          address, trial)
 
 
 def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict]:

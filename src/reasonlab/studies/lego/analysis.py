@@ -22,13 +22,14 @@ from reasonlab.analysis.attention import (association_controls, attention_patter
                                           plot_attention, reading_order, special_ids, top_heads)
 from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagonal
 from reasonlab.model.config import ModelConfig
-from reasonlab.model.pretrained import MINILM, pretrained_transformer
+from reasonlab.model.pretrained import MINILM, checkpoint, pretrained_transformer
 from reasonlab.model.transformer import Transformer
 from reasonlab.report import table
 from reasonlab.runs import load_run_model
 from reasonlab.train.init_stages import load_initial_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
-from reasonlab.studies.lego.common import CKPT, N_TRAIN_VARS, PASS, PRETRAINED, RANDOM
+from reasonlab.studies.lego.common import (CKPT, N_TRAIN_VARS, PAPER_CKPT, PASS, PRETRAINED,
+                                           RANDOM)
 from reasonlab.studies.kit.curves import Curve, loss_at
 from reasonlab.studies.lego.verdicts import (PLATEAU_MARGIN, first_pass_steps, left_plateau,
                                              step_text)
@@ -53,19 +54,20 @@ HeadScores = dict[str, torch.Tensor]
 """One model's head scores (or association controls): name -> [layers, heads]."""
 
 
-def head_evidence(task_cfg: dict[str, Any], out: Path, n: int = 64, inits: int = 3
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+def head_evidence(task_cfg: dict[str, Any], out: Path, n: int = 64, inits: int = 3,
+                  ckpt: str = CKPT) -> tuple[dict[str, Any], dict[str, Any]]:
     """Head scores and association controls of the pretrained model (no fine-tuning) and of
     `inits` random-init models of the same shape (generator seeds 0..inits-1), on the same n
     sentences: (scores, controls), each PRETRAINED -> one HeadScores (one fixed checkpoint),
     RANDOM -> a list with one per random-init seed (the random arm varies with its seed, so
     lego.verdicts.heads_verdict reads it as a sample). Draws the pretrained model's best heads'
-    maps (chain order, §4.2.1)."""
+    maps (chain order, §4.2.1). `ckpt`: the pretrained checkpoint (MiniLM offline,
+    bert-base-uncased at paper scale)."""
     task = build_task(task_cfg)
     batch = task.sample(np.random.default_rng(0), n)
-    shape = ModelConfig.build({**MINILM.architecture, "vocab_size": len(task.vocab),
+    shape = ModelConfig.build({**checkpoint(ckpt).architecture, "vocab_size": len(task.vocab),
                                "n_classes": task.n_classes, "max_seq_len": task.seq_len})
-    pretrained = pretrained_transformer(CKPT, task.vocab.tokens, task.n_classes,
+    pretrained = pretrained_transformer(ckpt, task.vocab.tokens, task.n_classes,
                                         task.seq_len).eval()
     pattern = attention_patterns(pretrained, batch.tokens)
     scores: dict[str, Any] = {RANDOM: []}
@@ -112,7 +114,15 @@ def association_table(controls: dict[str, Any], k: int = 3) -> str:
 
 
 def substitution_note(spec: RunSpec) -> str:
-    """What fine-tuning all-MiniLM-L6-v2 instead of BERT-base can and cannot show."""
+    """What fine-tuning all-MiniLM-L6-v2 instead of BERT-base can and cannot show; the paper's
+    own BERT-base (paper scale) says so instead, and a user's other checkpoint says which."""
+    ckpt = spec.config.init_checkpoint or CKPT
+    if ckpt == PAPER_CKPT:
+        return ("## The pretrained model\n\nbert-base-uncased, the paper's own (LEGO §4.2), "
+                "from the local Hugging Face cache or the folder given with backbone=.")
+    if ckpt != CKPT:
+        return (f"## The pretrained model\n\n{ckpt} (given with backbone=), standing in for "
+                "the paper's bert-base-uncased.")
     n_layers = MINILM.architecture["n_layers"]
     n_train = spec.config.task.n_train_vars  # type: ignore[attr-defined]
     n = spec.config.task.n_clauses  # type: ignore[attr-defined]

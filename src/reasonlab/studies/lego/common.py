@@ -10,10 +10,11 @@ mimicking studies), and the mimicking stages (`mimic`).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reasonlab.model.pretrained import MINILM
+from reasonlab.model.pretrained import MINILM, as_source, checkpoint
 from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, Study
 
 PASS = 0.9
@@ -145,6 +146,9 @@ def bert_albert(scale: Scale) -> dict[str, dict[str, Any]]:
 
 # -- the MiniLM recipe: fine-tuning all-MiniLM-L6-v2 (a 6-layer, d_model 384 BERT) ------------
 CKPT = "all-minilm-l6-v2"
+PAPER_CKPT = "bert-base-uncased"
+"""LEGO §4.2's own pretrained model, at paper scale (model/hf.py: the local Hugging Face cache,
+or a folder given with backbone=); MiniLM, the one that installs offline, at smoke and cpu."""
 RANDOM, PRETRAINED = "random init", "pretrained"
 MINILM_SCALES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(task=lego_task(n_clauses=3, n_train_vars=2),
@@ -171,14 +175,35 @@ def minilm_recipe(scale: Scale) -> dict[str, Any]:
     return {"model": {}, **copy.deepcopy(MINILM_SCALES[scale])}
 
 
-def minilm_arms() -> dict[str, dict[str, Any]]:
-    """Random init of the MiniLM architecture (BERT's N(0, 0.02)) and the pretrained weights."""
-    return {RANDOM: {"model": dict(MINILM.architecture)}, PRETRAINED: {"init_from": CKPT}}
+def minilm_arms(scale: Scale = "cpu", source: str | None = None) -> dict[str, dict[str, Any]]:
+    """Random init of the checkpoint's architecture (BERT's N(0, 0.02)) and the pretrained
+    weights: MiniLM at smoke and cpu scale, the paper's bert-base-uncased at paper scale, or
+    `source` (the `backbone=` option: a PRETRAINED name or a Hugging Face folder)."""
+    ckpt = source or (PAPER_CKPT if scale == "paper" else CKPT)
+    return {RANDOM: {"model": dict(checkpoint(ckpt).architecture)},
+            PRETRAINED: {"init_from": ckpt}}
+
+
+OPTION = {"backbone": "the pretrained checkpoint instead of the scale's (MiniLM offline, "
+                      "bert-base-uncased at paper scale): a PRETRAINED name or a Hugging Face "
+                      "folder (hf:/path, or a bare path)"}
+
+
+def source_option(value: Any) -> str | None:
+    """The `backbone=` option as a pretrained source (a bare path is a folder: hf:PATH)."""
+    return None if value is None else as_source(value)
 
 
 class NeedsMiniLM(Study):
-    """A study that fine-tunes all-MiniLM-L6-v2: it declares the weights, so run_study fails
-    and tests skip with the install hint when the package is absent."""
+    """A study that fine-tunes all-MiniLM-L6-v2 (bert-base-uncased at paper scale): it
+    declares the weights, so run_study fails and tests skip with the install hint when the
+    package is absent. `backbone=` chooses another checkpoint."""
+
+    options = OPTION
+    source: str | None = None
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        self.source = source_option(options.get("backbone"))
 
     unit = ("the fine-tuning seed (it draws the random init or the pretrained model's fresh "
             "read-out, the mimicking stage where there is one, the sentences and their order); "

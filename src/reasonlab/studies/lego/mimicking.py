@@ -28,7 +28,7 @@ class LegoMimicking(NeedsMiniLM):
     cpu_after = ("lego-pretraining",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        arms = minilm_arms()
+        arms = minilm_arms(scale, self.source)
         arms[MIMIC] = {**arms[RANDOM], **mimic(MINILM_MIMIC[scale])}
         return grid(minilm_recipe(scale), arms, [MINILM_FINETUNE.get(scale, {})], seeds)
 
@@ -36,7 +36,8 @@ class LegoMimicking(NeedsMiniLM):
         span = extrapolation_span(results.first)
         rep, finals = accuracy_report(self.title, results, out, span.start)
         rep.sections += [mimicked_heads(*next((s, r) for s, r in results if s.arm == MIMIC)),
-                         substitution_note(results.first)]
+                         substitution_note(next(s for s, _ in results
+                                                if s.config.init_checkpoint))]
         rep.verdicts = [closed_verdict(self.claim("closes-gap"), finals, span,
                                        f"mean accuracy #{span.start}-#{span.stop - 1}")]
         return rep

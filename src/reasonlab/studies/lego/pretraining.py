@@ -35,7 +35,7 @@ class LegoPretraining(NeedsMiniLM):
     title = "LEGO: pretrained (all-MiniLM-L6-v2) vs random init"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        arms = minilm_arms()
+        arms = minilm_arms(scale, self.source)
         arms[RENAMED] = {**arms[PRETRAINED], "task": {"rename_ops": True}}
         return grid(minilm_recipe(scale), arms, seeds=seeds)
 
@@ -43,9 +43,11 @@ class LegoPretraining(NeedsMiniLM):
         n_train = extrapolation_span(results.first).start
         rep, finals = accuracy_report(self.title, results, out, n_train)
         first = results.first.config
+        ckpt = next(s.config.init_checkpoint for s, _ in results if s.config.init_checkpoint)
         scores, controls = head_evidence(first.task.model_dump(), out, n=min(64, first.n_test),
-                                         inits=results.seeds)
-        rep.sections += [association_table(controls), substitution_note(results.first)]
+                                         inits=results.seeds, ckpt=ckpt)
+        pre = next(s for s, _ in results if s.config.init_checkpoint)
+        rep.sections += [association_table(controls), substitution_note(pre)]
         rep.figure("pretrained_heads.png", "Pretrained model before fine-tuning: best "
                    "association (variable queries) and manipulation heads")
         steps = {a: [converge_steps(r["curve"]) for r in rs] for a, rs in results.arms().items()}

@@ -130,15 +130,21 @@ LM_SCALES: dict[Scale, dict[str, Any]] = {
                 n_train=20_000, n_test=200, batch_size=32, steps=1000, eval_every=200,
                 ckpt_every=1000, optim=dict(lr=2e-3, warmup_steps=100, weight_decay=0.01),
                 threads=1),
-    # our reading of the paper's GPT-2 small from scratch, at character level, for a GPU
+    # our reading of the paper's GPT-2 small from scratch, at character level, for a GPU, on
+    # the paper's WikiText-103 (§6) from the user's files (no tokenizer ships offline: the
+    # character level stays; tasks/corpora.py)
     "paper": dict(model=dict(d_model=768, n_layers=12, n_heads=12, d_mlp=3072), seq_len=256,
+                  source="wikitext103",
                   n_train=200_000, n_test=2000, batch_size=64, steps=50_000, eval_every=2500,
                   ckpt_every=5000, optim=dict(lr=3e-4, warmup_steps=2000, weight_decay=0.1)),
 }
 
 
 def lm_recipe(scale: Scale) -> dict[str, Any]:
-    """A character-level causal LM on WordNet glosses (task corpus_lm) of the scale's size."""
+    """A character-level causal LM (task corpus_lm) of the scale's size: on WordNet glosses,
+    at paper scale on WikiText-103."""
     s = dict(LM_SCALES[scale])
     seq_len = s.pop("seq_len")
-    return merge(s, {"task": {"name": "corpus_lm", "seq_len": seq_len}, "model": LM_MODEL})
+    source = {"source": s.pop("source")} if "source" in s else {}
+    return merge(s, {"task": {"name": "corpus_lm", "seq_len": seq_len, **source},
+                     "model": LM_MODEL})

@@ -2,10 +2,11 @@
 2024, §6: GPT-2 trained from scratch on WikiText, perplexity slightly better with the a/b
 modification).
 
-Offline stand-in (docs/design.md §9 Offline assets): a character-level causal LM on WordNet
-glosses (Debian wordnet-base), trained from scratch with and without attention="identity"
-(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out glosses at
-every evaluation.
+A character-level causal LM trained from scratch with and without attention="identity"
+(a_h, b_h = 0 at init), same seeds, same steps; validation perplexity on held-out text at every
+evaluation. At paper scale on the paper's WikiText-103, from the user's files (its raw release
+or its Hugging Face dataset: tasks/corpora.py; `reasonlab run` says whether it was found);
+offline (smoke, cpu) on WordNet glosses (Debian wordnet-base, docs/design.md §9), the stand-in.
 """
 
 from __future__ import annotations

@@ -73,7 +73,8 @@ def test_latest_verdict_per_study_and_scale(tmp_path):
 def test_claims_command(tmp_path, capsys):
     assert main(["claims", "fpt", "--store", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Lu et al. 2021") and "untested / vit" in out
+    assert out.startswith("Lu et al. 2021") and "untested / t5-less" in out
+    assert "fpt-vit / vit" in out and "fpt-backbones / longformer-less" in out
     assert "fpt-init / statistics-only" in out
     assert "fpt-universal / random-worse" in out and "cpu: not run" in out
     assert main(["claims", "--summary", "--store", str(tmp_path)]) == 0

@@ -71,7 +71,8 @@ FOLLOWUP_GAIN = {"flat-32": ("Flat-128", 14.5), "shuffle-64-fortunes": ("Shuffle
 
 PAIR_TASKS = ("similarity", "definition")
 SINGLE_TASKS = ("supersense", "pos")
-TASKS = PAIR_TASKS + SINGLE_TASKS
+DOWNSTREAM_TASKS = PAIR_TASKS + SINGLE_TASKS
+"""Our four downstream tasks, the columns of our half of the table (not the TASKS registry)."""
 TASK_LIKE = {"similarity": "STS-B", "definition": "MRPC / QNLI", "supersense": "CoLA / SST-2",
              "pos": "CoLA / SST-2"}
 

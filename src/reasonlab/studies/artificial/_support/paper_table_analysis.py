@@ -18,9 +18,10 @@ from scipy.stats import spearmanr
 
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.artificial._support.paper_table import (FOLLOWUP_GAIN, GROUPS, RECIPES,
-                                                              ROWS, SEED_COLUMNS, SEED_TABLE,
-                                                              TASK_LIKE, TASKS, seed_avg, tasks)
+from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, FOLLOWUP_GAIN,
+                                                              GROUPS, RECIPES, ROWS, SEED_COLUMNS,
+                                                              SEED_TABLE, TASK_LIKE, seed_avg,
+                                                              tasks)
 from reasonlab.studies.artificial._support.paper_table_verdicts import Scores, avg
 from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import Report, Results
@@ -60,7 +61,7 @@ def scores(results: Results) -> Scores:
             out[t][i] = np.asarray([
                 similarity_spearman(Path(r["dir"]), n) if t == "similarity"
                 else float(r["final"]["acc"]) for _, r in runs_])
-    return {t: out[t] for t in TASKS if t in out}
+    return {t: out[t] for t in DOWNSTREAM_TASKS if t in out}
 
 
 def seed_table(rep: Report, results: Results, s: Scores) -> None:

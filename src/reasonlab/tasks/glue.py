@@ -1,0 +1,174 @@
+"""GLUE (Wang et al. 2019): the columns of Chiang & Lee's seed table (docs/papers.md §4), read
+from a local Hugging Face datasets folder of `nyu-mll/glue` (Parquet or Arrow, as
+`cola/train-00000-of-00001.parquet`; tasks/hf_data.py), never downloaded.
+
+Each example is encoded with the lab's word vocabulary (tasks/words.py), the same ids as the
+masked-LM pretraining corpora, so a pretrained encoder's embeddings carry over, exactly as the
+WordNet stand-ins (tasks/glosses.py, tasks/gloss_pairs.py) are: [CLS] first [SEP] (second
+[SEP]), cut to seq_len (each sentence of a pair to its share), padded; the label sits on
+[CLS]. Splits: GLUE's train, and its validation split as the test set (the test split's
+labels are hidden; Chiang & Lee, as BERT, report the validation sets).
+
+Labels are the data's, so there is no text solver (as for images). STS-B's similarity score
+(0-5) is learned as 5 grades (min(4, floor(score))), like the WordNet similarity stand-in;
+its score x 100 rides along as `meta["score"]` for a Spearman correlation.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Literal
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from reasonlab.errors import ConfigError, ParseError
+from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
+from reasonlab.tasks.corpora import WORDNET_DIR
+from reasonlab.tasks.mlm import word_vocab
+from reasonlab.tasks.words import CLS_ID, PAD_ID, SEP_ID
+
+GlueName = Literal["cola", "sst2", "mrpc", "qqp", "stsb", "mnli", "qnli", "rte"]
+COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "cola": (("sentence",), ("unacceptable", "acceptable"), "validation"),
+    "sst2": (("sentence",), ("negative", "positive"), "validation"),
+    "mrpc": (("sentence1", "sentence2"), ("not equivalent", "equivalent"), "validation"),
+    "qqp": (("question1", "question2"), ("not duplicate", "duplicate"), "validation"),
+    "stsb": (("sentence1", "sentence2"), ("0-1", "1-2", "2-3", "3-4", "4-5"), "validation"),
+    "mnli": (("premise", "hypothesis"), ("entailment", "neutral", "contradiction"),
+             "validation_matched"),
+    "qnli": (("question", "sentence"), ("entailment", "not entailment"), "validation"),
+    "rte": (("sentence1", "sentence2"), ("entailment", "not entailment"), "validation"),
+}
+"""GLUE task -> (its text columns, class names, the split used as test)."""
+SEED_COLUMN = {"stsb": "STS-B", "qnli": "QNLI", "qqp": "QQP", "cola": "CoLA", "sst2": "SST-2",
+               "mnli": "MNLI", "mrpc": "MRPC", "rte": "RTE"}
+"""GLUE task -> its column in the seed's table (studies/artificial/seed_table.csv)."""
+HUB = ("nyu-mll/glue", "glue")
+HOW = ("on a machine with internet: `hf download nyu-mll/glue --repo-type "
+       "dataset`, then copy the cache folder here, or set task.path to a folder holding "
+       "<task>/<split>-*.parquet")
+
+
+class GlueConfig(TaskConfig):
+    """One GLUE task, encoded with the lab's word vocabulary."""
+
+    name: Literal["glue"] = "glue"
+    task: GlueName = "sst2"
+    """Which GLUE task."""
+    words: int = Field(2000, gt=0)
+    """Word types kept in the vocabulary (as the masked-LM task's `words`)."""
+    seq_len: int = Field(64, ge=5)
+    """Tokens per example, [CLS] and [SEP]s included; longer sentences are cut."""
+    path: str | None = None
+    """Folder of the GLUE Parquet / Arrow files; None: nyu-mll/glue in the Hub cache."""
+    wordnet: str | None = None
+    """Folder of the WordNet files the word vocabulary is counted on; None: /usr/share/wordnet."""
+
+
+@functools.lru_cache(maxsize=8)
+def glue_split(path: str | None, task: str, split: str) -> tuple[list[tuple[str, ...]],
+                                                                 np.ndarray]:
+    """(texts per example, labels as read) of one split; rows with a hidden label dropped."""
+    from reasonlab.tasks.hf_data import dataset_folder, read_split
+
+    folder = dataset_folder(path, HUB, f"GLUE {task}", HOW)
+    cols, _, _ = COLUMNS[task]
+    data = read_split(folder, split, [*cols, "label"], f"GLUE {task}", config=task)
+    labels = np.asarray(data["label"], dtype=np.float64)
+    keep = labels >= 0
+    texts = list(zip(*(data[c] for c in cols), strict=True))
+    return [t for t, k in zip(texts, keep, strict=True) if k], labels[keep]
+
+
+@TASKS.register("glue")
+class GlueTask(Task):
+    """A GLUE example in, its label out (on [CLS])."""
+
+    Config = GlueConfig
+
+    def __init__(self, config: GlueConfig):
+        self.config = config
+        self.words = word_vocab(config.wordnet or WORDNET_DIR, config.words)
+        self.vocab = self.words.vocab
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return COLUMNS[self.config.task][1]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    def class_names(self) -> tuple[str, ...]:
+        """GLUE's label names (STS-B: its five grades), as `render` writes them."""
+        return self.classes
+
+    @property
+    def seq_len(self) -> int:
+        return self.config.seq_len
+
+    @classmethod
+    def data_source(cls, config: GlueConfig) -> tuple[bool, str]:
+        """(found, where) of the GLUE files (kit/assets.py)."""
+        from reasonlab.errors import AssetError
+        from reasonlab.tasks.hf_data import dataset_folder
+
+        try:
+            return True, str(dataset_folder(config.path, HUB, "GLUE", HOW))
+        except AssetError as e:
+            return False, str(e)
+
+    def documents(self, split: str) -> tuple[list[tuple[str, ...]], np.ndarray]:
+        c = self.config
+        return glue_split(c.path, c.task, "train" if split == "train" else COLUMNS[c.task][2])
+
+    def encode(self, texts: tuple[str, ...]) -> np.ndarray:
+        """[CLS] a [SEP] (b [SEP]), each sentence cut to its share of seq_len, padded."""
+        T = self.config.seq_len
+        room = T - 1 - len(texts)
+        ids = [self.words.encode(t) for t in texts]
+        share = [room] if len(ids) == 1 else [room - room // 2, room // 2]
+        if len(ids) == 2:  # a short first sentence leaves its room to the second
+            share = [min(len(ids[0]), share[0]), room - min(len(ids[0]), share[0])]
+        out = [CLS_ID]
+        for part, n in zip(ids, share, strict=True):
+            out += [*part[:n], SEP_ID]
+        row = np.full(T, PAD_ID, dtype=np.int64)
+        row[: len(out)] = out
+        return row
+
+    def sample(self, rng: np.random.Generator, n: int, split: str = "train") -> Batch:
+        """n distinct examples of the split (train; validation as test)."""
+        texts, raw = self.documents(split)
+        if n > len(texts):
+            raise ConfigError(f"GLUE {self.config.task}'s {split} split holds {len(texts)} "
+                              f"examples; ask for at most that many (n_train / n_test), not {n}")
+        idx = rng.choice(len(texts), size=n, replace=False)
+        tokens = np.stack([self.encode(texts[i]) for i in idx])
+        stsb = self.config.task == "stsb"
+        labels = (np.minimum(4, np.floor(raw[idx])) if stsb else raw[idx]).astype(np.int64)
+        meta = {"score": torch.from_numpy(np.round(100 * raw[idx]).astype(np.int64)[:, None])
+                } if stsb else {}
+        return Batch(tokens=torch.from_numpy(tokens),
+                     label_pos=torch.zeros(n, 1, dtype=torch.long),
+                     labels=torch.from_numpy(labels[:, None]),
+                     loss_mask=torch.ones(n, 1, dtype=torch.bool),
+                     pad_mask=torch.from_numpy(tokens != PAD_ID), meta=meta)
+
+    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
+        return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
+
+    def render(self, batch: Batch, i: int) -> str:
+        words = [w for w in self.vocab.decode(batch.tokens[i]) if w != "[PAD]"]
+        return f"{' '.join(words)} -> {self.classes[int(batch.labels[i, 0])]}"
+
+    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
+        text, label = self.render(batch, i).rsplit(" -> ", 1)
+        return {"text": text, "labels": {"0": label}}
+
+    def solve(self, text: str) -> dict[str, str]:
+        raise ParseError("glue: the label comes from the data set; a GLUE task has no text "
+                         "solver")
+
