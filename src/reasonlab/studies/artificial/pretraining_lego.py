@@ -23,6 +23,7 @@ from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, P
                                                  SCRATCH, recipes, runs, structured)
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.lego.analysis import positions_section
 
 
 @STUDIES.register("artificial-pretraining-lego")
@@ -48,7 +49,8 @@ class ArtificialPretrainingLego(Study):
         first = lego.first.config
         rep = recipes(Report(self.title, out), results)
         finals = {names[k]: [r["final"]["acc_by_depth"] for _, r in rs] for k, rs in by.items()}
-        rep.positions(finals, trained=first.task.n_train_vars)  # type: ignore[attr-defined]
+        positions_section(rep, finals,
+                          trained=first.task.n_train_vars)  # type: ignore[attr-defined]
         speed_sections(rep, by, names, first.steps, out)
         controls = head_sections(rep, by, names, out)
         for kind, heads, faster in (

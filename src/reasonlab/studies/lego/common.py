@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from reasonlab.model.pretrained import MINILM, as_source, checkpoint
-from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.kit.base import RunSpec, Scale, Study
 
 PASS = 0.9
 """Accuracy at which a chain position counts as learned (first evaluation step above it)."""
@@ -258,16 +257,7 @@ def mimic(stage: dict[str, Any]) -> dict[str, Any]:
     return {"mimic": {"heads": {0: "manipulation", 1: "association"}, **stage}}
 
 
-# -- reading LEGO runs ---------------------------------------------------------------------
-def accuracy_report(title: str, results: Results, out: Path, n_train: int
-                    ) -> tuple[Report, dict[str, list[list[float]]]]:
-    """A report opening with the recipe, the final accuracy per chain position (table and
-    figure) and the accuracy curves; returns it with the finals [arm -> seeds x positions]."""
-    finals = results.per_position()
-    rep = Report(title, out).recipe(results).positions(finals, trained=n_train)
-    return rep.curves(results.curves()), finals
-
-
+# -- reading LEGO runs (the sections that draw them: lego/analysis.py) -----------------------
 def extrapolation_span(spec: RunSpec) -> slice:
     """The 3 positions after the supervised ones (#6-#8 for the paper's 6), within the chain."""
     task = spec.config.task
