@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reasonlab.sizes import n_params
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.sizes import n_params
 from reasonlab.studies.lego._support.programs import (RECIPES, arms, by_value, edge_verdict,
                                                       plot_by_program)
 from reasonlab.train.loop import make_data

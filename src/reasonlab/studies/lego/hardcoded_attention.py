@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab.sizes import flops_per_step
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.kit.curves import early_step, plot_loss_curves
-from reasonlab.studies.kit.sizes import flops_per_step
 from reasonlab.studies.kit.verdicts import requires
 from reasonlab.studies.lego.analysis import loss_table, no_context_loss, plateau_section
 from reasonlab.studies.lego._support.masked_lm import (BERT, HARDCODE, HYBRID, PAPER_TOKENS,
