@@ -1,6 +1,6 @@
 """Time to 99%: our CPU-scale recipe vs the authors' optimiser recipe, same model and data.
 
-Both train the model of `SCALES["cpu"]` (read at run time from studies/lego/common.py)
+Both train the model of `RECIPES["cpu"]` (read at run time from studies/lego/common.py)
 on the same LEGO Task 1 data (n = 12, first 6 chain variables supervised). The target is the
 mean test accuracy over chain positions #0-#5 >= 0.99. Because that target can lie beyond a
 CPU budget, a second milestone is timed too: leaving the ln 2 plateau, i.e. the first evaluation
@@ -39,8 +39,8 @@ ESCAPE = 0.9
 def cpu_scale() -> dict[str, Any]:
     import reasonlab.studies.lego.common as lc
 
-    # imported when the benchmark runs, so the current SCALES["cpu"] is used
-    return lc.SCALES["cpu"], lc.lego_task()
+    # imported when the benchmark runs, so the current RECIPES["cpu"] is used
+    return lc.RECIPES["cpu"], lc.lego_task()
 
 
 def configs(steps: int | None = None, authors_factor: float = 1.0

@@ -13,8 +13,8 @@ Sections, in order of value:
                in this process, and once killed with SIGKILL mid-run in a child process and
                resumed by `reasonlab train` in another, compared bitwise (metrics.jsonl and
                every checkpointed tensor)
-  steps        paper shapes of each family with random weights (SmolLM2 and MiniLM shapes
-               without their packages): ms per step before and after the sync-free loop
+  steps        paper shapes of each family with random weights (GPT-2 and BERT-base shapes
+               without their weights): ms per step before and after the sync-free loop
                (per-step permutation + boolean-mask loss vs EpochOrder + ignore_index), CUDA
                kernels per step (profiler) beside the plan's count, host time per kernel, MFU,
                peak memory, and the sync-free steps run under
@@ -124,20 +124,18 @@ def tiny(**over: Any) -> dict[str, Any]:
 
 FAMILIES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "lego BERT-base": ("lego-extrapolation", lambda s: s.arm == "BERT"),
-    "lego MiniLM shape": ("lego-pretraining", lambda s: s.config.init_checkpoint is not None),
+    "lego pretrained BERT-base": ("lego-pretraining",
+                                  lambda s: s.config.init_checkpoint is not None),
     "anchors": ("anchors-init-phase", lambda s: True),
     "symbols": ("symbols-mlp-vs-transformer", lambda s: s.config.model.arch.name
                 == "transformer"),
-    "fpt SmolLM2 shape": ("fpt-universal", lambda s: s.config.init_checkpoint
-                          == "smollm2-135m"),
-    "fpt MiniLM shape": ("fpt-universal", lambda s: s.config.init_checkpoint
-                         == "all-minilm-l6-v2"),
+    "fpt GPT-2 shape": ("fpt-universal", lambda s: s.config.init_checkpoint == "gpt2"),
     "fpt LSTM": ("fpt-lstm", lambda s: True),
     "artificial MLM": ("artificial-pretraining", lambda s: s.config.init_run is None),
 }
 """A representative paper-scale run of each family: (study, which of its runs)."""
-QUICK_FAMILIES = ("lego BERT-base", "fpt SmolLM2 shape")
-"""The families --quick times (the CPU test): a plain encoder and the grouped-query decoder."""
+QUICK_FAMILIES = ("lego BERT-base", "fpt GPT-2 shape")
+"""The families --quick times (the CPU test): a post-LN encoder and a pre-LN decoder."""
 
 
 def random_weights(config: Any) -> Any:
@@ -518,11 +516,11 @@ def _capture_stderr(fn: Callable[[], int]) -> tuple[int, list[str]]:
 
 
 def compile_speedups(device: str, quick: bool, check: Check) -> dict[str, Any]:
-    """torch.compile against eager on LEGO's BERT-base and FPT's SmolLM2 shape, cut to their
+    """torch.compile against eager on LEGO's BERT-base and FPT's GPT-2 shape, cut to their
     first COMPILE_LAYERS layers (compilation time grows with depth; the per-layer speed-up is
     what it measures); FPT also with mode reduce-overhead (CUDA graphs)."""
     out: dict[str, Any] = {}
-    cases = [("fpt SmolLM2 shape", "default"), ("fpt SmolLM2 shape", "reduce-overhead"),
+    cases = [("fpt GPT-2 shape", "default"), ("fpt GPT-2 shape", "reduce-overhead"),
              ("lego BERT-base", "default")]
     if quick:
         cases = cases[:1]

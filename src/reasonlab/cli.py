@@ -203,7 +203,8 @@ def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
     from reasonlab.runs import load_result, run_dir_for
     from reasonlab.store import output_dir, write_text_atomic
     from reasonlab.studies import STUDIES
-    from reasonlab.studies.kit.base import check_runs, overrides_tag
+    from reasonlab.runs import check_runs
+    from reasonlab.studies.kit.base import overrides_tag
     from reasonlab.studies.kit.core import overridden
 
     study = STUDIES[args.study]()

@@ -5,7 +5,7 @@ kernel-launch floor, and disk.
 included), their FLOPs and the time they would take on one H100 in bf16 and on this kind of
 CPU, the GPU time's launch floor and which bound applies, and the disk its finished runs take.
 FLOPs come from the configs, not from running anything: the model is built on PyTorch's
-meta device (studies/kit/sizes.py) and
+meta device (sizes.py) and
 
     training FLOPs = steps x batch x seq_len x flops_per_token            (6 N + attention)
                    + evaluations x n_test x seq_len x flops_per_token / 3 (forward only)
@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-from reasonlab.studies.kit.sizes import meta_model
+from reasonlab.sizes import meta_model
 from reasonlab.train.config import TrainConfig
 
 H100_BF16_DENSE = 989e12
@@ -238,7 +238,7 @@ def _count(config: TrainConfig, n_layers: int) -> tuple[int, int]:
     return step, evaluation
 
 
-RECURRENT = ("lstm", "lnlstm")
+RECURRENT = ("lnlstm",)
 """Architectures whose ops grow with the sequence length (one step per token)."""
 
 

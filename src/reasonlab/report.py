@@ -63,10 +63,6 @@ def mean_std(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray]:
     return a.mean(0), (a.std(0, ddof=1) if len(a) > 1 else np.zeros(a.shape[1]))
 
 
-def final_by_depth(results: list[dict[str, Any]]) -> list[list[float]]:
-    return [r["final"]["acc_by_depth"] for r in results]
-
-
 def plot_positions(arms: dict[str, list[list[float]]], path: Path, title: str,
                    trained: int | None = None) -> None:
     """Final accuracy per chain position for each arm: mean line, band = +-1 std over seeds."""

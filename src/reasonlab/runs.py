@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
-from reasonlab.locking import LeaseLost, LockHeld, RunLock, clear_stale, lock_path
+from reasonlab.locking import LeaseLost, LockHeld, RunLock, clear_stale, held, lock_path
 from reasonlab.store import (
     RunRecord,
     check_partial,
@@ -34,8 +34,8 @@ from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 from reasonlab.train.init_stages import load_run_model
 from reasonlab.train.run_files import run_dir_for
 
-__all__ = ["RESULTS_VERSION", "config_id", "execute", "execute_if_free", "load_result",
-           "load_run_model", "run_dir_for"]
+__all__ = ["RESULTS_VERSION", "check_runs", "config_id", "execute", "execute_if_free",
+           "load_result", "load_run_model", "run_dir_for"]
 
 def load_result(run_dir: Path) -> dict[str, Any] | None:
     """The checked result.json of a finished run, or None (see store.read_result): reused only
@@ -52,6 +52,18 @@ def check_device(config: TrainConfig, executor: str = "local") -> None:
 
     if executor not in ("ray", "slurm"):
         check_available(config.device)
+
+
+def check_runs(configs: list[TrainConfig], root: Path, executor: str = "local") -> None:
+    """Fail with one line before anything trains: a device this machine lacks (under Ray the
+    cluster's nodes train, so check_device leaves that to the executor), or a damaged run
+    folder among those the configs reuse or resume (a study's runs, a sweep's)."""
+    for c in configs:
+        check_device(c, executor)
+        run_dir = run_dir_for(c, root)
+        # a run another process trains right now changes under us: its trainer checks it
+        if load_result(run_dir) is None and held(run_dir) is None:
+            check_partial(run_dir)
 
 
 def execute(config: TrainConfig, root: Path, quiet: bool = False, desc: str | None = None,

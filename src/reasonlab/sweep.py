@@ -199,7 +199,7 @@ def run_sweep(config_path: Path, axis_items: list[str], seeds: int = 1,
     from reasonlab.config import deep_merge
     from reasonlab.report import seeds_text
     from reasonlab.store import output_dir, write_json_atomic, write_text_atomic
-    from reasonlab.studies.kit.base import check_runs
+    from reasonlab.runs import check_runs
 
     check_seeds(seeds)
     check_workers(workers)

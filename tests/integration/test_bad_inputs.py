@@ -333,7 +333,7 @@ if NO_CUDA:
         ("device-cuda", [*T, "device=cuda"], "CUDA", None),
         ("run-device-cuda-dir", [*T, "device=cuda", "--out", "{tmp}/o"], "CUDA", None),
     ]
-# every legacy key (train/config.py LEGACY_INIT, LEGACY_TRAINABLE; model/config.py LEGACY_KEYS,
+# every legacy key (config_compat.py: LEGACY_INIT, LEGACY_TRAINABLE, MOVED_OPTIONS,
 # RENAMED_FIELDS, kv_groups) given a value it cannot take, and given beside its new name
 CASES += [
     ("legacy-train-int", [*T, "train=5"], "trainable", None),

@@ -70,7 +70,7 @@ def test_strict_runs_are_bitwise_reruns_and_resumes(tmp_path, monkeypatch):
     assert data["device"] == "cuda" and data["deterministic"] == "strict" and data["gpu"]
 
 
-@pytest.mark.parametrize("family", ["lego BERT-base", "fpt SmolLM2 shape"])
+@pytest.mark.parametrize("family", ["lego BERT-base", "fpt GPT-2 shape"])
 def test_training_steps_never_wait_for_the_host(family):
     """torch.cuda.set_sync_debug_mode("error") around sync-free steps: no sync (the batch is
     sliced on the device, the loss masks by ignore_index)."""
@@ -93,7 +93,7 @@ def test_frozen_matrices_in_bf16_compute_what_cuda_autocast_computes():
     from reasonlab.train.loop import build_model, make_data
     from reasonlab.train.metrics import model_inputs, slot_loss
 
-    cfg = gpu_check().family_config("fpt SmolLM2 shape", "cuda", quick=True)
+    cfg = gpu_check().family_config("fpt GPT-2 shape", "cuda", quick=True)
     outs = []
     for cast in (False, True):
         model = build_model(cfg, device="cuda").eval()
@@ -124,8 +124,8 @@ def test_sdpas_cuda_shortcuts_compute_the_masked_attention(monkeypatch):
     torch.testing.assert_close(fast, plain, atol=3e-2, rtol=3e-2)
 
 
-@pytest.mark.parametrize("arch", ["lnlstm", "lstm"])
-def test_the_lstms_train_under_cuda_autocast(arch):
+@pytest.mark.parametrize("arch", ["lnlstm"])
+def test_the_lstm_trains_under_cuda_autocast(arch):
     from reasonlab.model import MODELS, ModelConfig
 
     cfg = ModelConfig.build({"arch": arch, "d_model": 32, "n_layers": 2, "vocab_size": 5,

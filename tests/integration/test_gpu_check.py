@@ -61,7 +61,7 @@ def test_the_cpu_capable_sections_run_and_report(tmp_path):
 
 def test_every_family_has_a_paper_shape_with_random_weights():
     """The configs the steps section times: the paper's shapes and batches, no checkpoint
-    to load (SmolLM2 and MiniLM shapes with random weights), no pretraining run."""
+    to load (GPT-2 and BERT-base shapes with random weights), no pretraining run."""
     from reasonlab.model.pretrained import fixed_fields
 
     g = gpu_check()
@@ -69,11 +69,11 @@ def test_every_family_has_a_paper_shape_with_random_weights():
         c = g.family_config(name, "cpu", quick=False)
         assert c.init_from is None, name
         assert c.steps == 10**6 and c.n_val == 0, name
-    smol = g.family_config("fpt SmolLM2 shape", "cpu", False)
-    arch = fixed_fields("smollm2-135m")
-    assert (smol.model.d_model, smol.model.n_kv_heads, smol.model.n_layers, smol.batch_size
-            ) == (arch["d_model"], arch["n_kv_heads"], 30, 4)
-    assert smol.trainable is not None  # the FPT groups train, the rest is frozen
+    gpt2 = g.family_config("fpt GPT-2 shape", "cpu", False)
+    arch = fixed_fields("gpt2")
+    assert (gpt2.model.d_model, gpt2.model.n_layers, gpt2.model.causal) == (
+        arch["d_model"], arch["n_layers"], True)
+    assert gpt2.trainable is not None  # the FPT groups train, the rest is frozen
     bert = g.family_config("lego BERT-base", "cpu", False)
     assert (bert.model.d_model, bert.model.n_layers, bert.batch_size) == (768, 12, 1000)
 

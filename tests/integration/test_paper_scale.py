@@ -221,7 +221,7 @@ def store_disk(name: str) -> int:
     """Bytes the study's runs leave in the store: each distinct run's last checkpoint holds its
     fp32 weights (no optimizer state). artificial-pretraining's 88 RoBERTa-base-sized runs
     take about 40 GiB."""
-    from reasonlab.studies.kit.sizes import n_params
+    from reasonlab.sizes import n_params
 
     if not STUDIES[name].trains:
         return 0
@@ -237,7 +237,7 @@ def analysis_memory(name: str) -> int:
     if name != "symbols-readout-vs-full":
         return 0
     from reasonlab.studies.kit.core import grid
-    from reasonlab.studies.kit.sizes import n_params
+    from reasonlab.sizes import n_params
     from reasonlab.studies.symbols.readout_vs_full import SWEEP, recipe
 
     w = max(SWEEP["paper"][1])

@@ -13,7 +13,7 @@ from reasonlab.model.fpt import FPT, ReadOut
 from reasonlab.model.freeze import FPT as FPT_GROUPS
 from reasonlab.model.freeze import GROUPS, PRESETS, apply_groups, resolve_groups
 from reasonlab.model.gguf import SMOLLM2_ARCH
-from reasonlab.model.lstm import LSTMBaseline
+from reasonlab.model.lstm import LNLSTM
 from reasonlab.model.pretrained import MINILM
 
 BERT_SMALL = dict(d_model=32, n_layers=2, n_heads=4, d_mlp=64, norm_position="post")
@@ -214,16 +214,19 @@ def test_fpt_run_resumes_bitwise_and_reports_parameter_counts(tmp_path, monkeypa
 
 
 def test_lstm_reads_only_the_past():
-    c = ModelConfig.build({"arch": "lstm", "d_model": 16, "n_layers": 3, "vocab_size": 7,
+    c = ModelConfig.build({"arch": "lnlstm", "d_model": 16, "n_layers": 3, "vocab_size": 7,
                            "n_classes": 3, "max_seq_len": 10})
-    model = LSTMBaseline(c, torch.Generator().manual_seed(0))
+    model = LNLSTM(c, torch.Generator().manual_seed(0))
     tokens = torch.randint(1, 7, (2, 10))
     changed = tokens.clone()
     changed[:, 6:] = (changed[:, 6:] % 6) + 1
     pos = torch.tensor([[5], [5]])
     assert torch.equal(model(tokens, pos), model(changed, pos))
     assert not torch.equal(model(tokens, pos + 4), model(changed, pos + 4))
-    assert sum(p.numel() for p in model.lstm.parameters()) == 3 * 4 * (16 * 16 * 2 + 2 * 16)
+    # per layer: i2h and h2h (4d x d weights, 4d biases), the LayerNorms on both (4d gains
+    # and biases each) and on the cell (d each)
+    assert sum(p.numel() for p in model.cells.parameters()) == 3 * (
+        2 * (4 * 16 * 16 + 4 * 16) + 2 * 2 * 4 * 16 + 2 * 16)
 
 
 @pytest.mark.skipif(not MINILM.available(), reason=f"install: {MINILM.install_hint}")

@@ -77,47 +77,16 @@ def test_reads_only_the_past_and_dropout_acts_in_training_only():
     assert not torch.equal(m(ones, pos, features=feats), m(ones, pos, features=feats))
 
 
-def test_both_lstms_train_under_bf16_autocast():
+def test_the_lstm_trains_under_bf16_autocast():
     """fpt-lstm at dtype=bf16 (auto's choice on a GPU): the LayerNorm LSTM's step and
     gradients under autocast, here the CPU's, are finite and near its fp32 ones."""
-    from reasonlab.model.lstm import LSTMBaseline
-
-    c = ModelConfig.build({"arch": "lstm", "d_model": 8, "n_layers": 2, "vocab_size": 5,
-                           "n_classes": 3, "max_seq_len": 6, "d_input": 4})
-    for m in (model(), LSTMBaseline(c, torch.Generator().manual_seed(0))):
-        feats = torch.randn(3, 6, 4, generator=torch.Generator().manual_seed(1))
-        pos = torch.full((3, 1), 5)
-        tokens = torch.ones(3, 6, dtype=torch.long)
-        want = m(tokens, pos, features=feats)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            got = m(tokens, pos, features=feats)
-        got.float().sum().backward()
-        assert all(p.grad is not None and p.grad.isfinite().all() for p in m.parameters())
-        torch.testing.assert_close(got.float(), want, atol=0.1, rtol=0.1)
-
-
-def test_torchs_lstm_leaves_cuda_autocast(monkeypatch):
-    """nn.LSTM's cuDNN kernel has no bf16 version everywhere: under CUDA autocast its
-    recurrence runs in fp32 (fp32_recurrence), on the CPU never (bits as before)."""
-    from reasonlab.model import lstm
-
-    class Cuda(torch.Tensor):
-        @property
-        def device(self) -> torch.device:  # type: ignore[override]
-            return torch.device("cuda", 0)
-
-    x = torch.zeros(2, 3)
-    monkeypatch.setattr(torch, "is_autocast_enabled", lambda *a: True)
-    assert lstm.fp32_recurrence(x.as_subclass(Cuda)) and not lstm.fp32_recurrence(x)
-    monkeypatch.setattr(torch, "is_autocast_enabled", lambda *a: False)
-    assert not lstm.fp32_recurrence(x.as_subclass(Cuda))
-    monkeypatch.undo()
-    c = ModelConfig.build({"arch": "lstm", "d_model": 8, "n_layers": 1, "vocab_size": 5,
-                           "n_classes": 3, "max_seq_len": 6, "d_input": 4})
-    m = lstm.LSTMBaseline(c, torch.Generator().manual_seed(0))
-    h = torch.randn(2, 6, 8)
-    monkeypatch.setattr(lstm, "fp32_recurrence", lambda x: True)
+    m = model()
+    feats = torch.randn(3, 6, 4, generator=torch.Generator().manual_seed(1))
+    pos = torch.full((3, 1), 5)
+    tokens = torch.ones(3, 6, dtype=torch.long)
+    want = m(tokens, pos, features=feats)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        got = m.sequence(h.bfloat16())
-    assert got.dtype == torch.float32
-    assert torch.equal(got, m.lstm(h.bfloat16().float())[0])
+        got = m(tokens, pos, features=feats)
+    got.float().sum().backward()
+    assert all(p.grad is not None and p.grad.isfinite().all() for p in m.parameters())
+    torch.testing.assert_close(got.float(), want, atol=0.1, rtol=0.1)

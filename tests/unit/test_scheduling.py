@@ -109,8 +109,7 @@ def test_ray_asks_for_a_gpu_for_cuda_runs():
 def test_a_gpu_less_ray_driver_may_send_cuda_runs(gpus, tmp_path):
     """device=cuda from a driver without a GPU: the cluster's nodes train, so only the local
     executor checks this machine (ray_resources checks the cluster)."""
-    from reasonlab.runs import check_device
-    from reasonlab.studies.kit.base import check_runs
+    from reasonlab.runs import check_device, check_runs
 
     gpus(0)
     with pytest.raises(ConfigError, match="CUDA is not available"):

@@ -115,6 +115,8 @@ def test_the_worked_example_of_docs_model_md_runs():
         exec("import torch\n" + code, {})
         c = ModelConfig.build(SIZES, attention={"name": "previous_token", "heads": [1]})
         _, cache = run_with_cache(Transformer(c), torch.randint(0, 10, (2, 6)))
+        with pytest.raises(ConfigError, match=r"attention.heads=\[2\]: the model has n_heads=2"):
+            ModelConfig.build(SIZES, attention={"name": "previous_token", "heads": [2]})
     finally:
         ATTENTION._entries.pop("previous_token", None)
     pattern = cache["blocks.0.attn.hook_pattern"]  # [batch, n_heads, q_pos, k_pos]
@@ -122,3 +124,34 @@ def test_the_worked_example_of_docs_model_md_runs():
     want[0, 0] = 1
     torch.testing.assert_close(pattern[:, 1], want.expand(2, 6, 6))
     assert not torch.allclose(pattern[:, 0], want.expand(2, 6, 6))
+
+
+@pytest.mark.parametrize("attention, arch, match", [
+    ({"name": "hardcoded", "cls_id": 10, "sep_id": 1}, "transformer",
+     r"attention.cls_id=10 is not a token id \(vocab_size=10\)"),
+    ({"name": "hybrid", "cls_id": 0, "sep_id": 1, "learned_heads": 2}, "transformer",
+     "attention.learned_heads=2 must be fewer than n_heads=2"),
+    ("identity", "mlp_baseline", "arch='mlp_baseline' has no attention"),
+])
+def test_a_variant_checks_its_options_against_the_model(attention, arch, match):
+    """The rules between a variant's options and the rest of the model are its Config's
+    (`check`), run for every variant field: the hardcoded maps' token ids, Hybrid's head count,
+    the MLP baseline's lack of attention."""
+    with pytest.raises(ConfigError, match=match):
+        ModelConfig.build(SIZES, attention=attention, arch=arch)
+
+
+def test_model_config_names_no_variant_and_no_old_key():
+    """ModelConfig's own rules name no variant entry and no old field name: the variants'
+    rules are their Configs' (`check`), the old names config_compat's."""
+    import inspect
+
+    from reasonlab import config_compat
+    from reasonlab.model import config
+
+    source = inspect.getsource(config.ModelConfig._check)
+    for name in ("hardcoded", "hybrid", "mlp_baseline", "identity", "cls_id", "learned_heads"):
+        assert name not in source, name
+    module = inspect.getsource(config)
+    for old in (*config_compat.RENAMED_FIELDS, *config_compat.MOVED_OPTIONS, "kv_groups"):
+        assert f'"{old}"' not in module, old

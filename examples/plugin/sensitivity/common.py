@@ -10,7 +10,7 @@ from reasonlab.studies.kit.base import Scale
 
 MAJORITY, PARITY = "majority", "parity"
 ARMS = {f: {"task": {"function": f}} for f in (MAJORITY, PARITY)}
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(task=dict(name="bit_function", n_bits=7),
                   model=dict(d_model=16, n_layers=1, n_heads=2, d_mlp=32, norm_position="pre"),
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=24, n_test=8, batch_size=8,
@@ -27,4 +27,4 @@ SCALES: dict[Scale, dict[str, Any]] = {
 
 
 def recipe(scale: Scale) -> dict[str, Any]:
-    return copy.deepcopy(SCALES[scale])
+    return copy.deepcopy(RECIPES[scale])

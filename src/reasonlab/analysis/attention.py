@@ -298,12 +298,6 @@ def reading_order(seq: int, starts: Sequence[int], span: int) -> list[int]:
 # ---------------------------------------------------------------------- figures
 
 
-def _short(name: str) -> str:
-    """A score's name in a panel title: association -> ass, association_variable -> ass/var."""
-    head, *rest = name.split("_")
-    return "/".join([head[:3]] + [r[:3] for r in rest])
-
-
 def plot_attention(pattern: torch.Tensor, labels: Sequence[str], path: Path,
                    heads: Sequence[tuple[int, int]] | None = None,
                    order: Sequence[int] | None = None, title: str = "",

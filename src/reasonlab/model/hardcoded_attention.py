@@ -96,6 +96,13 @@ class HardcodedConfig(VariantConfig):
     (d_model^2 x kernel). The paper says "temporal convolutions" only; depthwise is the
     reading under which Hybrid is smaller than BERT, as its Fig. 8 reports."""
 
+    def check(self, model: ModelConfig) -> None:
+        """The broadcast maps read token ids: [CLS] and [SEP] must be ones."""
+        for key in ("cls_id", "sep_id"):
+            if getattr(self, key) >= model.vocab_size:
+                raise ValueError(f"attention.{key}={getattr(self, key)} is not a token id "
+                                 f"(vocab_size={model.vocab_size})")
+
 
 class HybridConfig(HardcodedConfig):
     """Hardcoded patterns and convolution plus ordinary softmax heads (LEGO §5, Hybrid)."""
@@ -105,6 +112,13 @@ class HybridConfig(HardcodedConfig):
     """Ordinary softmax heads kept, each of width d_head (d_model // n_heads unless set):
     fewer than n_heads, the rest of BERT's heads being replaced by the hardcoded maps and the
     convolution (our reading of §5; docs/papers.md §1.1)."""
+
+    def check(self, model: ModelConfig) -> None:
+        super().check(model)
+        if self.learned_heads >= model.n_heads:
+            raise ValueError(f"attention.learned_heads={self.learned_heads} must be fewer than "
+                             f"n_heads={model.n_heads}: Hybrid replaces some of BERT's heads "
+                             "by the hardcoded maps and the convolution")
 
 
 @ATTENTION.register("hardcoded")

@@ -1,9 +1,9 @@
 """The LSTM baseline of the FPT paper (Lu et al. 2021, docs/papers.md §4: 3 layers, width 768).
 
-Same input layer and read-out as the FPT model (model/fpt.py), with a stacked unidirectional
-LSTM (torch's nn.LSTM, hidden size d_model, n_layers layers) in place of the transformer, so
-the comparison changes only the sequence model. The hidden state at label_pos has read every
-token up to it (ListOps: the last real token, so right padding is never read).
+Same input layer and read-out as the FPT model (model/fpt.py), with the authors' stacked
+unidirectional LayerNorm LSTM (`lnlstm`) in place of the transformer, so the comparison changes
+only the sequence model. The hidden state at label_pos has read every token up to it (ListOps:
+the last real token, so right padding is never read).
 """
 
 from __future__ import annotations
@@ -39,38 +39,6 @@ class Recurrent(nn.Module):
 
     def num_params(self, non_embedding: bool = False) -> int:
         return sum(p.numel() for p in self.parameters())
-
-
-@MODELS.register("lstm")
-class LSTMBaseline(Recurrent):
-    """torch's nn.LSTM between FPT's input layer and read-out."""
-
-    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
-        super().__init__()
-        self.config = config
-        self.input = InputLayer(config, generator)
-        self.lstm = nn.LSTM(config.d_model, config.d_model, config.n_layers, batch_first=True)
-        # nn.LSTM's own init, U(-1/sqrt(d), 1/sqrt(d)), drawn from our generator
-        bound = config.d_model ** -0.5
-        with torch.no_grad():
-            for p in self.lstm.parameters():
-                p.uniform_(-bound, bound, generator=generator)
-        self.readout = ReadOut(config, generator)
-
-    def sequence(self, x: torch.Tensor) -> torch.Tensor:
-        if fp32_recurrence(x):
-            # cuDNN's fused LSTM is not implemented for bf16 in every torch / cuDNN pairing
-            # ("not implemented for 'BFloat16'"): under CUDA autocast the recurrence runs in
-            # fp32, the input and read-out layers stay autocast
-            with torch.autocast(x.device.type, enabled=False):
-                return self.lstm(x.float())[0]
-        return self.lstm(x)[0]  # [batch, seq, d_model]
-
-
-def fp32_recurrence(x: torch.Tensor) -> bool:
-    """Whether nn.LSTM must leave autocast: its input is on CUDA under autocast. Never on the
-    CPU, so CPU runs (bf16 ones included) compute as before."""
-    return x.device.type == "cuda" and torch.is_autocast_enabled("cuda")
 
 
 class LNLSTMCell(nn.Module):

@@ -114,6 +114,11 @@ class MLPBaseline(nn.Module):
         equality: bool = False
         """Also feed the flattened equality matrix X X^T."""
 
+        def check(self, model: ModelConfig) -> None:
+            if model.attention.name != "softmax" or model.tie_head:
+                raise ValueError("arch='mlp_baseline' has no attention and no tied head; "
+                                 "remove attention and tie_head")
+
     def __init__(self, config: ModelConfig, generator: torch.Generator | None = None):
         super().__init__()
         self.config = config

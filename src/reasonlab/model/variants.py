@@ -7,7 +7,7 @@ registry, selected by `name` exactly as `TrainConfig.task` selects a TASKS entry
     attention      ATTENTION   the attention layer (model/attention.py)
     init           INITS       how the weights are initialized (model/init.py)
     arch           MODELS      the network: "transformer", the "mlp_baseline" (model/
-                               mlp_baseline.py), "fpt", "lstm"
+                               mlp_baseline.py), "fpt", "lnlstm"
     norm_layer     NORMS       the normalization layer; `ModelConfig.norm_position` says where
                                it sits
     mlp            MLPS        the feed-forward block of a Transformer layer
@@ -19,11 +19,14 @@ without importing the variants that read it (no import cycle); see docs/model.md
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any
 
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 from reasonlab.registry import Registry
+
+if TYPE_CHECKING:
+    from reasonlab.model.config import ModelConfig
 
 
 class VariantConfig(StrictModel):
@@ -33,11 +36,12 @@ class VariantConfig(StrictModel):
     name: str
     """Registry entry (required, so that a dump always says which variant it is)."""
 
-
-class Variant(Protocol):
-    """What a registry entry declares."""
-
-    Config: ClassVar[type[VariantConfig]]
+    def check(self, model: ModelConfig) -> None:
+        """The rules between this entry's options and the rest of the model config (e.g. "the
+        hardcoded maps' token ids exist": `cls_id < model.vocab_size`), run by ModelConfig
+        after every field validated; raise ValueError saying the fix. Pydantic checks each
+        option on its own; an entry with rules overrides this (litgpt validates its config in
+        __post_init__ the same way, in one place per config)."""
 
 
 ATTENTION: Registry[Any] = Registry("attention variant")

@@ -8,7 +8,8 @@ CoLA / SST-2 move by a point or less). GLUE does not reach us offline; these sta
                 (tasks/wordnet_graph.py) in GRADES: distance 1 -> 4, 2 -> 3, 3-4 -> 2,
                 5-6 -> 1, 7 or more -> 0. Scored as 5-way classification (accuracy) and, as
                 STS-B is, by the Spearman correlation of the predicted grade (the softmax's
-                expectation) with the gold path similarity (studies/artificial/seed_analysis).
+                expectation) with the gold path similarity (studies/artificial/_support/
+                paper_table_analysis).
     definition  binary, as MRPC / QNLI ("does the second sentence answer / paraphrase the
                 first"): a usage example with its word blanked ([MASK]) and a definition; yes
                 when the definition is the example's own synset's, no when it is another

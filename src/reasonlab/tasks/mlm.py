@@ -45,8 +45,6 @@ from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
 from reasonlab.tasks.corpora import WORDNET_DIR, gloss_split
 from reasonlab.tasks.words import CLS_ID, MASK_ID, PAD_ID, SEP_ID, UNK_ID, WordVocab
 
-REPLACED = ("[MASK]", "random", "unchanged")
-
 
 class MLMConfig(TaskConfig):
     """Masked-LM on a word corpus."""

@@ -9,8 +9,9 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, SerializeAsAny, model_validator
 
 from reasonlab.config import StrictModel
-from reasonlab.model.config import ModelConfig, legacy_names
-from reasonlab.model.freeze import POSITIONS, TrainGroups, TrainPrefixes
+from reasonlab.config_compat import id_view, upgrade_train_keys
+from reasonlab.model.config import ModelConfig
+from reasonlab.model.freeze import TrainGroups, TrainPrefixes
 from reasonlab.train.mimic import MimicConfig
 from reasonlab.tasks.base import TASKS, TaskConfig, build_task
 
@@ -19,9 +20,10 @@ RESULTS_VERSION = 3  # 3: LEGO root clause fixed as in the paper (task.root)
 """Part of every run id: bump it when a code change alters results (see runs.py).
 Not bumped when variants came to own their options: no result changed; a run naming a
 non-default attention/init/arch entry dumps it as an object ({"name": ...}) and so has a new
-id anyway, the other runs keep theirs, and old run folders still load (ModelConfig.LEGACY_KEYS);
-docs/model.md §1. Not bumped by the renames (norm_position, norm_layer, mlp_baseline, init_from,
-trainable): the id hashes the old names (id_view), so every run keeps its id."""
+id anyway, the other runs keep theirs, and old run folders still load (config_compat.py
+MOVED_OPTIONS); docs/model.md §1. Not bumped by the renames (norm_position, norm_layer,
+mlp_baseline, init_from, trainable): the id hashes the old names (config_compat.id_view), so
+every run keeps its id."""
 
 
 class OptimConfig(StrictModel):
@@ -157,7 +159,7 @@ class TrainConfig(StrictModel):
     def _resolve_task_and_model(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = _map_legacy_keys(dict(data))
+        data = upgrade_train_keys(dict(data))
         if isinstance(data.get("trainable"), str | list):  # a preset or a list of groups
             from reasonlab.model.freeze import resolve_groups
 
@@ -260,74 +262,10 @@ def _pretrained_fields(name: str, seq_len: int) -> dict[str, Any]:
     return dict(ckpt.architecture)
 
 
-# -- names of older versions ------------------------------------------------------------------
-# Old config files and the config.json of old run folders load under the new names, and the
-# run id hashes the old names (id_view), so that every stored run keeps its id: renaming a
-# field changes no result.
-
-LEGACY_INIT = {"pretrained": "a shipped checkpoint", "pretrain": "a pretraining run"}
-"""Old TrainConfig keys -> what they held, now `init_from`'s value (a name or a TrainConfig)."""
-
-LEGACY_TRAINABLE = {"train": "groups", "train_only": "prefixes"}
-"""Old TrainConfig keys -> the `trainable` policy they are (groups, or name prefixes)."""
-
-
-def _map_legacy_keys(data: dict[str, Any]) -> dict[str, Any]:
-    """Old keys (LEGACY_INIT, LEGACY_TRAINABLE) -> `init_from` / `trainable`; old dumps hold
-    null for an unset key, which is skipped."""
-    for keys, field in ((LEGACY_INIT, "init_from"), (LEGACY_TRAINABLE, "trainable")):
-        given = {k: data.pop(k) for k in list(keys) if k in data}
-        given = {k: v for k, v in given.items() if v is not None}
-        if given and (len(given) > 1 or data.get(field) is not None):
-            named = [*given, *([field] if data.get(field) is not None else [])]
-            raise ValueError(f"{' and '.join(named)} are all set ({', '.join(keys)}: older "
-                             f"names of {field}); give {field} only")
-        for old, value in given.items():
-            if field == "trainable":
-                if keys[old] == "groups":
-                    from reasonlab.model.freeze import resolve_groups
-
-                    # before the backbone's own table and FPT's added one were two groups,
-                    # "positions" named whichever the model had (model/freeze.py POSITIONS)
-                    value = resolve_groups([*value, *POSITIONS] if isinstance(value, list)
-                                           and "positions" in value else value)
-                value = {keys[old]: value}
-            data[field] = value
-    return data
-
-
-def _legacy_groups(groups: list[str]) -> list[str]:
-    """Groups as the id has always hashed them: both position groups (POSITIONS, what the old
-    "positions" meant) are the old "positions"; the backbone's own table alone, which the old
-    names could not say, hashes as "own_positions", so that it never shares an old id."""
-    if set(POSITIONS) <= set(groups):
-        return [g for g in groups if g != "added_positions"]
-    return ["own_positions" if g == "positions" else g for g in groups]
-
-
-def id_view(dump: dict[str, Any]) -> dict[str, Any]:
-    """A TrainConfig dump (exclude_defaults) under the names the run id has always hashed: the
-    old TrainConfig keys (LEGACY_INIT, LEGACY_TRAINABLE) and ModelConfig names (model/config.py,
-    legacy_names), dtype "fp32" as the default (config_id)."""
-    out = {k: v for k, v in dump.items() if not (k == "dtype" and v == "fp32")}
-    init = out.pop("init_from", None)
-    if isinstance(init, str):
-        out["pretrained"] = init
-    elif isinstance(init, dict):
-        out["pretrain"] = id_view(init)
-    policy = out.pop("trainable", None)
-    if policy is not None:
-        (kind, value), = policy.items()
-        out[{v: k for k, v in LEGACY_TRAINABLE.items()}[kind]] = (
-            _legacy_groups(value) if kind == "groups" else value)
-    if isinstance(out.get("model"), dict):
-        out["model"] = legacy_names(out["model"])
-    return out
-
-
 def config_id(config: TrainConfig) -> str:
     """The run id: a hash of the config's non-default values, its task and RESULTS_VERSION,
-    under the names of the first version (id_view): a renamed field keeps every run's id.
+    under the names of the first version (config_compat.id_view): a renamed field keeps every
+    run's id.
 
     dtype "fp32" hashes as the default "auto" does: before "auto" existed "fp32" was the
     default, so every stored run's config.json names it, and on the CPU (where those runs

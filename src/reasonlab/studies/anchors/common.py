@@ -59,7 +59,7 @@ def equivalent_gamma(gamma: float, d_in: int, d_ref: int = PAPER_WIDTH) -> float
     return round(0.5 - (0.5 - gamma) * math.log(d_ref) / math.log(d_in), 2)
 
 
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=16, n_heads=1, d_head=8, d_mlp=32),
                   optim=dict(lr=3e-3, warmup_steps=2, weight_decay_on="all"), n_train=512,
                   n_test=160, batch_size=64, steps=6, eval_every=3, ckpt_every=3, threads=1),
@@ -127,7 +127,7 @@ PHASE: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
 
 def phase_gammas(scale: Scale) -> dict[str, tuple[float, ...]]:
     """reading -> the phase grid's gammas at the scale's width."""
-    return read_gammas(PHASE[scale][0], SCALES[scale]["model"]["d_model"])
+    return read_gammas(PHASE[scale][0], RECIPES[scale]["model"]["d_model"])
 
 
 GRID: dict[Scale, tuple[tuple[float, ...], tuple[int, ...]]] = {
@@ -157,7 +157,7 @@ at cpu scale the phase grid's depth 2, so their runs are cells of `anchors-init-
 def recipe(scale: Scale, structure: str = "authors") -> dict[str, Any]:
     """The anchor recipe at this scale: the paper's task and a causal decoder with the given
     structure (STRUCTURES) and the rate initialization; arms set its gamma and n_layers."""
-    return merge(SCALES[scale], {"task": TASK, "model": {**STRUCTURES[structure], "causal": True,
+    return merge(RECIPES[scale], {"task": TASK, "model": {**STRUCTURES[structure], "causal": True,
                                                          "init": {"name": "rate"}}})
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from reasonlab.studies.anchors.analysis import (cells_by, heldout_section, mean_heatmaps,
                                                 readings_note, run_solution, runs_at_gamma)
-from reasonlab.studies.anchors.common import SCALES, by_reading, cell, read_gammas, recipe
+from reasonlab.studies.anchors.common import RECIPES, by_reading, cell, read_gammas, recipe
 from reasonlab.studies.anchors.verdicts import effect_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.kit.claims import family_claims
@@ -31,7 +31,7 @@ large) weight decay."""
 def gammas_read(scale: Scale) -> dict[str, float]:
     """reading -> the study's gamma at the scale's width."""
     return {r: g for r, (g,) in read_gammas((SETTINGS[scale]["gamma"],),
-                                            SCALES[scale]["model"]["d_model"]).items()}
+                                            RECIPES[scale]["model"]["d_model"]).items()}
 
 
 MIN_INFERENTIAL_GAIN = 0.1

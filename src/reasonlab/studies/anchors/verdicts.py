@@ -16,7 +16,7 @@ The decisions, one-sided at 2.5% each (kit/stats.py):
   - a share of runs is a majority when its exact (Clopper-Pearson) lower bound is above
     CLAIM_MAJORITY (stats.majority): 6 of 6 runs is the least that clears one half;
   - one share is larger than another when the exact unconditional interval of their difference
-    lies above zero (shares.py; 3 of 3 against 0 of 3 is the least that clears it);
+    lies above zero (_support/shares.py; 3 of 3 against 0 of 3 is the least that clears it);
   - a mean (a fraction, a mechanism measure) is decided by its t interval against the claim's
     minimum effect (stats.better_by).
 Preconditions (the runs the claim reads fit the seen pairs) are stated with `requires`.
@@ -35,7 +35,7 @@ import numpy as np
 from reasonlab.report import pm
 from reasonlab.studies.anchors.analysis import mean_of, type_counts
 from reasonlab.studies.anchors.common import CLAIM_MAJORITY
-from reasonlab.studies.anchors.shares import more_often, share_difference
+from reasonlab.studies.anchors._support.shares import more_often, share_difference
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.stats import Decision
@@ -227,8 +227,8 @@ def effect_verdict(claim: Claim, recs: Sequence[Run], field: str, levels: Sequen
 def undoes_verdict(claim: Claim, without: Sequence[Run], with_: Sequence[Run]) -> Verdict:
     """A LayerNorm on the embeddings undoes small initialization (our finding, on Zhang et al.
     2024 §3): the inferential share of the runs without it is larger than with it, by the exact
-    interval of the difference (shares.py), one unit per run. Preconditions: the runs with it
-    fit the seen pairs (most of them, by the exact bound: an unfit run is not inferential
+    interval of the difference (_support/shares.py), one unit per run. Preconditions: the runs
+    with it fit the seen pairs (most of them, by the exact bound: an unfit run is not inferential
     whatever the LayerNorm does), and without it small initialization gives an inferential
     majority (by the exact bound: there is something to undo)."""
     k_a, k_b = count(without, "inferential"), count(with_, "inferential")

@@ -1,6 +1,6 @@
 """artificial-pretraining-lego's figures and tables: head scores of the pretrained encoders on
 LEGO sentences before fine-tuning (Chiang & Lee's corpora; LEGO §4.2). The seed table's are in
-seed_analysis.py."""
+_support/paper_table_analysis.py."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ artificial/noise.toml.
 The seed study's draws build whole `Scores` (task -> init -> units): each init's mean per task
 is a cpu-scale base (scratch's cpu scores) plus the init's gain, and each unit adds independent
 noise per task, the tasks' SDs scaled so that a corpus's average has the `corpus-average` SD.
-The seed's own effects are its table's (seed_table.csv): each init's gain over No Pre-train in
-the Avg column, or on its sentence-pair and single-sentence columns separately.
+The seed's own effects are its table's (_support/paper_table.csv): each init's gain over No
+Pre-train in the Avg column, or on its sentence-pair and single-sentence columns separately.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from reasonlab.studies.artificial import seed_verdicts as sv
+from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial import verdicts as lv
-from reasonlab.studies.artificial.seed import (PAIR_TASKS, ROWS, SCRATCH, SEED_COLUMNS,
-                                               SEED_TABLE, TASKS)
+from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, PAIR_TASKS, ROWS,
+                                                              SEED_COLUMNS, SEED_TABLE)
+from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
 from reasonlab.studies.kit.core import Claim
 
@@ -37,7 +38,7 @@ BASE = {"similarity": 0.272, "definition": 0.506, "supersense": 0.468, "pos": 0.
 def _task_sd() -> dict[str, float]:
     """Per-task per-unit SDs, scaled so that the average over the four tasks has the
     corpus-average SD (tasks drawn independently)."""
-    raw = {t: noise(FAMILY, t) for t in TASKS}
+    raw = {t: noise(FAMILY, t) for t in DOWNSTREAM_TASKS}
     scale = noise(FAMILY, "corpus-average") * len(raw) / np.sqrt(sum(v * v for v in raw.values()))
     return {t: v * scale for t, v in raw.items()}
 
@@ -50,12 +51,12 @@ def scores(rng: np.random.Generator, gains: Mapping[str, Gain], n: int = N,
            sd_all: float | None = None) -> sv.Scores:
     """One simulated study: every init of the seed's rows (gain 0 unless given), n units, each
     task's noise its noise.toml SD (scaled, `_task_sd`) or `sd_all`."""
-    sd = _task_sd() if sd_all is None else dict.fromkeys(TASKS, sd_all)
-    out: sv.Scores = {t: {} for t in TASKS}
+    sd = _task_sd() if sd_all is None else dict.fromkeys(DOWNSTREAM_TASKS, sd_all)
+    out: sv.Scores = {t: {} for t in DOWNSTREAM_TASKS}
     for init in (SCRATCH, *sv.SEED_INITS):
         g = gains.get(init, 0.0)
         pair, single = g if isinstance(g, tuple) else (g, g)
-        for t in TASKS:
+        for t in DOWNSTREAM_TASKS:
             mean = BASE[t] + (pair if t in PAIR_TASKS else single)
             out[t][init] = rng.normal(mean, sd[t], n)
     return out

@@ -1,11 +1,11 @@
 """The follow-up's corpora (Chiang & Lee's later paper, arXiv 2109.03537; docs/papers.md §4):
-recipes and runs of `artificial-pretraining-lego`. (`artificial-pretraining` follows the seed's
-table: studies/artificial/seed.py.)
+recipes and runs of `artificial-pretraining-lego`. (`artificial-pretraining` follows the source
+paper's table: studies/artificial/_support/paper_table.py.)
 
 Every corpus gets one masked-LM pretraining run per scale and seed, named in the downstream runs
 of that seed's `init_from` (TrainConfig.init_from): the run store trains it once, before any run
 that names it. The paper pretrains once per corpus; here the seed redraws the pretraining too, so
-that the spread over seeds is the spread of what the study compares (seed.PIPELINE_UNIT). The
+that the spread over seeds is the spread of what the study compares (PIPELINE_UNIT). The
 downstream arm `scratch` has the same architecture and random init. Downstream tasks: LEGO
 Task 1 (the study's), and, for a user's own grids, WordNet supersense and part of speech
 (tasks/glosses.py) and ListOps (tasks/listops.py, brackets kept, expressions short enough for
@@ -31,6 +31,15 @@ from reasonlab.studies.lego.common import albert, lego_task
 from reasonlab.train.config import TrainConfig
 
 SCRATCH = "scratch"
+"""The downstream arm without pretraining: the same architecture, randomly initialized (the
+source paper's "No Pre-train" row)."""
+PIPELINE_UNIT = ("the pipeline's seed: seed s pretrains each corpus's encoder (initialization, "
+                 "masked windows and their order; the corpus text is fixed, as the paper's) "
+                 "and fine-tunes from that encoder (classifier, example order, dropout), so "
+                 "the scratch arm's unit is its fine-tuning seed")
+"""The replication unit of the family's studies (Study.unit): a seed redraws the whole
+pipeline, pretraining included; fine-tuning seeds of one shared pretraining run are not
+replicates of the corpus (kit/stats.py)."""
 LEGO = "lego"
 LISTOPS = "listops"
 """LEGO and ListOps: the reasoning downstream tasks."""
@@ -38,7 +47,7 @@ BERT, ALBERT = "BERT", "ALBERT"
 STATISTICS = ("uniform", "unigram", "bigram")
 """Corpora that carry token statistics only."""
 _MODEL = dict(d_model=64, n_layers=4, n_heads=4, d_mlp=256, norm_position="pre")
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
         corpora=("uniform", "nesting", "english"), words=200,
         pretrain=dict(model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32), n_train=256,
@@ -80,7 +89,7 @@ SCALES: dict[Scale, dict[str, Any]] = {
 
 
 def corpora(scale: Scale) -> tuple[str, ...]:
-    return SCALES[scale]["corpora"]
+    return RECIPES[scale]["corpora"]
 
 
 def encoder(scale: Scale, name: str) -> dict[str, Any]:
@@ -91,7 +100,7 @@ def encoder(scale: Scale, name: str) -> dict[str, Any]:
 
 def pretrain_recipe(scale: Scale, corpus: str, kind: str = BERT) -> dict[str, Any]:
     """The masked-LM pretraining run of `corpus` at this scale, for an encoder `kind`."""
-    s = copy.deepcopy(SCALES[scale])
+    s = copy.deepcopy(RECIPES[scale])
     p = s["pretrain"]
     return {**p, "model": {**p["model"], **encoder(scale, kind)},
             "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
@@ -99,7 +108,7 @@ def pretrain_recipe(scale: Scale, corpus: str, kind: str = BERT) -> dict[str, An
 
 def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
     """Downstream task configs by name."""
-    s = SCALES[scale]
+    s = RECIPES[scale]
     gloss = {"name": "gloss_class", "words": s["words"], "seq_len": s["seq_len"]}
     return {"supersense": {**gloss, "label": "supersense"}, "pos": {**gloss, "label": "pos"},
             LEGO: lego_task(**s["lego"]),
@@ -121,14 +130,14 @@ def runs(scale: Scale, seeds: int, task_names: Iterable[str], kind: str = BERT
     """Per seed s: the pretraining run of every corpus with seed s (factors phase=pretrain,
     corpus, kind), then every downstream task x (scratch, each corpus) with seed s, a
     pretrained init from its corpus's seed-s run (phase=finetune, task, init, kind): the
-    replication unit is the pipeline's seed (seed.PIPELINE_UNIT). Seed 0's runs keep their
+    replication unit is the pipeline's seed (PIPELINE_UNIT). Seed 0's runs keep their
     ids (seed 0 is the config default)."""
     pre = {c: pretrain_recipe(scale, c, kind) for c in corpora(scale)}
     suffix = "" if kind == BERT else f" | {kind}"
     specs = [RunSpec(f"pretrain {c}{suffix}", seed, TrainConfig.build({**p, "seed": seed}),
                      {"phase": PRETRAIN, "corpus": c, "kind": kind})
              for seed in range(seeds) for c, p in pre.items()]
-    s = SCALES[scale]
+    s = RECIPES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
     for t in task_names:
         base = merge({"model": {}}, s["finetune"], {"task": tasks(scale)[t]})

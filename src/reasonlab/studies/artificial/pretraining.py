@@ -2,23 +2,25 @@
 2012.11995; the seed: frozen-pretrained-transformers.txt, second half, "Results" and the slides
 after it).
 
-Each of the seed's 13 rows is an init (studies/artificial/seed.py): no pretraining, or a
-masked-LM pretraining run on its corpus (tasks/artificial.py, tasks/natural.py), fine-tuned on
-two WordNet sentence-pair tasks (graded similarity like STS-B, definition match like MRPC /
-QNLI) and two single-sentence ones (supersense, part of speech; like CoLA / SST-2), 3 units:
-each seed pretrains every corpus anew and fine-tunes from its own run (seed.PIPELINE_UNIT).
-The report is the seed's table with its eight GLUE columns beside our four, and one verdict per
-claim the table supports (claims 1-10, restated from the seed). Two corpora of the authors'
-follow-up (Flat, Shuffle-64) stay as labelled extra rows with the follow-up's gains.
+Each of the seed's 13 rows is an init (studies/artificial/_support/paper_table.py): no pretraining,
+or a masked-LM pretraining run on its corpus (tasks/artificial.py, tasks/natural.py), fine-tuned on
+two WordNet sentence-pair tasks (graded similarity like STS-B, definition match like MRPC / QNLI)
+and two single-sentence ones (supersense, part of speech; like CoLA / SST-2), 3 units: each seed
+pretrains every corpus anew and fine-tunes from its own run (common.PIPELINE_UNIT). The report is
+the seed's table with its eight GLUE columns beside our four, and one verdict per claim the table
+supports (claims 1-10, restated from the seed). Two corpora of the authors' follow-up (Flat,
+Shuffle-64) stay as labelled extra rows with the follow-up's gains.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.artificial import seed_verdicts as sv
-from reasonlab.studies.artificial.seed import PIPELINE_UNIT, SeedStudy, runs
-from reasonlab.studies.artificial.seed_analysis import scores, seed_recipes, seed_sections
+from reasonlab.studies.artificial._support import paper_table_verdicts as sv
+from reasonlab.studies.artificial._support.paper_table import SeedStudy, runs
+from reasonlab.studies.artificial._support.paper_table_analysis import (scores, seed_recipes,
+                                                                       seed_sections)
+from reasonlab.studies.artificial.common import PIPELINE_UNIT
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
 
 

@@ -6,7 +6,7 @@ masked-LM run per corpus and seed, and random init):
 the association / manipulation / broadcast head scores the project computes
 (analysis/attention.py, as lego-pretraining uses them: association on variable queries, beside
 its positional controls) measured on LEGO sentences BEFORE any fine-tuning, per unit (a seed
-pretrains and fine-tunes: seed.PIPELINE_UNIT), and LEGO accuracy per chain position AFTER
+pretrains and fine-tunes: common.PIPELINE_UNIT), and LEGO accuracy per chain position AFTER
 fine-tuning. The
 same again for an ALBERT-like encoder (layers tied, LEGO's ALBERT arm), pretrained on every
 corpus in runs of its own: LEGO finds ALBERT's recurrence suits the task (docs/papers.md §1),
@@ -19,11 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.artificial.analysis import head_sections, label, speed_sections
-from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, SCRATCH, recipes,
-                                                 runs, structured)
-from reasonlab.studies.artificial.seed import PIPELINE_UNIT
+from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, PIPELINE_UNIT,
+                                                 SCRATCH, recipes, runs, structured)
 from reasonlab.studies.artificial.verdicts import association_verdict, speed_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.lego.analysis import positions_section
 
 
 @STUDIES.register("artificial-pretraining-lego")
@@ -49,7 +49,8 @@ class ArtificialPretrainingLego(Study):
         first = lego.first.config
         rep = recipes(Report(self.title, out), results)
         finals = {names[k]: [r["final"]["acc_by_depth"] for _, r in rs] for k, rs in by.items()}
-        rep.positions(finals, trained=first.task.n_train_vars)  # type: ignore[attr-defined]
+        positions_section(rep, finals,
+                          trained=first.task.n_train_vars)  # type: ignore[attr-defined]
         speed_sections(rep, by, names, first.steps, out)
         controls = head_sections(rep, by, names, out)
         for kind, heads, faster in (

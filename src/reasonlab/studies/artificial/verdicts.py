@@ -1,9 +1,9 @@
 """artificial-pretraining-lego's verdict rules (Chiang & Lee's corpora, docs/papers.md §4, with
-LEGO §4.2 for the heads; the seed table's rules are in seed_verdicts.py), unit-tested on noisy
-numbers in tests/unit/studies/artificial/test_verdicts.py and calibrated under their nulls in
-artificial/calibration.py. Thresholds are constants fixed before any run.
+LEGO §4.2 for the heads; the seed table's rules are in _support/paper_table_verdicts.py),
+unit-tested on noisy numbers in tests/unit/studies/artificial/test_verdicts.py and calibrated
+under their nulls in artificial/calibration.py. Thresholds are constants fixed before any run.
 
-A unit is the pipeline's seed (seed.PIPELINE_UNIT): unit s of a corpus is its seed-s
+A unit is the pipeline's seed (common.PIPELINE_UNIT): unit s of a corpus is its seed-s
 pretraining run and the LEGO run fine-tuned from it with seed s; the random-init arm's unit is
 its seed. Head scores are read per unit, on the unit's encoder before fine-tuning, and every
 comparison is decided from an interval over units (kit/stats.py).
@@ -21,7 +21,7 @@ import torch
 from reasonlab.analysis.attention import top_heads
 from reasonlab.report import pm
 from reasonlab.studies.artificial.common import STATISTICS
-from reasonlab.studies.artificial.seed_verdicts import every
+from reasonlab.studies.artificial._support.paper_table_verdicts import every
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import MIN_ACCURACY_GAIN, decided

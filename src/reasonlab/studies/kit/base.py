@@ -19,15 +19,14 @@ from reasonlab.config import override_lines
 from reasonlab.errors import AssetError, ConfigError, PluginError
 from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry, caller, ours
-from reasonlab.runs import check_device, load_result, run_dir_for
-from reasonlab.locking import RunLock, held
-from reasonlab.store import check_partial, output_dir, write_json_atomic
+from reasonlab.runs import check_runs, load_result, run_dir_for
+from reasonlab.locking import RunLock
+from reasonlab.store import output_dir, write_json_atomic
 from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
 from reasonlab.studies.kit.claims import study_claims
-from reasonlab.train.config import TrainConfig
 
 __all__ = ["SCALES", "STUDIES", "Claim", "Report", "Results", "RunSpec", "Scale", "Status",
            "Study", "Verdict", "grid", "merge", "run_study"]
@@ -210,18 +209,6 @@ def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict
                            f"{want}; its analysis gave {got}")
     by_key = {v.claim.key: v for v in verdicts}
     return [by_key[k] for k in want]
-
-
-def check_runs(configs: list[TrainConfig], root: Path, executor: str = "local") -> None:
-    """Fail with one line before anything trains: a device this machine lacks (under Ray the
-    cluster's nodes train, so runs.check_device leaves that to the executor), or a damaged
-    run folder among those the configs reuse or resume."""
-    for c in configs:
-        check_device(c, executor)
-        run_dir = run_dir_for(c, root)
-        # a run another process trains right now changes under us: its trainer checks it
-        if load_result(run_dir) is None and held(run_dir) is None:
-            check_partial(run_dir)
 
 
 def overrides_tag(overrides: Mapping[str, Any]) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.kit.core import Verdict
+from reasonlab.studies.kit.families import SUPPORT_PACKAGE
 
 MAX_FALSE = 0.05
 """The most a rule may read "reproduced" under its null."""
@@ -142,8 +143,8 @@ def families_cases(only: str | None = None) -> Iterator[tuple[str, Sequence[Case
 
 def rule_functions(only: str | None = None) -> dict[str, Callable[..., Any]]:
     """Every public function that judges a claim: those of the kit's verdicts and of every
-    module of every family (plugins' too; or of the one keyed `only`) annotated to return a
-    Verdict (or a list of them)."""
+    module of every family (its `_support/` subpackage's too; plugins' families too; or of the
+    one keyed `only`) annotated to return a Verdict (or a list of them)."""
     import inspect
 
     from reasonlab.studies.kit.families import families
@@ -153,9 +154,12 @@ def rule_functions(only: str | None = None) -> dict[str, Callable[..., Any]]:
         if only not in (None, f):
             continue
         pkg = importlib.import_module(name)
-        modules += [f"{name}.{c.name.removesuffix('.py')}"
-                    for c in resources.files(pkg).iterdir()
-                    if c.name.endswith(".py") and c.name not in ("__init__.py", "calibration.py")]
+        top = resources.files(pkg)
+        for sub, folder in (("", top), (f"{SUPPORT_PACKAGE}.", top.joinpath(SUPPORT_PACKAGE))):
+            modules += [f"{name}.{sub}{c.name.removesuffix('.py')}"
+                        for c in (folder.iterdir() if folder.is_dir() else ())
+                        if c.name.endswith(".py") and c.name not in ("__init__.py",
+                                                                     "calibration.py")]
     out = {}
     for m in modules:
         mod = importlib.import_module(m)
@@ -173,7 +177,8 @@ def table(outcomes: Sequence[Outcome]) -> str:
             "effect) |", "|---|---|---|---|---|---|"]
     for o in outcomes:
         c = o.case
-        rows.append(f"| `{c.rule.__qualname__}` ({c.rule.__module__.split('.')[-2]}) | "
+        family = c.rule.__module__.replace(f".{SUPPORT_PACKAGE}.", ".").split(".")[-2]
+        rows.append(f"| `{c.rule.__qualname__}` ({family}) | "
                     f"{c.label or '-'} | {c.units} | {c.noise} | {o.false_rate:.3f} | "
                     + ("-" if o.power is None else f"{o.power:.2f}") + " |")
     return "\n".join(rows)

@@ -147,10 +147,6 @@ class Results(list[tuple[RunSpec, dict[str, Any]]]):
             out.setdefault(s.arm, []).append(r)
         return out
 
-    def per_position(self) -> dict[str, list[list[float]]]:
-        """arm -> final accuracy per chain position, [seeds][positions]."""
-        return {a: [r["final"]["acc_by_depth"] for r in rs] for a, rs in self.arms().items()}
-
     def curves(self, arms: Iterable[str] | None = None) -> dict[str, list[list[dict[str, Any]]]]:
         """arm -> each seed's evaluation curve (all arms, or those named, in that order)."""
         by = self.arms()

@@ -14,6 +14,12 @@ from reasonlab.errors import ConfigError, PluginError
 from reasonlab.registry import ours
 
 BUILTIN = "reasonlab.studies"
+SUPPORT_MODULES = ("common", "analysis", "verdicts", "calibration", "paper")
+"""A family folder's fixed support modules (docs/adding-a-family.md): recipes, analyses, verdict
+rules, calibration cases, the paper's numbers. Every other module of the folder is a study, named
+after it (`lego-mixed-lengths` in lego/mixed_lengths.py); other support code lives in the
+SUPPORT_PACKAGE subpackage, so that the folder's listing shows its studies."""
+SUPPORT_PACKAGE = "_support"
 
 
 def builtin() -> list[str]:

@@ -1,11 +1,14 @@
 """A study's report and the builder its `analyse` declares it with.
 
-    rep = Report(self.title, out).recipe(results).positions(results.per_position(), trained=6)
-    rep.curves(results.curves())
+    rep = Report(self.title, out).recipe(results)
+    rep.sweep(results.sweep(), "n_train", "Final test accuracy per training-set size",
+              name="accuracy_by_n_train.png")
     rep.verdicts = [...]
 
 Each builder method adds one section (a Markdown table) and/or one PNG figure and returns the
 report. `write` renders the Markdown (verdicts first) and verdicts.json next to the figures.
+Sections that read one task's metrics live with its family (LEGO's accuracy per chain position:
+lego/analysis.py), not here.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reasonlab.report import (mean_std, plot_curves, plot_first_pass, plot_positions, plot_sweep,
-                              sweep_table, table)
+from reasonlab.report import plot_sweep, sweep_table, table
 from reasonlab.studies.kit.core import Results, Verdict
 
 
@@ -73,32 +75,6 @@ class Report:
             body += "\n\n" + table(["arm", *varying], rows)
         return self.add("Recipe", body + (f"\n\n{note}" if note else ""))
 
-    def positions(self, finals: Mapping[str, list[list[float]]], trained: int | None = None,
-                  std: bool = False, heading: str = "Final test accuracy per chain position "
-                  "(mean over seeds)", caption: str = "Final accuracy per chain position",
-                  name: str = "accuracy_by_position.png") -> Report:
-        """Final accuracy per chain position: a table arm x position (with a std row per arm
-        when `std`) and the figure (grey band: the `trained` supervised positions)."""
-        plot_positions(dict(finals), self.out / name, "final test accuracy per chain position",
-                       trained=trained)
-        n = len(next(iter(finals.values()))[0])
-        rows = []
-        for arm, f in finals.items():
-            m, s = mean_std(f)
-            rows.append([arm] + [f"{x:.3f}" for x in m])
-            if std and len(f) > 1:  # one seed has no spread: no row of zeros
-                rows.append([f"{arm} (std)"] + [f"{x:.3f}" for x in s])
-        return self.table(heading, ["arm"] + [f"#{i}" for i in range(n)], rows).figure(
-            name, caption)
-
-    def curves(self, curves: Mapping[str, list[list[dict[str, Any]]]],
-               title: str = "test accuracy per chain position during training",
-               caption: str = "Accuracy per chain position during training",
-               name: str = "curves.png") -> Report:
-        """Accuracy per chain position over training, one panel per arm (mean over seeds)."""
-        plot_curves(dict(curves), self.out / name, title)
-        return self.figure(name, caption)
-
     def sweep(self, by_arm: Mapping[str, Mapping[Any, Sequence[float]]], xname: str,
               heading: str, xlabel: str | None = None, title: str = "", caption: str = "",
               name: str | None = None, chance: float | None = None, before: str = "") -> Report:
@@ -110,20 +86,6 @@ class Report:
             plot_sweep(dict(by_arm), self.out / name, xlabel or xname, title,  # type: ignore
                        chance=chance)
             self.figure(name, caption)
-        return self
-
-    def first_pass(self, passes: Mapping[str, list[list[float]]], threshold: float,
-                   heading: str, steps: int | None = None, name: str = "first_pass.png",
-                   log: bool = False) -> Report:
-        """The first evaluated step at which each chain position reaches `threshold`, per run
-        (inf: never): a table and, when the run length `steps` is given, the figure."""
-        rows = [[f"{a} seed {i}"] + ["never" if x == float("inf") else f"{x:.0f}" for x in p]
-                for a, ps in passes.items() for i, p in enumerate(ps)]
-        self.table(heading, ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
-        if steps is not None:
-            plot_first_pass(dict(passes), steps, self.out / name, threshold, log)
-            self.figure(name, f"Step at which each chain position first reaches {threshold} "
-                        "test accuracy (top row: never)")
         return self
 
     # -- output ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from reasonlab.analysis.probes import plot_probe_maps, probe_model, split_diagon
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.pretrained import MINILM, checkpoint, pretrained_transformer
 from reasonlab.model.transformer import Transformer
-from reasonlab.report import table
+from reasonlab.report import mean_std, plot_curves, plot_first_pass, plot_positions, table
 from reasonlab.runs import load_run_model
 from reasonlab.train.init_stages import load_initial_model
 from reasonlab.studies.kit.base import Report, Results, RunSpec
@@ -38,6 +39,65 @@ from reasonlab.tasks.lego import CLAUSE_LEN
 from reasonlab.train.loop import build_model
 
 
+# -- accuracy per chain position: every LEGO run's `acc_by_depth` ---------------------------
+def per_position(results: Results) -> dict[str, list[list[float]]]:
+    """arm -> final accuracy per chain position, [seeds][positions]."""
+    return {a: [r["final"]["acc_by_depth"] for r in rs] for a, rs in results.arms().items()}
+
+
+def positions_section(rep: Report, finals: Mapping[str, list[list[float]]],
+                      trained: int | None = None, std: bool = False,
+                      heading: str = "Final test accuracy per chain position (mean over seeds)",
+                      caption: str = "Final accuracy per chain position",
+                      name: str = "accuracy_by_position.png") -> Report:
+    """Final accuracy per chain position: a table arm x position (with a std row per arm when
+    `std`) and the figure (grey band: the `trained` supervised positions)."""
+    plot_positions(dict(finals), rep.out / name, "final test accuracy per chain position",
+                   trained=trained)
+    n = len(next(iter(finals.values()))[0])
+    rows = []
+    for arm, f in finals.items():
+        m, s = mean_std(f)
+        rows.append([arm] + [f"{x:.3f}" for x in m])
+        if std and len(f) > 1:  # one seed has no spread: no row of zeros
+            rows.append([f"{arm} (std)"] + [f"{x:.3f}" for x in s])
+    return rep.table(heading, ["arm"] + [f"#{i}" for i in range(n)], rows).figure(name, caption)
+
+
+def curves_figure(rep: Report, curves: Mapping[str, list[list[dict[str, Any]]]],
+                  title: str = "test accuracy per chain position during training",
+                  caption: str = "Accuracy per chain position during training",
+                  name: str = "curves.png") -> Report:
+    """Accuracy per chain position over training, one panel per arm (mean over seeds)."""
+    plot_curves(dict(curves), rep.out / name, title)
+    return rep.figure(name, caption)
+
+
+def first_pass_section(rep: Report, passes: Mapping[str, list[list[float]]], threshold: float,
+                       heading: str, steps: int | None = None, name: str = "first_pass.png",
+                       log: bool = False) -> Report:
+    """The first evaluated step at which each chain position reaches `threshold`, per run
+    (inf: never): a table and, when the run length `steps` is given, the figure."""
+    rows = [[f"{a} seed {i}"] + ["never" if x == float("inf") else f"{x:.0f}" for x in p]
+            for a, ps in passes.items() for i, p in enumerate(ps)]
+    rep.table(heading, ["run"] + [f"#{k}" for k in range(len(rows[0]) - 1)], rows)
+    if steps is not None:
+        plot_first_pass(dict(passes), steps, rep.out / name, threshold, log)
+        rep.figure(name, f"Step at which each chain position first reaches {threshold} test "
+                   "accuracy (top row: never)")
+    return rep
+
+
+def accuracy_report(title: str, results: Results, out: Path, n_train: int
+                    ) -> tuple[Report, dict[str, list[list[float]]]]:
+    """A report opening with the recipe, the final accuracy per chain position (table and
+    figure) and the accuracy curves; returns it with the finals [arm -> seeds x positions]."""
+    finals = per_position(results)
+    rep = positions_section(Report(title, out).recipe(results), finals, trained=n_train)
+    return curves_figure(rep, results.curves()), finals
+
+
+# -- heads ---------------------------------------------------------------------------------
 def lego_head_scores(pattern: torch.Tensor, batch: Any, task: Any
                      ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """(every head score, the association controls) of attention `pattern` [layers, batch,
@@ -215,10 +275,11 @@ def pass_order_section(rep: Report, results: Results, arms: tuple[str, ...], hea
     each position reaches PASS per seed, titled with `label` and the evaluation period that
     resolves it; returns arm -> each seed's curve."""
     curves = results.curves(arms)
-    rep.curves(curves, heading, caption, name)
+    curves_figure(rep, curves, heading, caption, name)
     every = next(s.config.eval_every for s, _ in results if s.arm == arms[0])
-    rep.first_pass({a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()}, PASS,
-                   f"First step at accuracy >= {PASS}, {label} (evaluated every {every} steps)")
+    first_pass_section(rep, {a: [first_pass_steps(c) for c in cs] for a, cs in curves.items()},
+                       PASS, f"First step at accuracy >= {PASS}, {label} (evaluated every {every} "
+                       "steps)")
     return curves
 
 

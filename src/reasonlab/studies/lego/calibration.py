@@ -1,5 +1,5 @@
-"""Calibration cases of the LEGO rules (lego/verdicts.py, lego/programs.py), at the seeds each
-study runs at cpu scale (3 per arm: lego.common.SEEDS and the kit's default) and the per-seed
+"""Calibration cases of the LEGO rules (lego/verdicts.py, lego/_support/programs.py), at the seeds
+each study runs at cpu scale (3 per arm: lego.common.SEEDS and the kit's default) and the per-seed
 noise of lego/noise.toml.
 
 Each null is the claim's effect absent at the boundary hardest for the rule: equal arms for a
@@ -21,7 +21,7 @@ import torch
 
 from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
 from reasonlab.studies.kit.core import Claim, Verdict
-from reasonlab.studies.lego import programs
+from reasonlab.studies.lego._support import programs
 from reasonlab.studies.lego import verdicts as v
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from reasonlab.model.pretrained import MINILM, as_source, checkpoint
-from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, Study
+from reasonlab.studies.kit.base import RunSpec, Scale, Study
 
 PASS = 0.9
 """Accuracy at which a chain position counts as learned (first evaluation step above it)."""
@@ -52,7 +51,7 @@ to 768; Lan et al. 2020 §3.1)."""
 #   below ~1e-3: step ~3500 of a 6000-step cosine, ~1800 of a 3000-step one), in 1 seed of 2,
 #   and settles at 0.67-0.77; a constant lr (2e-3 for 12,000 steps, 7e-4 for 6000) never left.
 #   No run has fitted #0-#5, so `long` is the longest staircase that fits ~2 hours, not a fit.
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(model=dict(d_model=32, n_layers=2, n_heads=2, d_mlp=64, norm_position="pre",
                              positions="rotary"),
                   optim=dict(lr=3e-3, warmup_steps=5), n_train=512, n_test=256, batch_size=32,
@@ -89,11 +88,11 @@ def lego_task(**kw: Any) -> dict[str, Any]:
 
 def recipe(scale: Scale) -> dict[str, Any]:
     """The small-model LEGO recipe at this scale, task included."""
-    return {**copy.deepcopy(SCALES[scale]), "task": lego_task()}
+    return {**copy.deepcopy(RECIPES[scale]), "task": lego_task()}
 
 
 WARMUP_CHAIN: dict[str, Any] = {
-    **copy.deepcopy(SCALES["long"]), "task": lego_task(n_clauses=4, n_train_vars=4),
+    **copy.deepcopy(RECIPES["long"]), "task": lego_task(n_clauses=4, n_train_vars=4),
     "steps": 300, "eval_every": 100, "ckpt_every": 300}
 """The curriculum lever's first stage: the long recipe on 4-clause chains, all 4 positions
 supervised, for 300 steps (10% of the long run), its own 100-step warm-up and cosine. The
@@ -181,7 +180,7 @@ def minilm_arms(scale: Scale = "cpu", source: str | None = None) -> dict[str, di
     `source` (the `backbone=` option: a PRETRAINED name or a Hugging Face folder)."""
     ckpt = source or (PAPER_CKPT if scale == "paper" else CKPT)
     return {RANDOM: {"model": dict(checkpoint(ckpt).architecture)},
-            PRETRAINED: {"pretrained": ckpt}}
+            PRETRAINED: {"init_from": ckpt}}
 
 
 OPTION = {"backbone": "the pretrained checkpoint instead of the scale's (MiniLM offline, "
@@ -258,16 +257,7 @@ def mimic(stage: dict[str, Any]) -> dict[str, Any]:
     return {"mimic": {"heads": {0: "manipulation", 1: "association"}, **stage}}
 
 
-# -- reading LEGO runs ---------------------------------------------------------------------
-def accuracy_report(title: str, results: Results, out: Path, n_train: int
-                    ) -> tuple[Report, dict[str, list[list[float]]]]:
-    """A report opening with the recipe, the final accuracy per chain position (table and
-    figure) and the accuracy curves; returns it with the finals [arm -> seeds x positions]."""
-    finals = results.per_position()
-    rep = Report(title, out).recipe(results).positions(finals, trained=n_train)
-    return rep.curves(results.curves()), finals
-
-
+# -- reading LEGO runs (the sections that draw them: lego/analysis.py) -----------------------
 def extrapolation_span(spec: RunSpec) -> slice:
     """The 3 positions after the supervised ones (#6-#8 for the paper's 6), within the chain."""
     task = spec.config.task

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from reasonlab.sizes import n_params
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.sizes import n_params
-from reasonlab.studies.lego.programs import (SCALES, arms, by_value, edge_verdict,
-                                             plot_by_program)
+from reasonlab.studies.lego._support.programs import (RECIPES, arms, by_value, edge_verdict,
+                                                      plot_by_program)
 from reasonlab.train.loop import make_data
 
 
@@ -28,7 +28,7 @@ class LegoConvQKVPrograms(Study):
     title = "LEGO (earlier version): convolutional key/query/value maps on program execution"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return grid(SCALES[scale], arms(scale), seeds=seeds)
+        return grid(RECIPES[scale], arms(scale), seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         by = results.arms()

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.analysis import one_hop_section, op_split_section
+from reasonlab.studies.lego.analysis import (curves_figure, one_hop_section, op_split_section,
+                                             per_position, positions_section)
 from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import classical_verdict, extrapolation_gain
 
@@ -30,13 +31,14 @@ class LegoExtrapolation(Study):
         return grid(recipe(scale), bert_albert(scale), seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        finals = results.per_position()
+        finals = per_position(results)
         rotary = results.first.config.model.positions == "rotary"
         rep = Report(self.title, out).recipe(results, ROTARY_NOTE if rotary else "")
-        rep.positions(finals, trained=N_TRAIN_VARS, std=True, heading="Final test accuracy per "
-                      "chain position (mean and std over seeds)", caption="Final accuracy per "
-                      "chain position (band: ±1 std over seeds; grey: supervised positions)")
-        op_split_section(one_hop_section(rep.curves(results.curves()), results), results)
+        positions_section(rep, finals, trained=N_TRAIN_VARS, std=True, heading="Final test "
+                          "accuracy per chain position (mean and std over seeds)", caption="Final "
+                          "accuracy per chain position (band: ±1 std over seeds; grey: supervised "
+                          "positions)")
+        op_split_section(one_hop_section(curves_figure(rep, results.curves()), results), results)
         rep.verdicts = [classical_verdict(self.claim("classical"), finals),
                         extrapolation_gain(self.claim("extrapolation"), finals, "ALBERT", "BERT",
                                            N_TRAIN_VARS)]  # #6-#8

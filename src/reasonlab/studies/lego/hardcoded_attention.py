@@ -5,7 +5,7 @@ docs/papers.md §1.1).
 the best of both worlds: it learns faster at the beginning and achieves even (slightly) lower
 validation loss at the end" (1.49 BERT / 1.66 Hardcode / 1.47 Hybrid), with fewer FLOPs.
 
-Recipe and arms: lego/masked_lm.py. Every verdict is taken twice, on the curves against
+Recipe and arms: lego/_support/masked_lm.py. Every verdict is taken twice, on the curves against
 optimiser steps and against training FLOPs (`Transformer.flops_per_token` x tokens seen), and
 needs both (kit/curves.py, lego/verdicts.py). The two end-of-training claims are about trained
 models: they are judged only once BERT has left the unigram plateau (lego.verdicts.left_plateau),
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab.sizes import flops_per_step
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
 from reasonlab.studies.kit.curves import early_step, plot_loss_curves
-from reasonlab.studies.kit.sizes import flops_per_step
 from reasonlab.studies.kit.verdicts import requires
 from reasonlab.studies.lego.analysis import loss_table, no_context_loss, plateau_section
-from reasonlab.studies.lego.masked_lm import (BERT, HARDCODE, HYBRID, PAPER_TOKENS, SCALES,
-                                              arms)
+from reasonlab.studies.lego._support.masked_lm import (BERT, HARDCODE, HYBRID, PAPER_TOKENS,
+                                                       RECIPES, arms)
 from reasonlab.studies.lego.verdicts import (EARLY, at_least_as_low, cheaper, faster_early,
                                              worse_at_end)
 from reasonlab.tasks.base import build_task
@@ -33,13 +33,13 @@ class LegoHardcodedAttention(Study):
     title = "LEGO §5: hardcoded attention (Hardcode, Hybrid) vs BERT on masked-LM pretraining"
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return grid(SCALES[scale], arms(scale), seeds=seeds)
+        return grid(RECIPES[scale], arms(scale), seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
         curves = {a: [[(m["step"], m["loss"]) for m in c] for c in cs]
                   for a, cs in results.curves().items()}
         fps = {s.arm: flops_per_step(s.config) for s, _ in results}
-        paper = {s.arm: flops_per_step(s.config) for s in grid(SCALES["paper"], arms("paper"))}
+        paper = {s.arm: flops_per_step(s.config) for s in grid(RECIPES["paper"], arms("paper"))}
         early = early_step(curves[BERT][0], results.first.config.steps, EARLY)
         rep = loss_table(Report(self.title, out).recipe(results), results, curves, fps, paper,
                          PAPER_TOKENS, early)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
-from reasonlab.studies.lego.analysis import mimicked_heads, substitution_note
+from reasonlab.studies.lego.analysis import accuracy_report, mimicked_heads, substitution_note
 from reasonlab.studies.lego.common import (MIMIC, MINILM_FINETUNE, MINILM_MIMIC, RANDOM,
-                                           NeedsMiniLM, accuracy_report, extrapolation_span, mimic,
-                                           minilm_arms, minilm_recipe)
+                                           NeedsMiniLM, extrapolation_span, mimic, minilm_arms,
+                                           minilm_recipe)
 from reasonlab.studies.lego.verdicts import closed_verdict
 
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.common import (
-    N_CLAUSES, N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, recipe)
+from reasonlab.studies.lego.analysis import accuracy_report
+from reasonlab.studies.lego.common import N_CLAUSES, N_TRAIN_VARS, SEEDS, WITH_LONG, recipe
 from reasonlab.studies.lego.verdicts import extrapolation_gain, span_means
 from reasonlab.studies.kit.verdicts import gain_verdict
 from reasonlab.tasks.base import build_task

@@ -21,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
-from reasonlab.studies.lego.analysis import association_table, head_evidence, substitution_note
-from reasonlab.studies.lego.common import (PRETRAINED, RANDOM, NeedsMiniLM, accuracy_report,
-                                           extrapolation_span, minilm_arms, minilm_recipe)
+from reasonlab.studies.lego.analysis import (accuracy_report, association_table, head_evidence,
+                                             substitution_note)
+from reasonlab.studies.lego.common import (PRETRAINED, RANDOM, NeedsMiniLM, extrapolation_span,
+                                           minilm_arms, minilm_recipe)
 from reasonlab.studies.lego.verdicts import (converge_steps, converge_verdict, extrapolation_gain,
                                              heads_verdict)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.lego.analysis import probe_sections
+from reasonlab.studies.lego.analysis import per_position, probe_sections
 from reasonlab.studies.lego.common import N_TRAIN_VARS, WITH_LONG, bert_albert, recipe
 from reasonlab.studies.lego.verdicts import needs_fit
 from reasonlab.studies.kit.verdicts import gain_verdict
@@ -39,5 +39,5 @@ class LegoProbes(Study):
         rep.verdicts = [needs_fit(gain_verdict(self.claim("for-loop"), scores["ALBERT"][:, 0],
                                                scores["BERT"][:, 0], ("ALBERT", "BERT"),
                                                f"diagonal score on #0-#{N_TRAIN_VARS - 1}"),
-                                  results.per_position(), slice(0, N_TRAIN_VARS))]
+                                  per_position(results), slice(0, N_TRAIN_VARS))]
         return rep

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.analysis import pass_order_section
+from reasonlab.studies.lego.analysis import pass_order_section, per_position, positions_section
 from reasonlab.studies.lego.common import (MIMIC_RECIPE, N_CLAUSES, SEEDS, WITH_LONG, albert,
                                            mimic, recipe)
 from reasonlab.studies.lego.verdicts import last_first_every_arm, span_gain
@@ -57,13 +57,13 @@ class LegoShortcut(Study):
         return sorted(grid(recipe(scale), arms, seeds=seeds), key=lambda s: s.arm != SHORTCUT_MIMIC)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        finals = results.per_position()
+        finals = per_position(results)
         finals = {arm: finals[arm] for arm in ARMS}  # display order: the evidence follows it
         rep = Report(self.title, out).recipe(results)
-        rep.positions({a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},
-                      heading="Final test accuracy per chain position (mean over seeds; arm = "
-                      "supervised positions)", caption="Final accuracy per position under #0-#5, "
-                      "#0-#4 + #11, and #0-#4 + #11 after mimicking init")
+        positions_section(rep, {a: finals[a] for a in (FIRST6, SHORTCUT, SHORTCUT_MIMIC)},
+                          heading="Final test accuracy per chain position (mean over seeds; arm "
+                          "= supervised positions)", caption="Final accuracy per position under "
+                          "#0-#5, #0-#4 + #11, and #0-#4 + #11 after mimicking init")
         curves = pass_order_section(
             rep, results, (ALL, ALL_TIED), "all 12 variables supervised: accuracy per chain "
             "position", "All 12 supervised, BERT-like and ALBERT-like: accuracy per position "

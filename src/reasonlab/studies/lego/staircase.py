@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.analysis import lever_section, one_hop_section, op_split_section
-from reasonlab.studies.lego.common import (LEVERS, PASS, SEEDS, WITH_LONG, accuracy_report,
-                                           recipe)
+from reasonlab.studies.lego.analysis import (accuracy_report, first_pass_section, lever_section,
+                                             one_hop_section, op_split_section)
+from reasonlab.studies.lego.common import LEVERS, PASS, SEEDS, WITH_LONG, recipe
 from reasonlab.studies.lego.verdicts import first_pass_steps, staircase_verdict
 
 FIXED = "fixed (paper)"
@@ -51,8 +51,8 @@ class LegoStaircase(Study):
         passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
         steps = results.first.config.steps
         rep, _ = accuracy_report(self.title, results, out, n_train)
-        rep.first_pass(passes, PASS, f"First step at which a position reaches {PASS}", steps,
-                       log=True)
+        first_pass_section(rep, passes, PASS, f"First step at which a position reaches {PASS}",
+                           steps, log=True)
         one_hop_section(rep, results)
         op_split_section(rep, results)
         lever_section(rep, results, [FIXED, *LEVERS], PASS)

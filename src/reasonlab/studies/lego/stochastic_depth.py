@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.common import (
-    N_TRAIN_VARS, SEEDS, WITH_LONG, accuracy_report, albert, recipe)
+from reasonlab.studies.lego.analysis import accuracy_report
+from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, albert, recipe
 from reasonlab.studies.lego.verdicts import extrapolation_gain
 
 FIXED, STOCHASTIC = "ALBERT", "ALBERT + stochastic depth"

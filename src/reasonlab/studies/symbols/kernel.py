@@ -27,10 +27,10 @@ from typing import Any
 from reasonlab.analysis.kernel import condition_number
 from reasonlab.studies.kit.base import STUDIES, Report, Results, Scale, Study
 from reasonlab.studies.symbols.analysis import kernel_matrices, kernel_section
-from reasonlab.studies.symbols.kernel_recipe import kernel_recipe
+from reasonlab.studies.symbols._support.kernel_recipe import kernel_recipe
 from reasonlab.studies.symbols.verdicts import conditioning_verdict
 
-TASKS: dict[str, dict[str, Any]] = {
+TEMPLATE_TASKS: dict[str, dict[str, Any]] = {  # the templates task's presets (tasks/templates.py)
     "same/different": {"preset": "same_different"},
     "variable binding": {"preset": "variable_binding"},
     "random (8 templates, length 4)": {"preset": "random", "n_templates": 8, "length": 4,
@@ -68,12 +68,13 @@ class SymbolsKernel(Study):
 
         r = kernel_recipe(results.scale, results.overrides)
         read = {s: SETTINGS[s] for s in ("plain", MAIN)}  # what the verdict reads
-        reps = [kernel_matrices(TASKS, SETTINGS if i == 0 else read, r.model, r.task.model_dump(),
+        reps = [kernel_matrices(TEMPLATE_TASKS, SETTINGS if i == 0 else read, r.model,
+                                r.task.model_dump(),
                                 r.n_inits, r.n_per_template, resolve_device(r.device), replicate=i)
                 for i in range(results.seeds)]
         conds = [{t: {s: condition_number(N) for s, N in by.items()} for t, by in rp.items()}
                  for rp in reps]
         rep = kernel_section(Report(self.title, out), reps[0], conds[0], r, SETTINGS, MAIN)
-        per_replicate = {t: {s: [c[t][s] for c in conds] for s in read} for t in TASKS}
+        per_replicate = {t: {s: [c[t][s] for c in conds] for s in read} for t in TEMPLATE_TASKS}
         rep.verdicts = [conditioning_verdict(self.claim("conditioning"), per_replicate, MAIN)]
         return rep

@@ -1,5 +1,5 @@
-"""The anchor rules (studies/anchors/verdicts.py, shares.py) on noisy runs: each run drawn from
-a seeded generator (anchors/calibration.py `run`: a solution type with fractions and a seen
+"""The anchor rules (studies/anchors/verdicts.py, _support/shares.py) on noisy runs: each run drawn
+from a seeded generator (anchors/calibration.py `run`: a solution type with fractions and a seen
 accuracy that classify back to it), never hand-made identical records."""
 
 import itertools
@@ -11,7 +11,7 @@ from scipy import stats as sps
 from scipy.optimize import minimize_scalar
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.anchors import shares
+from reasonlab.studies.anchors._support import shares
 from reasonlab.studies.anchors.calibration import run, runs
 from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdict,
                                                majority_verdict, no_fit_verdict, phase_verdicts,

@@ -8,7 +8,7 @@ import pytest
 from reasonlab.studies.artificial.common import (ALBERT, BERT, FINETUNE, LEGO, LISTOPS,
                                                  PRETRAIN, SCRATCH, arm, corpora, downstream,
                                                  pretrain_recipe, runs, tasks)
-from reasonlab.studies.artificial.seed import pretrain_recipe as seed_recipe
+from reasonlab.studies.artificial._support.paper_table import pretrain_recipe as seed_recipe
 from reasonlab.studies.kit.base import STUDIES, Results
 from reasonlab.train.config import TrainConfig, config_id
 
@@ -70,13 +70,13 @@ def test_seed_study_has_the_seeds_rows_and_every_task_per_row():
     """artificial-pretraining: one pretraining run per corpus of the seed's rows (and the
     follow-up's extra rows), fine-tuned on the four tasks per init and seed; each pretrained arm
     starts from its own corpus's run, and the pair tasks fit the pretrained positions."""
-    from reasonlab.studies.artificial import seed
+    from reasonlab.studies.artificial._support import paper_table
 
     specs = STUDIES["artificial-pretraining"]().runs("cpu", 3)
     pre = [s for s in specs if s.factors["phase"] == PRETRAIN]
-    assert [s.factors["corpus"] for s in pre] == seed.corpora("cpu") * 3
-    assert [s.seed for s in pre] == [k for k in range(3) for _ in seed.corpora("cpu")]
-    assert len(pre) == (12 + 2) * 3 and len(seed.inits("cpu")) == 15
+    assert [s.factors["corpus"] for s in pre] == paper_table.corpora("cpu") * 3
+    assert [s.seed for s in pre] == [k for k in range(3) for _ in paper_table.corpora("cpu")]
+    assert len(pre) == (12 + 2) * 3 and len(paper_table.inits("cpu")) == 15
     ft = [s for s in specs if s.factors["phase"] == FINETUNE]
     assert len(ft) == 4 * 15 * 3
     pre_ids = {config_id(s.config) for s in pre}

@@ -1,6 +1,6 @@
 """Verdict rules of artificial-pretraining-lego on noisy numbers drawn from a seeded generator,
 one draw per unit (a seed that pretrains and fine-tunes); the seed table's rules:
-test_seed_verdicts.py."""
+test_paper_table_verdicts.py."""
 
 from __future__ import annotations
 

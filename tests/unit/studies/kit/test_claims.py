@@ -117,11 +117,11 @@ def test_every_family_file_is_shipped_as_package_data():
 
 
 def test_numbers_written_in_a_file_agree_with_the_code_they_describe():
-    from reasonlab.studies.artificial.seed import SEED_TABLE, seed_avg
+    from reasonlab.studies.artificial._support.paper_table import SEED_TABLE, seed_avg
     from reasonlab.studies.lego.common import N_CLAUSES
     from reasonlab.studies.lego.mixed_lengths import SHORTEST
 
-    # "Avg: <row> 0.581, <row> 0.536": each row's average as seed_table.csv gives it
+    # "Avg: <row> 0.581, <row> 0.536": each row's average as _support/paper_table.csv gives it
     checked = 0
     for c in STUDIES["artificial-pretraining"].claims:
         for row, avg in re.findall(r"(?:^Avg: |, )([^:,;/]+?) (\d\.\d{3})\b", c.paper_numbers):

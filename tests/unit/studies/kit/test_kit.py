@@ -80,7 +80,6 @@ def test_results_accessors():
     assert res.scale == "smoke" and res.seeds == 2 and res.first is specs[0]
     assert res.sweep() == {"A": {256: [0.3, 0.4], 512: [0.1, 0.2]},
                            "B": {256: [0.7, 0.8], 512: [0.5, 0.6]}}  # x sorted, seed order
-    assert res.per_position()["B"][0] == [0.5, 0.5]
     assert list(res.curves(["B"])) == ["B"] and len(res.curves()["A"]) == 4
 
 
@@ -99,8 +98,8 @@ def test_analysis_sample_size_follows_an_overridden_n_test():
 def test_report_builder_writes_tables_figures_and_verdicts(tmp_path):
     specs = grid(recipe("smoke"), {"A": {}, "B": {"model": {"tie_layers": True}}}, seeds=2)
     res = Results([(s, result(0.5, [0.9, 0.5])) for s in specs], "smoke", 2)
-    rep = Report("T", tmp_path).recipe(res).positions(res.per_position(), trained=1)
-    rep.curves(res.curves()).sweep({"A": {1: [0.5, 0.7]}}, "n", "H", name="s.png", title="t")
+    rep = Report("T", tmp_path).recipe(res)
+    rep.sweep({"A": {1: [0.5, 0.7]}}, "n", "H", name="s.png", title="t")
     rep.verdicts = [Verdict(Claim("k", "c", "s"), "inconclusive", "x 1")]
     text = rep.markdown()
     assert "`model.d_model=32`" in text and "| B | True |" in text  # shared vs per-arm settings
@@ -108,9 +107,8 @@ def test_report_builder_writes_tables_figures_and_verdicts(tmp_path):
     tasks = Results([(dataclasses.replace(s, arm="A"), result(0.5, [0.9])) for s in specs],
                     "smoke", 2)  # one arm holding two configs per seed: 4 runs, 2 seeds
     assert "A 4 runs (2 seeds)." in Report("T", tmp_path).recipe(tasks).markdown()
-    assert "| A | 0.900 | 0.500 |" in text and "| A | 0.600 ± 0.141 |" in text
-    for png in ("accuracy_by_position.png", "curves.png", "s.png"):
-        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG" and f"({png})" in text
+    assert "| A | 0.600 ± 0.141 |" in text
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG" and "(s.png)" in text
     rep.write(tmp_path)
     assert json.loads((tmp_path / "verdicts.json").read_text())[0]["status"] == "inconclusive"
 

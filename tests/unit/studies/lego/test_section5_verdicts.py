@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from reasonlab.studies.kit.core import Claim
-from reasonlab.studies.lego.programs import CONV, SOFTMAX, edge_verdict, matched_d_mlp
+from reasonlab.studies.lego._support.programs import (CONV, SOFTMAX, edge_verdict,
+                                                      matched_d_mlp)
 from reasonlab.studies.kit.curves import early_step, loss_at
 from reasonlab.studies.lego.verdicts import (EARLY, PLATEAU_MARGIN, at_least_as_low, cheaper,
                                              faster_early, left_plateau, worse_at_end)
@@ -155,10 +156,10 @@ def test_no_context_loss_against_naive_counts():
     naive count over the same validation slots; with BERT's masking (shown words that are often
     the truth) it does better."""
     from reasonlab.studies.lego.analysis import no_context_loss
-    from reasonlab.studies.lego.masked_lm import SCALES
+    from reasonlab.studies.lego._support.masked_lm import RECIPES
     from reasonlab.tasks.base import build_task
 
-    cfg = dict(SCALES["smoke"]["task"])
+    cfg = dict(RECIPES["smoke"]["task"])
     masked = build_task({**cfg, "mask_token_prob": 1.0, "random_token_prob": 0.0})
     counts: dict[int, int] = {}
     for t in masked.streams["train"].tolist():

@@ -182,9 +182,9 @@ def test_kernel_replicates_draw_their_own_estimates():
     from reasonlab.analysis.kernel import condition_number
     from reasonlab.studies.symbols.analysis import kernel_matrices
     from reasonlab.studies.symbols.common import MODEL, SYMBOLS
-    from reasonlab.studies.symbols.kernel import SETTINGS, TASKS
+    from reasonlab.studies.symbols.kernel import SETTINGS, TEMPLATE_TASKS
 
-    task = {"same/different": TASKS["same/different"]}
+    task = {"same/different": TEMPLATE_TASKS["same/different"]}
     plain = {"plain": SETTINGS["plain"]}
     a, a2, b = (kernel_matrices(task, plain, MODEL["smoke"], SYMBOLS["smoke"], 2, 8,
                                 replicate=r)["same/different"]["plain"] for r in (0, 0, 1))

@@ -1,5 +1,5 @@
-"""artificial.seed_analysis.similarity_spearman: batched forward passes give the one-pass
-answer, and a trial of the paper scale (n_test=N) evaluates N pairs."""
+"""artificial._support.paper_table_analysis.similarity_spearman: batched forward passes give
+the one-pass answer, and a trial of the paper scale (n_test=N) evaluates N pairs."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from scipy.stats import spearmanr
 
 from reasonlab.runs import execute, load_run_model, run_dir_for
 from reasonlab.studies.kit.base import Results
-from reasonlab.studies.artificial.seed import FINETUNE, SCALES, SCRATCH, runs
-from reasonlab.studies.artificial import seed_analysis
-from reasonlab.studies.artificial.seed_analysis import similarity_spearman
+from reasonlab.studies.artificial._support.paper_table import RECIPES, runs
+from reasonlab.studies.artificial.common import FINETUNE, SCRATCH
+from reasonlab.studies.artificial._support import paper_table_analysis
+from reasonlab.studies.artificial._support.paper_table_analysis import similarity_spearman
 from reasonlab.tasks.base import build_task
 
 
@@ -38,13 +39,13 @@ def test_a_trial_scores_the_pairs_its_n_test_allows(monkeypatch):
     """scores() asks similarity_spearman for the scale's eval_pairs, or the overridden n_test
     when that is smaller (Results.sample_size), as the other analyses of a trial run do."""
     asked = []
-    monkeypatch.setattr(seed_analysis, "similarity_spearman",
+    monkeypatch.setattr(paper_table_analysis, "similarity_spearman",
                         lambda run_dir, n: asked.append(n) or 0.5)
     specs = [s for s in runs("paper", 1) if s.factors["phase"] == FINETUNE
              and s.factors["task"] == "similarity"]
     pairs = [(s, {"dir": "unused", "final": {"acc": 0.0}}) for s in specs]
-    full = SCALES["paper"]["eval_pairs"]
+    full = RECIPES["paper"]["eval_pairs"]
     for overrides, want in (({}, full), ({"n_test": 16}, 16), ({"n_test": 10**6}, full)):
         asked.clear()
-        seed_analysis.scores(Results(pairs, "paper", 1, overrides))
+        paper_table_analysis.scores(Results(pairs, "paper", 1, overrides))
         assert asked == [want] * len(specs), overrides

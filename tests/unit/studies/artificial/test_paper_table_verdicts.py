@@ -1,6 +1,6 @@
-"""The seed table's verdict rules (studies/artificial/seed_verdicts.py) on noisy scores drawn
-from a seeded generator (artificial/calibration.py's `scores`: every init's per-task mean plus
-per-unit noise): each reads reproduced on the seed's own effects, not reproduced when the
+"""The seed table's verdict rules (studies/artificial/_support/paper_table_verdicts.py) on noisy
+scores drawn from a seeded generator (artificial/calibration.py's `scores`: every init's per-task
+mean plus per-unit noise): each reads reproduced on the seed's own effects, not reproduced when the
 effect is reversed, inconclusive -- never reproduced -- when nothing transfers (the "hardly
 matters" claims would otherwise pass vacuously) or when an arm has one unit, and each
 precondition is decided by an interval."""
@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reasonlab.studies.artificial import seed_verdicts as sv
+from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial.calibration import SEED, SEED_SPLIT, scores
-from reasonlab.studies.artificial.seed import ROWS, SCRATCH, SEED_TABLE, TASKS, seed_avg
+from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, ROWS, SEED_TABLE,
+                                                              seed_avg)
+from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.core import Claim
 
 C = Claim("k", "claim", "source")
@@ -81,7 +83,8 @@ def test_the_seed_table_is_the_seeds():
 
 def test_a_claim_whose_rows_were_not_run_is_inconclusive_and_says_so():
     full = seed_like()
-    few = {t: {i: full[t][i] for i in (SCRATCH, "uniform", "english-fortunes")} for t in TASKS}
+    few = {t: {i: full[t][i] for i in (SCRATCH, "uniform", "english-fortunes")}
+           for t in DOWNSTREAM_TASKS}
     assert sv.judge(Claim("random-beats-scratch", "", ""), few).status == "reproduced"
     for key in ("vocabulary-size", "english-best", "sentence-pair"):
         v = sv.judge(Claim(key, "", ""), few)

@@ -18,10 +18,12 @@ from scipy.stats import spearmanr
 
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.artificial.seed import (FINETUNE, FOLLOWUP_GAIN, GROUPS, PRETRAIN, ROWS,
-                                               SCALES, SCRATCH, SEED_COLUMNS, SEED_TABLE,
-                                               TASK_LIKE, TASKS, seed_avg, tasks)
-from reasonlab.studies.artificial.seed_verdicts import Scores, avg
+from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, FOLLOWUP_GAIN,
+                                                              GROUPS, RECIPES, ROWS, SEED_COLUMNS,
+                                                              SEED_TABLE, TASK_LIKE, seed_avg,
+                                                              tasks)
+from reasonlab.studies.artificial._support.paper_table_verdicts import Scores, avg
+from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import Report, Results
 from reasonlab.tasks.base import build_task
 
@@ -51,7 +53,7 @@ def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) ->
 def scores(results: Results) -> Scores:
     """task -> init -> per-seed score (seed order)."""
     out: Scores = {}
-    n = results.sample_size(SCALES[results.scale]["eval_pairs"])
+    n = results.sample_size(RECIPES[results.scale]["eval_pairs"])
     for t, by_task in results.where(phase=FINETUNE).by("task").items():
         out[t] = {}
         for i, runs_ in by_task.by("init").items():
@@ -59,7 +61,7 @@ def scores(results: Results) -> Scores:
             out[t][i] = np.asarray([
                 similarity_spearman(Path(r["dir"]), n) if t == "similarity"
                 else float(r["final"]["acc"]) for _, r in runs_])
-    return {t: out[t] for t in TASKS if t in out}
+    return {t: out[t] for t in DOWNSTREAM_TASKS if t in out}
 
 
 def seed_table(rep: Report, results: Results, s: Scores) -> None:

@@ -37,27 +37,19 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import RunSpec, Scale, Study, merge
 from reasonlab.train.config import TrainConfig
 
-SCRATCH = "scratch"
-PRETRAIN, FINETUNE = "pretrain", "finetune"
-PIPELINE_UNIT = ("the pipeline's seed: seed s pretrains each corpus's encoder (initialization, "
-                 "masked windows and their order; the corpus text is fixed, as the paper's) "
-                 "and fine-tunes from that encoder (classifier, example order, dropout), so "
-                 "the scratch arm's unit is its fine-tuning seed")
-"""The replication unit of the family's studies (Study.unit): a seed redraws the whole
-pipeline, pretraining included; fine-tuning seeds of one shared pretraining run are not
-replicates of the corpus (kit/stats.py)."""
 
 def _read_seed_table() -> tuple[tuple[str, ...], dict[str, tuple[float, ...]]]:
-    with Path(__file__).with_name("seed_table.csv").open(newline="") as f:
+    with Path(__file__).with_name("paper_table.csv").open(newline="") as f:
         header, *rows = csv.reader(f)
     return tuple(header[1:]), {r[0]: tuple(float(v) for v in r[1:]) for r in rows}
 
 
 SEED_COLUMNS, SEED_TABLE = _read_seed_table()
-"""The seed's "Results" table, verbatim (seed_table.csv: its eight GLUE columns, one row per
+"""The seed's "Results" table, verbatim (paper_table.csv: its eight GLUE columns, one row per
 pretraining corpus). Its Avg column is the mean of the eight: recomputed by `seed_avg`, not
 copied, so it carries the second decimal."""
 
@@ -79,7 +71,8 @@ FOLLOWUP_GAIN = {"flat-32": ("Flat-128", 14.5), "shuffle-64-fortunes": ("Shuffle
 
 PAIR_TASKS = ("similarity", "definition")
 SINGLE_TASKS = ("supersense", "pos")
-TASKS = PAIR_TASKS + SINGLE_TASKS
+DOWNSTREAM_TASKS = PAIR_TASKS + SINGLE_TASKS
+"""Our four downstream tasks, the columns of our half of the table (not the TASKS registry)."""
 TASK_LIKE = {"similarity": "STS-B", "definition": "MRPC / QNLI", "supersense": "CoLA / SST-2",
              "pos": "CoLA / SST-2"}
 
@@ -103,7 +96,7 @@ class SeedStudy(Study):
 
 
 _MODEL = dict(d_model=96, n_layers=4, n_heads=4, d_mlp=384, norm_position="pre")
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(
         rows=tuple(ROWS), extra=(), words=300,  # every rule runs
         pretrain=dict(model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32), n_train=128,
@@ -153,14 +146,14 @@ SCALES: dict[Scale, dict[str, Any]] = {
 # lr stays the cpu scale's 1e-3 for every corpus, as the seed's one recipe: 3e-4 learns the
 # uniform-push grammar further (0.29) and English less far (0.38 against 0.40), and a wider
 # encoder costs more a step than it saves in steps on a CPU (README, "Encoder width").
-SCALES["long"] = merge(SCALES["cpu"], {"pretrain": dict(
+RECIPES["long"] = merge(RECIPES["cpu"], {"pretrain": dict(
     n_train=512_000, steps=8000, eval_every=1000, ckpt_every=1000,
     optim=dict(warmup_steps=800))})
 
 
 def inits(scale: Scale) -> list[str]:
     """Our inits at this scale: the seed's rows' (scratch first), then the extra rows."""
-    s = SCALES[scale]
+    s = RECIPES[scale]
     return [ROWS[r] for r in s["rows"]] + list(s["extra"])
 
 
@@ -169,13 +162,13 @@ def corpora(scale: Scale) -> list[str]:
 
 
 def pretrain_recipe(scale: Scale, corpus: str) -> dict[str, Any]:
-    s = copy.deepcopy(SCALES[scale])
+    s = copy.deepcopy(RECIPES[scale])
     p = s["pretrain"]
     return {**p, "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
 
 
 def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
-    s = SCALES[scale]
+    s = RECIPES[scale]
     gloss = {"name": "gloss_class", "words": s["words"], "seq_len": s["seq_len"]}
     pair = {"name": "gloss_pair", "words": s["words"], "seq_len": s["pair_seq_len"]}
     return {"similarity": {**pair, "pair": "similarity"},
@@ -198,7 +191,7 @@ def runs(scale: Scale, seeds: int) -> list[RunSpec]:
     specs = [RunSpec(f"pretrain {c}", seed, TrainConfig.build({**p, "seed": seed}),
                      {"phase": PRETRAIN, "corpus": c})
              for seed in range(seeds) for c, p in pre.items()]
-    s = SCALES[scale]
+    s = RECIPES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
     for t, task in tasks(scale).items():
         base = merge({"model": {}}, s["finetune"], {"task": task})

@@ -24,7 +24,7 @@ over seeds clear 0 (kit gain_verdict)."""
 ABOVE_MAJORITY = 0.05
 """The comparison tests something only when some arm beats the majority class by this."""
 
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(task=dict(name="programs", n_vars=2, max_length=2, max_nesting=1, seq_len=48),
                   model=dict(d_model=16, n_layers=2, n_heads=2, d_mlp=32, norm_position="pre"),
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=256, n_test=64,
@@ -56,7 +56,7 @@ def matched_d_mlp(d_model: int, d_mlp: int, kernel: int) -> int:
 
 
 def arms(scale: Scale) -> dict[str, dict[str, Any]]:
-    m = SCALES[scale]["model"]
+    m = RECIPES[scale]["model"]
     return {SOFTMAX: {"model": {"d_mlp": matched_d_mlp(m["d_model"], m["d_mlp"], KERNEL)}},
             CONV: {"model": {"attention": {"name": "conv_qkv", "kernel": KERNEL}}}}
 

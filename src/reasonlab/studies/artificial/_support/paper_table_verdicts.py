@@ -2,7 +2,7 @@
 the seed), on the per-unit score of each init: `Scores` = task -> init -> [units] (accuracy;
 Spearman correlation for `similarity`), averaged over tasks as the seed's Avg.
 
-A unit is the pipeline's seed (seed.PIPELINE_UNIT): unit s of a corpus is its seed-s
+A unit is the pipeline's seed (common.PIPELINE_UNIT): unit s of a corpus is its seed-s
 pretraining run fine-tuned with seed s, so the units of one init are independent draws of the
 whole pipeline and the units of two inits are independent of each other. Every comparison is
 decided from a t interval over those units (kit/stats.py: Welch for two inits, its weighted
@@ -14,7 +14,7 @@ Every "hardly matters" / "about as good" / "no better" claim is vacuous when not
 each names the precondition under which it can fail (`requires`), decided by an interval too, so
 a scale too small for pretraining to matter reads inconclusive, never reproduced.
 
-Unit-tested on noisy numbers (tests/unit/studies/artificial/test_seed_verdicts.py) and driven
+Unit-tested on noisy numbers (tests/unit/studies/artificial/test_paper_table_verdicts.py) and driven
 under each claim's null by the calibration (artificial/calibration.py). Thresholds are fixed
 before any run.
 """
@@ -27,8 +27,9 @@ from dataclasses import replace
 import numpy as np
 
 from reasonlab.report import pm
-from reasonlab.studies.artificial.seed import (PAIR_TASKS, ROWS, SCRATCH, SINGLE_TASKS,
-                                               seed_avg)
+from reasonlab.studies.artificial._support.paper_table import (PAIR_TASKS, ROWS, SINGLE_TASKS,
+                                                              seed_avg)
+from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.stats import Estimate

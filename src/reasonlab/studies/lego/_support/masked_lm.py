@@ -18,7 +18,7 @@ KERNEL = 21
 # with today's code): windows of 32 tokens, 3 layers of width 64.
 # Post-LN as BERT; a word vocabulary of 2000 (the glosses' most frequent words; 22% of the
 # words read [UNK] and are never predicted).
-SCALES: dict[Scale, dict[str, Any]] = {
+RECIPES: dict[Scale, dict[str, Any]] = {
     "smoke": dict(task=dict(name="mlm", words=200, seq_len=16),
                   model=dict(d_model=16, n_layers=2, n_heads=4, d_mlp=32),
                   optim=dict(lr=3e-3, warmup_steps=2), n_train=256, n_test=64,
@@ -38,7 +38,7 @@ SCALES: dict[Scale, dict[str, Any]] = {
                   n_train=500_000, n_test=10_000, batch_size=256, steps=100_000,
                   eval_every=2_000, ckpt_every=10_000),
 }
-PAPER_TOKENS = SCALES["paper"]["batch_size"] * SCALES["paper"]["task"]["seq_len"]
+PAPER_TOKENS = RECIPES["paper"]["batch_size"] * RECIPES["paper"]["task"]["seq_len"]
 """Tokens per optimiser step of BERT-base's recipe (FLOPs per token in the paper's setting)."""
 
 
@@ -46,7 +46,7 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
     """BERT (softmax heads), Hardcode (the association / [CLS] / [SEP] maps + a depthwise
     temporal convolution, kernel 21, no learned query or key), Hybrid (the same + half of BERT's
     heads as softmax heads; the number is our reading)."""
-    heads = SCALES[scale]["model"]["n_heads"]
+    heads = RECIPES[scale]["model"]["n_heads"]
     fixed = {"cls_id": CLS_ID, "sep_id": SEP_ID, "kernel": KERNEL}
     return {BERT: {"model": {"attention": "softmax"}},
             HARDCODE: {"model": {"attention": {"name": "hardcoded", **fixed}}},

@@ -1,10 +1,11 @@
-"""artificial.seed: the seed's Avg column, recomputed from its eight columns."""
+"""artificial._support.paper_table: the source paper's (the seed's) Avg column, recomputed from
+its eight columns."""
 
 from __future__ import annotations
 
 import pytest
 
-from reasonlab.studies.artificial.seed import SEED_TABLE, seed_avg
+from reasonlab.studies.artificial._support.paper_table import SEED_TABLE, seed_avg
 
 
 def test_seed_avg_is_the_mean_of_the_eight_columns():
