@@ -36,7 +36,7 @@ from reasonlab.model.fpt import FPT
 from reasonlab.model.freeze import apply_groups, resolve_groups
 from reasonlab.model.gguf import SMOLLM2_ARCH
 from reasonlab.model.pretrained import MINILM
-from reasonlab.studies.fpt.backbones import CPU_LAYERS
+from reasonlab.studies.fpt._support.backbone import CPU_LAYERS
 from reasonlab.train.config import OptimConfig
 from reasonlab.train.optim import make_optimizer
 

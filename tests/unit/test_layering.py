@@ -36,12 +36,7 @@ the follow-up paper's downstream task (docs/papers.md §4): it takes LEGO's task
 (lego.common), reads the runs as LEGO's studies do (lego.analysis: heads, accuracy per chain
 position) and judges the first-pass step and head margin with LEGO's rules (lego.verdicts)."""
 
-FPT_PENDING = ("FPT's own pass (one file per study, support under fixed names) moves the task "
-               "list both studies share out of the sibling study into fpt's support code")
-KNOWN: dict[tuple[str, str], str] = {
-    (f"{STUDIES}.fpt.freeze_fewer", f"{STUDIES}.fpt.freeze_ablation"): FPT_PENDING,  # TASKS
-    (f"{STUDIES}.fpt.modality", f"{STUDIES}.fpt.initialization"): FPT_PENDING,  # TASKS
-}
+KNOWN: dict[tuple[str, str], str] = {}
 """(importer, imported) -> why it is tolerated for now."""
 
 
@@ -99,7 +94,7 @@ def test_the_rules_catch_what_they_forbid():
     assert broken(f"{lego}.calibration", f"{lego}.staircase") is None
     assert broken(f"{lego}.shortcut", f"{lego}._support.programs") is None
     assert broken(f"{lego}.shortcut", f"{lego}.analysis") is None
-    assert {f"{lego}.extrapolation", f"{STUDIES}.fpt.initialization"} <= STUDY_MODULES
+    assert {f"{lego}.extrapolation", f"{STUDIES}.fpt.init"} <= STUDY_MODULES
     assert not {f"{lego}.common", f"{STUDIES}.fpt.slides"} & STUDY_MODULES
     assert broken("reasonlab.analysis.probes", "reasonlab.train.loop").startswith("5")
 

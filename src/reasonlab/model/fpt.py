@@ -198,7 +198,8 @@ class FPT(HookedModule):
 class Backbone:
     """A pretrained language model FPT freezes (the paper's GPT-2), as data: its checkpoint
     (model/pretrained.py PRETRAINED) and what its position and norm groups hold. A study takes
-    the backbone as a factor (studies/fpt/backbones.py), so every claim is judged on each."""
+    the backbone as a factor (studies/fpt/_support/backbone.py), so every claim is judged on
+    each."""
 
     name: str
     checkpoint: str
@@ -222,7 +223,7 @@ class Backbone:
 
     def fields(self, n_layers: int, init: Init = "pretrained") -> dict[str, Any]:
         """TrainConfig fields of an FPT run on this backbone's first n_layers layers, its
-        weights as `init` says (INITS: the slides' "Weight initialization" rows)."""
+        weights as `init` says (INIT_ROWS: the slides' "Weight initialization" rows)."""
         model = {"arch": "fpt", "n_layers": n_layers}
         checkpoint = {"pretrained": self.checkpoint, "statistics": self.statistics,
                       "random": None}[init]
@@ -232,12 +233,13 @@ class Backbone:
 
 
 Init = Literal["pretrained", "statistics", "random"]
-INITS: dict[Init, str] = {"pretrained": "Pretrained", "statistics": "Statistics Only",
-                          "random": "Default"}
-"""A backbone's weights (Lu et al. 2021, slides "Weight initialization"): the checkpoint's;
-its "Statistics Only" twin (model/pretrained.py StatisticsOnly: each tensor redrawn with its
-mean and std); the same architecture at the default random init (N(0, 0.02), Hugging Face's
-for GPT-2, BERT and Llama alike; the paper's "Random" / frozen random transformer)."""
+INIT_ROWS: dict[Init, str] = {"pretrained": "Pretrained", "statistics": "Statistics Only",
+                              "random": "Default"}
+"""A backbone's weights -> its row in the slides' "Weight initialization" table (Lu et al.
+2021): the checkpoint's; its "Statistics Only" twin (model/pretrained.py StatisticsOnly: each
+tensor redrawn with its mean and std); the same architecture at the default random init
+(N(0, 0.02), Hugging Face's for GPT-2, BERT and Llama alike; the paper's "Random" / frozen
+random transformer). Not the INITS registry of init schemes (model/variants.py)."""
 
 
 FPT_BACKBONES: Registry[Backbone] = Registry("FPT backbone")

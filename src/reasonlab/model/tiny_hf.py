@@ -1,6 +1,6 @@
 """Tiny random checkpoints in the Hugging Face folder layout, one per family that FPT's other
 backbones compare (Lu et al. 2021, slides "Model - differences with GPT" and the ViT row of
-"Importance of language pre-training"; studies/fpt/other_backbones.py), so that their smoke
+"Importance of language pre-training"; studies/fpt/backbones.py, vit.py), so that their smoke
 scale runs the whole path -- folder, config.json, safetensors, converter -- offline and in
 seconds.
 

@@ -2,10 +2,6 @@
 claims.toml is registered by a module of its own named after it (`lego-mixed-lengths` in
 lego/mixed_lengths.py), and every module of the folder is such a study or one of the fixed
 support modules (kit/families.py SUPPORT_MODULES); other support code lives under `_support/`.
-
-FPT is held to FPT_PENDING instead, exactly: its files are renamed and split in FPT's own pass,
-which the Hugging Face backbones came before. A problem fixed there, or a new one anywhere,
-fails until the list says so.
 """
 
 from __future__ import annotations
@@ -20,24 +16,6 @@ from reasonlab.studies.kit.families import SUPPORT_MODULES, SUPPORT_PACKAGE
 
 PACKAGE = "reasonlab.studies"
 
-FPT_PENDING = {
-    "fpt/attention_maps.py registers fpt-attention: want fpt/attention.py",
-    "fpt/initialization.py registers fpt-init: want fpt/init.py",
-    "fpt/freeze_ablation.py registers fpt-freeze-random: want fpt/freeze_random.py",
-    "fpt/universal.py registers fpt-lstm: want fpt/lstm.py",
-    "fpt/other_backbones.py registers fpt-backbones: want fpt/backbones.py",
-    "fpt/other_backbones.py registers fpt-vit: want fpt/vit.py",
-    "fpt/attention_maps.py is neither a study nor a support module",
-    "fpt/initialization.py is neither a study nor a support module",
-    "fpt/other_backbones.py is neither a study nor a support module",
-    "fpt/backbones.py is named after fpt-backbones but does not register it",
-    "fpt/backbone_verdicts.py is neither a study nor a support module",
-    "fpt/first_layer.py is neither a study nor a support module",
-    "fpt/freezing.py is neither a study nor a support module",
-    "fpt/slide_verdicts.py is neither a study nor a support module",
-    "fpt/slides.py is neither a study nor a support module",
-}
-"""What fpt's folder shows today that it should not, file by file."""
 
 
 def module_of(family: str, study: str) -> str:
@@ -109,10 +87,7 @@ def test_the_check_names_each_kind_of_problem():
     assert family_problems("lego") == set()
 
 
-@pytest.mark.parametrize("family", [f for f in families() if f != "fpt"])
+@pytest.mark.parametrize("family", families())
 def test_every_study_has_its_file_and_every_file_is_a_study_or_support(family):
     assert family_problems(family) == set()
 
-
-def test_fpt_is_what_its_pending_list_says():
-    assert family_problems("fpt") == FPT_PENDING

@@ -12,16 +12,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from reasonlab.report import grouped_bars, table
-from reasonlab.studies.fpt.backbones import backbone_line, slug
+from reasonlab.studies.fpt._support.backbone import backbone_line, slug
+from reasonlab.studies.fpt._support.first_layer import plot_maps, run_masses
+from reasonlab.studies.fpt._support.slides import baselines_text, title
 from reasonlab.studies.fpt.common import (BASELINES, CHANCE, FPT, FULL, LSTM, RANDOM,
-                                          RANDOM_LSTM, accuracy_table, by_task, choose_full,
-                                          chosen_line, finals, metric, params_line,
+                                          RANDOM_LSTM, accuracy_table, by_backbone, by_task,
+                                          choose_full, chosen_line, finals, metric, params_line,
                                           task_baselines)
-from reasonlab.studies.fpt.common import by_backbone as backbone_runs
-from reasonlab.studies.fpt.first_layer import plot_maps, run_masses
 from reasonlab.studies.fpt.paper import (ARCHITECTURE_TABLE, PERFORMANCE_TABLE, PRETRAINING_TABLE,
                                          FITTING_TABLE, SCALING_TABLE)
-from reasonlab.studies.fpt.slides import baselines_text, by_backbone, title
 from reasonlab.studies.kit.base import Report, Results
 
 
@@ -93,7 +92,7 @@ def freeze_sections(rep: Report, results: Results, layouts: dict[str, SlideLayou
     backbone title -> init -> task -> arm -> the verdict metric per seed."""
     base = task_baselines(results)
     per = {}
-    for name, runs in results.by("backbone").items():
+    for name, runs in by_backbone(results).items():
         values = {i: finals(by_task(runs.where(init=i))) for i in layouts}
         per[title(name)] = values
         head = f"{backbone_line(name)}\n\n{FREEZE_NOTE}\n\n"
@@ -135,7 +134,7 @@ def universal_sections(rep: Report, results: Results, out: Path, slides: list[Sl
     arms = list(dict.fromkeys(a for _, rows, _ in slides for a in rows))
     base = task_baselines(results)
     per = {}
-    for name, runs_b in backbone_runs(results).items():
+    for name, runs_b in by_backbone(results).items():
         kept, chosen = choose_full(runs_b)
         runs = by_task(kept)
         values = finals(runs)
@@ -249,7 +248,7 @@ def scaling_sections(rep: Report, results: Results, fpt: str, random: str
     parameter counts; returns backbone title -> (its task, arm -> depth -> accuracy per
     seed)."""
     rows, per = [], {}
-    for b, runs in results.by("backbone").items():
+    for b, runs in by_backbone(results).items():
         acc = accuracy_by_size(runs, (fpt, random))
         for k, rs in runs.by("layers").items():
             f = rs.arms()[fpt][0]["final"]
@@ -283,7 +282,7 @@ def steps_rows(steps: dict[str, dict[str, list[float]]], levels: dict[str, float
             for t, s in steps.items()]
 
 
-STEPS_HEADER = ["task", "level", "FPT steps", "frozen random steps", "speedup",
+STEPS_HEADER = ["task", "level", "FPT steps", "Random steps", "speedup",
                 "slides FPT", "slides Random", "slides speedup", *(f"*{b}*" for b in BASELINES)]
 
 

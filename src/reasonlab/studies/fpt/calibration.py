@@ -1,4 +1,4 @@
-"""Calibration cases of the FPT rules (fpt/verdicts.py, fpt/slide_verdicts.py): each drawn
+"""Calibration cases of the FPT rules (fpt/verdicts.py, fpt/_support/*_verdicts.py): each drawn
 under its null (the slides' effect absent: no difference; for a non-inferiority or "at least"
 claim, the quantity at its threshold; for a claim over every task or size, the effect absent on
 one of them) at the per-seed noise of fpt/noise.toml, with the 3 seeds per arm every FPT study
@@ -15,12 +15,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from reasonlab.studies.fpt import backbone_verdicts as bv
-from reasonlab.studies.fpt import slide_verdicts as sv
 from reasonlab.studies.fpt import verdicts as v
+from reasonlab.studies.fpt._support import backbone_verdicts as bv
+from reasonlab.studies.fpt._support import slide_verdicts as sv
+from reasonlab.studies.fpt._support.freezing import ALL, OUT, OUT_LN
+from reasonlab.studies.fpt._support.other_backbones import OtherBackbones
 from reasonlab.studies.fpt.common import FPT, FULL, LSTM, RANDOM, RANDOM_LSTM
-from reasonlab.studies.fpt.freezing import ALL, OUT, OUT_LN
-from reasonlab.studies.fpt.other_backbones import OtherBackbones
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
 from reasonlab.studies.kit.core import Claim
 

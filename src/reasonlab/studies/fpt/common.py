@@ -3,10 +3,10 @@ docs/papers.md §4): tasks per scale, the arms, the metric a verdict reads, the 
 table prints.
 
 No GPT-2 weights are available offline (docs/design.md §9 Offline assets), so every claim is
-judged on two offline backbones (fpt.backbones: SmolLM2-135M and MiniLM-L6; slides.arm builds
-an arm on either): all their layers at paper scale, the first 2 at cpu scale. The "frozen
-random" and "fully trained" arms are the same architecture randomly initialised (N(0, 0.02),
-as Hugging Face initialises GPT-2, BERT and Llama).
+judged on two offline backbones (_support/backbone.py: SmolLM2-135M and MiniLM-L6;
+_support/slides.py `arm` builds an arm on either): all their layers at paper scale, the first 2
+at cpu scale. The Random (frozen) and Full (fully trained) arms are the same architecture
+randomly initialised (N(0, 0.02), as Hugging Face initialises GPT-2, BERT and Llama).
 
 The authors' recipe (kzl/universal-computation, scripts/run.py, trainer.py, fpt.py): Adam lr
 1e-3 (our AdamW with weight decay 0 and a constant schedule is Adam), gradient clipping 1,
@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from reasonlab.model.pretrained import SMOLLM2
 from reasonlab.report import table
-from reasonlab.studies.fpt.backbones import OPTION, chosen
+from reasonlab.studies.fpt._support.backbone import OPTION, chosen
 from reasonlab.studies.kit.base import Results, Scale, Study
 from reasonlab.tasks.base import Batch
 from reasonlab.train.config import TrainConfig
@@ -122,6 +122,29 @@ def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
     }
 
 
+INIT_TASKS: dict[Scale, tuple[str, ...]] = {
+    "smoke": ("bit XOR",),
+    "cpu": ("ListOps (fpt2021)", "digits", "Fashion-MNIST"),
+    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "MNIST", "CIFAR-10"),
+}
+"""fpt-init's and fpt-modality's tasks (of `tasks`): at cpu scale the tasks FPT learns within
+the cpu budget (fpt-freeze-ablation's)."""
+FREEZE_TASKS: dict[Scale, tuple[str, ...]] = {
+    "smoke": ("bit memory", "bit XOR"),
+    "cpu": ("ListOps (fpt2021)", "digits"),
+    "paper": ("bit memory", "bit XOR", "ListOps (fpt2021)", "MNIST"),
+}
+"""The freeze studies' tasks (fpt-freeze-ablation, fpt-freeze-random, fpt-freeze-fewer): at
+cpu scale the slides' tasks that FPT learns with the recipe's dropout in a budget that fits
+(`tasks`: bit XOR stays at chance for 3000 steps, bit memory needs 3000; digits stands for
+MNIST)."""
+
+
+def some_tasks(scale: Scale, names: Mapping[Scale, tuple[str, ...]]) -> dict[str, dict[str, Any]]:
+    """`tasks(scale)` restricted to `names[scale]`, in `tasks`' order."""
+    return {t: v for t, v in tasks(scale).items() if t in names[scale]}
+
+
 def _t(task: dict[str, Any], steps: int, n_train: int, n_test: int, batch: int,
        every: int, val: int = 256) -> dict[str, Any]:
     return {"task": task, "steps": steps, "n_train": n_train, "n_test": n_test, "n_val": val,
@@ -129,8 +152,10 @@ def _t(task: dict[str, Any], steps: int, n_train: int, n_test: int, batch: int,
 
 
 # -- arms ------------------------------------------------------------------------------------
-FPT, FULL, RANDOM, LSTM, RANDOM_LSTM = ("FPT", "Full", "Frozen random", "LSTM",
-                                        "Frozen random LSTM")
+FPT, FULL, RANDOM, LSTM, RANDOM_LSTM = "FPT", "Full", "Random", "LSTM", "Random LSTM"
+"""One label per arm, the slides' ("Importance of language pre-training": FPT / Random;
+"Importance of architecture: random weights": the random transformer and LSTM): RANDOM is the
+backbone's architecture at random init, frozen and trained as FPT, in every study."""
 
 
 def recipe(scale: Scale) -> dict[str, Any]:
@@ -155,7 +180,7 @@ def by_backbone(results: Results) -> dict[str, Results]:
     """backbone name -> its runs (the `backbone` factor), each with the runs that have no
     backbone (the LSTMs), which belong in every backbone's tables."""
     shared = [(s, r) for s, r in results if "backbone" not in s.factors]
-    return {name: Results([*rs, *shared], results.scale, results.seeds)
+    return {name: results.subset([*rs, *shared])
             for name, rs in results.by("backbone").items()}
 
 
@@ -191,7 +216,7 @@ def chosen_line(chosen: dict[str, float], results: Results) -> str:
 
 class FPTStudy(Study):
     """Base of the FPT studies: the backbone package must be installed. The `backbone=` option
-    chooses the backbones (fpt/backbones.py)."""
+    chooses the backbones (fpt/_support/backbone.py)."""
 
     options = OPTION
     chosen_backbones: Any = None
@@ -202,7 +227,7 @@ class FPTStudy(Study):
 
     def backbones(self, scale: Scale, default: tuple[str, ...] | None = None
                   ) -> tuple[str, ...]:
-        """The backbones this study runs at `scale` (fpt/backbones.py `chosen`)."""
+        """The backbones this study runs at `scale` (fpt/_support/backbone.py `chosen`)."""
         return chosen(self.chosen_backbones, scale, default)
 
     @classmethod

@@ -3,26 +3,28 @@ duration"; docs/papers.md §4).
 
 Steps to a fixed level, set per task and scale before training (verdicts.LEVELS: 90% of the
 pretrained arm's plateau in a pilot), read from each run's test curve, on each offline backbone
-(fpt.backbones): FPT's runs are fpt-universal's (same configs, trained once in a shared runs
-folder); the frozen random arm runs up to RANDOM_LONGER times as many steps, so that a speedup
-up to that factor can be measured rather than assumed, and stops at the first evaluation that
-reaches the level (TrainConfig.stop_at: nothing after it is read). A run that never reaches the level is
-reported as such and produces no number: a task's speedup is read only where every run of
-both arms reached the level (verdicts.convergence_verdict).
+(_support/backbone.py): FPT's runs are fpt-universal's (same configs, trained once in a
+shared runs folder); the Random (frozen random) arm runs up to RANDOM_LONGER times as many
+steps, so that a speedup up to that factor can be measured rather than assumed, and stops at
+the first evaluation that reaches the level (TrainConfig.stop_at: nothing after it is read). A
+run that never reaches the level is reported as such and produces no number: a task's speedup
+is read only where every run of both arms reached the level (verdicts.convergence_verdict).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from reasonlab.studies.fpt._support.backbone import (backbone_grid, backbone_line, results_note,
+                                                     slug)
+from reasonlab.studies.fpt._support.slide_verdicts import both_backbones
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.analysis import STEPS_HEADER, plot_curves, steps_rows
-from reasonlab.studies.fpt.backbones import backbone_line, resolve, results_note, slug
-from reasonlab.studies.fpt.common import FPT, RANDOM, by_task, recipe, task_baselines, tasks
+from reasonlab.studies.fpt.common import (FPT, RANDOM, by_backbone, by_task, recipe,
+                                          task_baselines, tasks)
 from reasonlab.studies.fpt.paper import STEPS_TABLE
-from reasonlab.studies.fpt.slide_verdicts import both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.verdicts import LEVELS, convergence_verdict, first_step, speedup
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
 from reasonlab.studies.kit.claims import family_claims
 
 RANDOM_LONGER = 4
@@ -44,21 +46,17 @@ class FptConvergence(SlideStudy):
         # the stop is the full run's (TrainConfig.stop_at)
         longer = {t: {**p, "steps": RANDOM_LONGER * p["steps"], "stop_at": LEVELS[scale][t]}
                   for t, p in points.items()}
-        specs: list[RunSpec] = []
-        for name in self.backbones(scale):
-            b = resolve(name)
-            specs += grid(recipe(scale), {FPT: arm(b, scale)}, sweep=points, seeds=seeds,
-                          factors={"backbone": name}, sweep_factor="task")
-            specs += grid(recipe(scale), {RANDOM: arm(b, scale, "random")}, sweep=longer,
-                          seeds=seeds, factors={"backbone": name}, sweep_factor="task")
-        return specs
+        return (backbone_grid(recipe(scale), lambda b: {FPT: arm(b, scale)}, points, seeds,
+                              backbones=self.backbones(scale))
+                + backbone_grid(recipe(scale), lambda b: {RANDOM: arm(b, scale, "random")},
+                                longer, seeds, backbones=self.backbones(scale)))
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=results_note(results))
         levels = LEVELS[results.scale]
         base = task_baselines(results)
         verdicts = {}
-        for name, runs_b in results.by("backbone").items():
+        for name, runs_b in by_backbone(results).items():
             runs = by_task(runs_b)
             steps = {t: {a: [first_step(r["curve"], levels[t]) for r in rs]
                          for a, rs in arms.items()} for t, arms in runs.items()}

@@ -2,7 +2,7 @@
 FPT's train and test accuracy agree, 38.5 / 38.6%, where a 3-layer transformer trained from
 scratch reaches 70% on its training set and 42% on the test set.)
 
-On each offline backbone (studies/fpt/backbones.py) two arms on the same small training set,
+On each offline backbone (_support/backbone.py) two arms on the same small training set,
 read several epochs over (`eval_train`: accuracy on the training examples beside the test's):
   FPT           the pretrained backbone, frozen (input, output, positions, norms trained)
   Full          the same architecture at random init, every parameter trained (the slide's
@@ -17,11 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reasonlab.studies.fpt._support.backbone import backbone_grid, results_note
+from reasonlab.studies.fpt._support.slide_verdicts import both_backbones, fitting_verdict
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm
 from reasonlab.studies.fpt.analysis import fitting_sections
-from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import FPT, FULL, FULL_LRS, recipe, tasks
-from reasonlab.studies.fpt.slide_verdicts import both_backbones, fitting_verdict
-from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.kit.claims import family_claims
 

@@ -1,7 +1,7 @@
 """FPT: does training more of the backbone help? (Lu et al. 2021, slides: "Freezing fewer
 parameters"; docs/papers.md §4).
 
-Each offline pretrained backbone (fpt.backbones: SmolLM2 and MiniLM) under FPT's policy and
+Each offline pretrained backbone (_support/backbone.py: SmolLM2 and MiniLM) under FPT's policy and
 three that train more of it (model/freeze.py): + feedforward (the MLP blocks), + attention
 (Q, K, V, O), + both (every group: the pretrained transformer fine-tuned in full). The FPT runs
 are fpt-universal's.
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.fpt.backbones import backbone_grid, backbone_line, results_note
-from reasonlab.studies.fpt.common import (FPT, accuracy_table, by_task, finals, params_line,
-                                          recipe, task_baselines, tasks)
-from reasonlab.studies.fpt.freeze_ablation import TASKS
+from reasonlab.studies.fpt._support.backbone import backbone_grid, backbone_line, results_note
+from reasonlab.studies.fpt._support.slide_verdicts import both_backbones
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm, title
+from reasonlab.studies.fpt.common import (FPT, FREEZE_TASKS, accuracy_table, by_backbone, by_task,
+                                          finals, params_line, recipe, some_tasks,
+                                          task_baselines)
 from reasonlab.studies.fpt.paper import FEWER_TABLE
-from reasonlab.studies.fpt.slide_verdicts import both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm, title
 from reasonlab.studies.fpt.verdicts import no_help_verdict
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
 from reasonlab.studies.kit.claims import family_claims
@@ -35,16 +35,15 @@ class FptFreezeFewer(SlideStudy):
     cpu_after = ("fpt-universal",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        points = {k: v for k, v in tasks(scale).items() if k in TASKS[scale]}
         return backbone_grid(recipe(scale), lambda b: {
-            a: arm(b, scale, "pretrained", p) for a, p in POLICIES.items()}, points, seeds,
-            backbones=self.backbones(scale))
+            a: arm(b, scale, "pretrained", p) for a, p in POLICIES.items()},
+            some_tasks(scale, FREEZE_TASKS), seeds, backbones=self.backbones(scale))
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=results_note(results))
         base = task_baselines(results)
         per = {}
-        for name, runs_b in results.by("backbone").items():
+        for name, runs_b in by_backbone(results).items():
             runs = by_task(runs_b)
             values = finals(runs)
             per[title(name)] = values

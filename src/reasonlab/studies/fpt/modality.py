@@ -1,7 +1,7 @@
 """FPT: does the pretraining modality matter? (Lu et al. 2021, slides "Importance of language
 pre-training": FPT / Random / Bit / ViT.)
 
-On each offline backbone (studies/fpt/backbones.py), three frozen backbones of one
+On each offline backbone (_support/backbone.py), three frozen backbones of one
 architecture, trained as FPT:
   FPT     the language-pretrained checkpoint
   Random  the default random init
@@ -15,25 +15,25 @@ Pretrained and Default runs (same configs, shared runs folder).
 The replication unit is the whole pipeline's seed: seed s pretrains the Bit backbone and trains
 every arm downstream, so each seed's Bit arm stands on its own pretraining run. Both claims
 compare the Bit backbone, so both require that it learned bit memory
-(slide_verdicts.BIT_LEARNED on each pretraining run's masked bits).
+(_support/slide_verdicts.py BIT_LEARNED on each pretraining run's masked bits).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.fpt.backbones import backbone_grid, resolve, results_note
-from reasonlab.studies.fpt.common import recipe, tasks
-from reasonlab.studies.fpt.initialization import TASKS
+from reasonlab.studies.fpt._support.backbone import backbone_grid, resolve, results_note
+from reasonlab.studies.fpt._support.slide_verdicts import better_on_both
+from reasonlab.studies.fpt._support.slides import (SlideStudy, arm, backbone_tables,
+                                                   bit_pretraining, pretraining_accuracy,
+                                                   pretraining_section, title)
+from reasonlab.studies.fpt.common import FPT, INIT_TASKS, RANDOM, recipe, some_tasks
 from reasonlab.studies.fpt.paper import MODALITY_TABLE
-from reasonlab.studies.fpt.slide_verdicts import better_on_both
-from reasonlab.studies.fpt.slides import (SlideStudy, arm, backbone_tables, bit_pretraining,
-                                          pretraining_accuracy, pretraining_section, title)
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.kit.claims import family_claims
 from reasonlab.train.config import TrainConfig
 
-FPT, RANDOM, BIT, PRETRAINING = "FPT", "Random", "Bit", "Bit pretraining (bit memory)"
+BIT, PRETRAINING = "Bit", "Bit pretraining (bit memory)"
 
 
 @STUDIES.register("fpt-modality")
@@ -51,7 +51,7 @@ class FptModality(SlideStudy):
         """Each backbone's bit-memory pretraining run per seed (factor phase=pretrain), then
         the downstream grid, whose Bit arm of seed s starts from the pretraining run of seed
         s."""
-        points = {t: v for t, v in tasks(scale).items() if t in TASKS[scale]}
+        points = some_tasks(scale, INIT_TASKS)
         pre = [RunSpec(PRETRAINING, s, TrainConfig.build(bit_pretraining(resolve(b),
                                                                          scale, s)),
                        {"backbone": b, "phase": "pretrain", "arm": PRETRAINING})

@@ -32,10 +32,10 @@ PERFORMANCE_TABLE = _rows({"FPT": ("100", "100", "38.4", "98.0"),
                            "LSTM": ("60.9", "50.1", "17.1", "99.5")})
 """Performance on Multimodal Sequence Benchmarks (bit memory on ALL bits, ours on masked)."""
 PRETRAINING_TABLE = _rows({"FPT": ("100", "100", "38.4", "98.0"),
-                           "Frozen random": ("75.8", "100", "34.3", "91.7")})
+                           "Random": ("75.8", "100", "34.3", "91.7")})
 """Importance of language pre-training: the FPT and Random rows."""
-ARCHITECTURE_TABLE = _rows({"Frozen random": ("75.8", "100", "34.3", "91.7"),
-                            "Frozen random LSTM": ("50.9", "50.0", "16.8", "70.9")})
+ARCHITECTURE_TABLE = _rows({"Random": ("75.8", "100", "34.3", "91.7"),
+                            "Random LSTM": ("50.9", "50.0", "16.8", "70.9")})
 """Importance of architecture: random weights (Trans. / LSTM)."""
 FEWER_TABLE = _rows({"FPT": ("100", "100", "38.4", "98.0"),
                      "+ feedforward": ("100", "100", "36.0", "98.3"),

@@ -10,7 +10,7 @@ the report says which.
 Offline (smoke, cpu, or `backbone=` naming other backbones): the backbones come in one size
 each, so the lever is depth: the first k layers of the checkpoint (k = 1, 2, 4 at cpu scale; a
 third, two thirds and all of them at paper scale), frozen as FPT, beside Random, on each
-backbone (studies/fpt/backbones.py). Width stays the checkpoint's, so the trained parameters
+backbone (_support/backbone.py). Width stays the checkpoint's, so the trained parameters
 grow only with the norms (and, on MiniLM, not at all with the positions). CIFAR-10 is not
 available offline: Fashion-MNIST stands in.
 """
@@ -21,15 +21,15 @@ from pathlib import Path
 
 from reasonlab.model.fpt import Backbone
 from reasonlab.model.pretrained import checkpoint
+from reasonlab.studies.fpt._support.backbone import resolve, results_note
+from reasonlab.studies.fpt._support.slide_verdicts import (both_backbones, lead_verdict,
+                                                           scaling_verdict)
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm
 from reasonlab.studies.fpt.analysis import scaling_sections
-from reasonlab.studies.fpt.backbones import resolve, results_note
-from reasonlab.studies.fpt.common import recipe, tasks
-from reasonlab.studies.fpt.slide_verdicts import both_backbones, lead_verdict, scaling_verdict
-from reasonlab.studies.fpt.slides import SlideStudy, arm
+from reasonlab.studies.fpt.common import FPT, RANDOM, recipe, tasks
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
 from reasonlab.studies.kit.claims import family_claims
 
-FPT, RANDOM = "FPT", "Random"
 TASK: dict[Scale, str] = {"smoke": "bit XOR", "cpu": "Fashion-MNIST", "paper": "CIFAR-10"}
 SIZES = ("gpt2", "gpt2-medium", "gpt2-large")
 """The slide's GPT-2 sizes (FPT_BACKBONES entries)."""

@@ -52,9 +52,10 @@ FASTER = 1.5
 """Convergence: the geometric-mean speedup must reach this (and its interval clear 1x)."""
 
 
-def learned(task: str, means: Iterable[float]) -> bool:
+def learned(task: str, *means: float) -> bool:
     """The better of the given mean metrics is at least LEARNED above chance: the precondition
-    that an arm learned its task (it can only turn a verdict inconclusive)."""
+    that an arm learned its task (it can only turn a verdict inconclusive). The family's one
+    such rule."""
     return max(means) >= CHANCE[task] + LEARNED
 
 
@@ -291,7 +292,7 @@ def no_help_verdict(claim: Claim, values: Values, arm: str, base: str, reference
         a, b = values[t][arm], values[t][base]
         v = decided(claim, stats.at_most(stats.difference(a, b, f"{arm} - {base}"),
                                          MIN_ACCURACY_GAIN), f"{arm} {pm(a)} vs {base} {pm(b)}")
-        per[t] = requires(v, learned(t, [float(np.mean(a))]),
+        per[t] = requires(v, learned(t, float(np.mean(a))),
                           f"{arm} is not {LEARNED} above chance on {t} ({np.mean(a):.3f}, "
                           f"chance {CHANCE[t]})")
     return with_evidence(all_of(claim, per), f"left out ({reference} confidently below chance "

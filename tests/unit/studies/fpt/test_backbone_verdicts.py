@@ -1,7 +1,8 @@
-"""The verdict rules of FPT's other backbones (fpt/backbone_verdicts.py) on noisy numbers, and
-which runs fpt-backbones / fpt-vit build: each status reachable, one seed decides nothing, a
-task only one arm ran is compared on nothing, and the preconditions (some task learned, the
-arms learned what they are compared on) turn a verdict inconclusive with their reason."""
+"""The verdict rules of FPT's other backbones (fpt/_support/backbone_verdicts.py) on noisy
+numbers, and which runs fpt-backbones / fpt-vit build: each status reachable, one seed decides
+nothing, a task only one arm ran is compared on nothing, and the preconditions (some task
+learned, the arms learned what they are compared on) turn a verdict inconclusive with their
+reason."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.fpt.backbone_verdicts import ABOUT, LIKE, less_verdict, like_verdict
+from reasonlab.studies.fpt._support.backbone_verdicts import ABOUT, LIKE, less_verdict, like_verdict
 
 BERT_LIKE = STUDIES["fpt-backbones"].claim("bert-like-gpt2")
 LESS = STUDIES["fpt-backbones"].claim("longformer-less")

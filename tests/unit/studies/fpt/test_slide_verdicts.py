@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.fpt.slide_verdicts import (BIT_LEARNED, attention_verdict,
-                                                  better_on_both, better_verdict,
-                                                  both_backbones, fitting_verdict, lead_verdict,
-                                                  pretraining_learned, scaling_verdict,
-                                                  statistics_verdict)
+from reasonlab.studies.fpt._support.slide_verdicts import (BIT_LEARNED, attention_verdict,
+                                                           better_on_both, better_verdict,
+                                                           both_backbones, fitting_verdict,
+                                                           lead_verdict, pretraining_learned,
+                                                           scaling_verdict, statistics_verdict)
 
 C = STUDIES["fpt-init"].claim("statistics-only")
 P, S, D = "Pretrained", "Statistics Only", "Default"

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from reasonlab.studies import STUDIES
+from reasonlab.studies.fpt._support.freezing import ALL, OUT, OUT_IN, OUT_LN, OUT_POS
 from reasonlab.studies.fpt.common import FPT, FULL, LSTM, RANDOM, RANDOM_LSTM, metric
-from reasonlab.studies.fpt.freeze_ablation import ALL, OUT, OUT_IN, OUT_LN, OUT_POS
 from reasonlab.studies.fpt.verdicts import (capped, convergence_verdict, factor_verdict,
                                             first_step, freeze_verdicts, learned, lstm_verdicts,
                                             no_help_verdict, share_verdict, speedup,
@@ -300,8 +300,8 @@ def test_metric_reads_masked_bits():
 def test_one_learned_rule_decides_which_tasks_count():
     """A task counts when the better arm ends >= 0.1 above chance (0.5 on the bits, 0.1 on
     ListOps): exactly at the margin counts, just below does not."""
-    assert learned("bit XOR", [0.5, 0.6]) and not learned("bit XOR", [0.59, 0.3])
-    assert learned("ListOps (fpt2021)", [0.2]) and not learned("ListOps (fpt2021)", [0.19])
+    assert learned("bit XOR", 0.5, 0.6) and not learned("bit XOR", 0.59, 0.3)
+    assert learned("ListOps (fpt2021)", 0.2) and not learned("ListOps (fpt2021)", 0.19)
 
 
 def test_freeze_verdicts_judge_each_init_on_both_backbones(rng):

@@ -16,7 +16,7 @@ import numpy as np
 
 from reasonlab.report import pm
 from reasonlab.studies.fpt.common import CHANCE
-from reasonlab.studies.fpt.verdicts import (LEARNED, LEFT_OUT, Values, per_task,
+from reasonlab.studies.fpt.verdicts import (LEARNED, LEFT_OUT, Values, learned, per_task,
                                             share_verdict_of, task_mean_gain, testable,
                                             unmet, with_evidence)
 from reasonlab.studies.kit import stats
@@ -51,10 +51,6 @@ with its masked-bit accuracy at least this (chance 0.5 + LEARNED, the level at w
 comparison of this family counts a task as learned). A backbone below it holds nothing of bit
 memory that a random backbone lacks, so comparing it with one tests nothing (the paper's Bit
 backbone reached 100%)."""
-
-
-def learned(task: str, *means: float) -> bool:
-    return max(means) >= CHANCE[task] + LEARNED
 
 
 def _mean(xs: Sequence[float]) -> float:

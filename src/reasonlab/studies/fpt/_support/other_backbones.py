@@ -1,7 +1,8 @@
-"""FPT on other pretrained models than GPT-2 (Lu et al. 2021, slides "Model - differences with
-GPT": GPT-2 / BERT / T5 / Longformer, ListOps 38.4 / 38.3 / 15.4 / 17.0%, CIFAR-10 68.2 / 68.8
-/ 64.7 / 66.8%; "Importance of language pre-training", ViT row: ListOps 37.4, MNIST 97.8,
-CIFAR-10 72.5% against FPT's 38.4 / 98.0 / 68.2%).
+"""The base of fpt-backbones and fpt-vit (backbones.py, vit.py): FPT on other pretrained
+models than GPT-2 (Lu et al. 2021, slides "Model - differences with GPT": GPT-2 / BERT / T5 /
+Longformer, ListOps 38.4 / 38.3 / 15.4 / 17.0%, CIFAR-10 68.2 / 68.8 / 64.7 / 66.8%;
+"Importance of language pre-training", ViT row: ListOps 37.4, MNIST 97.8, CIFAR-10 72.5%
+against FPT's 38.4 / 98.0 / 68.2%).
 
 Each row is the same FPT recipe (fpt.common) on another frozen backbone, read from a local
 Hugging Face folder or cache (model/hf.py; `reasonlab run` says before training which it needs
@@ -30,13 +31,11 @@ from typing import Any
 
 from reasonlab.model.hf_families import UNMAPPED
 from reasonlab.model.pretrained import as_source, checkpoint
-from reasonlab.studies.fpt.backbone_verdicts import ABOUT, LIKE, less_verdict, like_verdict
-from reasonlab.studies.fpt.backbones import resolve
+from reasonlab.studies.fpt._support.backbone import resolve
+from reasonlab.studies.fpt._support.slides import arm
 from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, recipe,
                                           task_baselines, tasks)
-from reasonlab.studies.fpt.slides import arm
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
-from reasonlab.studies.kit.claims import family_claims
+from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
 from reasonlab.tasks.base import build_task
 
 GPT2, BERT, LONGFORMER, T5, VIT = "GPT-2", "BERT", "Longformer", "T5", "ViT"
@@ -121,36 +120,3 @@ def row_options(rows: tuple[str, ...]) -> dict[str, str]:
 def _named(src: str) -> str:
     title = resolve(src).title
     return src if title == src else f"{title} ({src})"
-
-
-@STUDIES.register("fpt-backbones")
-class FptBackbones(OtherBackbones):
-    title = "FPT on other pretrained transformers: BERT, Longformer (and why not T5) vs GPT-2"
-    claims = family_claims(__package__)["fpt-backbones"]
-    rows = (GPT2, BERT, LONGFORMER)
-    options = row_options(rows)
-    slide_rows = (T5,)
-    not_run = ("T5 does not map onto our Transformer; Longformer maps only while a sequence "
-               "fits its sliding window, not ListOps' 512 tokens")
-    task_names = {"smoke": ("bit XOR",), "paper": ("ListOps (fpt2021)", "CIFAR-10")}
-
-    def analyse(self, results: Results, out: Path) -> Report:
-        rep, values = self.table(results, out)
-        rep.verdicts = [
-            like_verdict(self.claim("bert-like-gpt2"), values, BERT, GPT2, LIKE),
-            less_verdict(self.claim("longformer-less"), values, LONGFORMER, GPT2)]
-        return rep
-
-
-@STUDIES.register("fpt-vit")
-class FptVit(OtherBackbones):
-    title = "FPT on a ViT pretrained on images vs GPT-2 pretrained on language"
-    claims = family_claims(__package__)["fpt-vit"]
-    rows = (GPT2, VIT)
-    options = row_options(rows)
-    task_names = {"smoke": ("bit XOR",), "paper": ("ListOps (fpt2021)", "MNIST", "CIFAR-10")}
-
-    def analyse(self, results: Results, out: Path) -> Report:
-        rep, values = self.table(results, out)
-        rep.verdicts = [like_verdict(self.claim("vit"), values, VIT, GPT2, ABOUT)]
-        return rep

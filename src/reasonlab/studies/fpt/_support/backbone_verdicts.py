@@ -47,7 +47,7 @@ def _unlearned(values: Values, tasks: list[str], arms: tuple[str, ...]) -> list[
     """'task: arm mean' for each arm whose mean over seeds is below chance + LEARNED on a
     counted task (fpt.verdicts.learned): there it tests nothing."""
     return [f"{t}: {a} {np.mean(values[t][a]):.3f} (chance {CHANCE[t]})" for t in tasks
-            for a in arms if not learned(t, [float(np.mean(values[t][a]))])]
+            for a in arms if not learned(t, float(np.mean(values[t][a])))]
 
 
 def like_verdict(claim: Claim, values: Values, a: str, b: str, margin: float) -> Verdict:

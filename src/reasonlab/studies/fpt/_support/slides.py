@@ -1,6 +1,6 @@
 """Arms and tables shared by the FPT studies that each reproduce one more slide table on both
-offline backbones (studies/fpt/{initialization,modality,fitting,scaling,attention_maps}.py;
-Lu et al. 2021, slides).
+offline backbones (studies/fpt/{init,modality,fitting,scaling,attention}.py; Lu et al. 2021,
+slides).
 
 Every run carries the factors backbone, arm and task (`backbones.backbone_grid`); a report
 prints one table per backbone, in the slide's layout (models as rows, tasks as columns), the
@@ -13,10 +13,10 @@ from typing import Any
 
 from reasonlab.model.fpt import Backbone, Init
 from reasonlab.model.pretrained import checkpoint
-from reasonlab.studies.fpt.backbones import BACKBONES, backbone_line, depth, resolve
-from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_task, finals, metric,
-                                          recipe, task_baselines, tasks)
-from reasonlab.studies.fpt.slide_verdicts import BIT_LEARNED
+from reasonlab.studies.fpt._support.backbone import BACKBONES, backbone_line, depth, resolve
+from reasonlab.studies.fpt._support.slide_verdicts import BIT_LEARNED
+from reasonlab.studies.fpt.common import (FPTStudy, accuracy_table, by_backbone, by_task, finals,
+                                          metric, recipe, task_baselines, tasks)
 from reasonlab.studies.kit.base import Report, Results, Scale, merge
 
 
@@ -59,11 +59,6 @@ def bit_pretraining(backbone: Backbone, scale: Scale, seed: int) -> dict[str, An
     task = tasks(scale)["bit memory"]
     return merge(recipe(scale), task, arm(backbone, scale, "random", "full"), BIT_TASK[scale],
                  {"n_train": BIT_TASK[scale]["steps"] * task["batch_size"], "seed": seed})
-
-
-def by_backbone(results: Results) -> dict[str, Results]:
-    """backbone name -> its runs (the `backbone` factor), in report order."""
-    return results.by("backbone")
 
 
 def backbone_tables(rep: Report, results: Results, arms: list[str],

@@ -4,7 +4,7 @@ the first layer's attention, mean over heads, and finds "two consistent diagonal
 output tokens 5-9 ... denoting each position of either string".)
 
 FPT (pretrained backbone, frozen; input, output, positions, norms trained) on bit XOR and bit
-memory, on each backbone (studies/fpt/backbones.py). For each trained run: the first layer's
+memory, on each backbone (_support/backbone.py). For each trained run: the first layer's
 attention, mean over heads, on 64 test inputs, and its mass on the keys the task says a query
 needs (`Task.attention_targets`: bit j of either string for XOR's output token j; patch j of
 every stored pattern for the query's patch j in bit memory), beside the same model before
@@ -16,16 +16,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reasonlab.studies.fpt._support.backbone import backbone_grid, results_note
+from reasonlab.studies.fpt._support.slide_verdicts import attention_verdict, both_backbones
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm
 from reasonlab.studies.fpt.analysis import attention_sections
-from reasonlab.studies.fpt.backbones import backbone_grid, results_note
 from reasonlab.studies.fpt.common import recipe, tasks
-from reasonlab.studies.fpt.slide_verdicts import attention_verdict, both_backbones
-from reasonlab.studies.fpt.slides import SlideStudy, arm
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.kit.claims import family_claims
 from reasonlab.studies.kit.verdicts import all_of
 
-TASKS = ("bit XOR", "bit memory")
+BIT_TASKS = ("bit XOR", "bit memory")
+"""The two bit tasks whose first-layer maps the slides draw."""
 CPU_XOR = {"bit XOR": {"model": {"dropout": 0.0}}}
 """Our departure at cpu scale: bit XOR without the authors' dropout 0.1, with which SmolLM2's
 first 2 layers stay at chance for 3000 steps (fpt README, "Budgets"; 1.00 from step 900
@@ -44,7 +45,7 @@ class FptAttention(SlideStudy):
     # fpt README, "Seeds and time"). To be replaced by the 3-seed run's measurement
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in TASKS}
+        points = {t: merge(tasks(scale)[t], OVERRIDES[scale].get(t, {})) for t in BIT_TASKS}
         return backbone_grid(recipe(scale), lambda b: {"FPT": arm(b, scale)}, points, seeds,
                              backbones=self.backbones(scale))
 
