@@ -36,7 +36,7 @@ def test_phase_study_runs_both_readings_and_judges_each_on_its_own_columns():
              (0.93, 3): "unfit", (0.3, 2): "symmetric", (0.3, 3): "symmetric",
              (0.21, 2): "symmetric", (0.21, 3): "unfit"}
     runs = {c: [run(rng, k) for _ in range(6)] for c, k in kinds.items()}
-    status = {v.claim.key: v.status for r in study.claims_by_reading
+    status = {v.claim.key: v.status for r in study.readings()
               for v in phase_verdicts(lambda key, r=r: study.claim(f"{key}.{r}"), runs,
                                       list(phase_gammas("cpu")[r]), [2, 3])}
     assert status["small-init.direct"] == "reproduced"

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from reasonlab.studies.kit.base import Claim, Scale, merge
+from reasonlab.studies.kit.base import Claim, Scale, Study, merge
 
 TASK: dict[str, Any] = {"name": "anchors", "split_modulus": "seq_len_minus_1",
                         "noise_split": False}
@@ -111,6 +111,20 @@ def by_reading(claims: tuple[Claim, ...]) -> dict[str, tuple[Claim, ...]]:
     """reading -> the claims as judged on that reading's runs, keyed `<key>.<reading>`."""
     return {r: tuple(replace(c, key=f"{c.key}.{r}", text=f"{c.text} [{READING_TEXT[r]}]")
                      for c in claims) for r in READINGS}
+
+
+class ReadingsStudy(Study):
+    """A study that judges every claim of its family file once per reading of the paper's
+    gammas (READINGS): its claims are `<key>.<reading>`."""
+
+    @classmethod
+    def judged(cls, claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+        return sum(by_reading(claims).values(), ())
+
+    @classmethod
+    def readings(cls) -> dict[str, tuple[Claim, ...]]:
+        """reading -> the study's claims judged on it."""
+        return {r: tuple(c for c in cls.claims if c.key.endswith(f".{r}")) for r in READINGS}
 
 
 PAPER_GAMMAS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)

@@ -13,19 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.anchors.analysis import phase_cells, phase_figures, phase_section
-from reasonlab.studies.anchors.common import (PHASE, PHASE_SEEDS, by_reading, cell, phase_gammas,
-                                              recipe)
+from reasonlab.studies.anchors.common import (PHASE, PHASE_SEEDS, ReadingsStudy, cell,
+                                              phase_gammas, recipe)
 from reasonlab.studies.anchors.verdicts import phase_verdicts
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, merge
-from reasonlab.studies.kit.claims import family_claims
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
 from reasonlab.train.config import TrainConfig
 
 
 @STUDIES.register("anchors-init-phase")
-class AnchorsInitPhase(Study):
+class AnchorsInitPhase(ReadingsStudy):
     title = "Anchor functions: solution type over initialization rate x depth"
-    claims_by_reading = by_reading(family_claims(__package__)["anchors-init-phase"])
-    claims = sum(claims_by_reading.values(), ())
     # measured at 3 seeds: 636 s, both readings (24 runs x 2400 steps), 2 workers; at
     # PHASE_SEEDS (96 runs) estimated 4 x 10.6 = 42.4 min, not yet measured
     default_seeds = {"cpu": PHASE_SEEDS}
@@ -54,6 +51,6 @@ class AnchorsInitPhase(Study):
         rep = Report(self.title, out).recipe(results)
         rep.sections.append(phase_section(cells, gammas, depths, read))
         rep.figures += phase_figures(cells, gammas, depths, out, read)
-        rep.verdicts = [v for r in self.claims_by_reading for v in phase_verdicts(
+        rep.verdicts = [v for r in self.readings() for v in phase_verdicts(
             lambda key, r=r: self.claim(f"{key}.{r}"), cells, list(read[r]), depths)]
         return rep

@@ -13,10 +13,10 @@ from typing import Any
 
 from reasonlab.studies.anchors.analysis import (cells_by, heldout_section, mean_heatmaps,
                                                 readings_note, run_solution, runs_at_gamma)
-from reasonlab.studies.anchors.common import RECIPES, by_reading, cell, read_gammas, recipe
+from reasonlab.studies.anchors.common import (RECIPES, ReadingsStudy, cell, read_gammas,
+                                              recipe)
 from reasonlab.studies.anchors.verdicts import effect_verdict
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid
-from reasonlab.studies.kit.claims import family_claims
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
 
 SETTINGS: dict[Scale, dict[str, Any]] = {
     "smoke": dict(gamma=0.55, n_layers=1, lrs=(1e-3, 3e-3), wds=(0.01, 1.0)),
@@ -44,10 +44,8 @@ anchors`). The study measured 8.6 min at 3 seeds (README): about 29 min at 10.""
 
 
 @STUDIES.register("anchors-lr-weight-decay")
-class AnchorsLrWeightDecay(Study):
+class AnchorsLrWeightDecay(ReadingsStudy):
     title = "Anchor functions: learning rate and weight decay near the phase boundary"
-    claims_by_reading = by_reading(family_claims(__package__)["anchors-lr-weight-decay"])
-    claims = sum(claims_by_reading.values(), ())
     # measured at 3 seeds: 514 s, both readings (24 runs x 2400 steps), 2 workers; at SEEDS
     # (80 runs) estimated 10/3 x 8.6 = 28.7 min, not yet measured
     default_seeds = {"cpu": SEEDS}
@@ -65,7 +63,7 @@ class AnchorsLrWeightDecay(Study):
 
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=readings_note())
-        for reading in self.claims_by_reading:
+        for reading in self.readings():
             gamma = gammas_read(results.scale)[reading]
             at = runs_at_gamma(results, gamma)
             recs = [{"lr": spec.config.optim.lr, "wd": spec.config.optim.weight_decay,

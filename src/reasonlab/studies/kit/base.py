@@ -65,6 +65,13 @@ class Study(ABC):
                                  **cls.__dict__["default_seeds"]}
 
     @classmethod
+    def judged(cls, claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+        """The claims the study judges, from its family file's rows for it: the same, unless a
+        study judges each claim more than once (anchors: once per reading of the paper's
+        gammas) and overrides this."""
+        return claims
+
+    @classmethod
     def claim(cls, key: str) -> Claim:
         """The declared claim with this key (a verdict rule is handed its claim by key)."""
         for c in cls.claims:
@@ -141,7 +148,7 @@ class StudyRegistry(Registry[type[Study]]):
             if "claims" not in cls.__dict__:  # a family's study: its claims from the family file
                 if not ours(origin):  # a plugin family's key may not be a built-in family's
                     check_family_key(cls.__module__.rpartition(".")[0])
-                cls.claims = study_claims(cls.__module__, name)
+                cls.claims = cls.judged(study_claims(cls.__module__, name))
                 unique_keys(cls, cls.claims)
             self.add(name, cls, origin)
             return cls

@@ -36,13 +36,13 @@ def test_every_study_declares_its_claims_from_its_family_file():
         listed = family_claims(package(family_of(cls)))[name]
         assert listed, name
         # anchors judge each base claim on two readings of gamma (<key>.mapped, <key>.direct)
-        expected = (sum(by_reading(listed).values(), ()) if hasattr(cls, "claims_by_reading")
+        expected = (sum(by_reading(listed).values(), ()) if hasattr(cls, "readings")
                     else listed)
         assert cls.claims == expected, name
         keys = [c.key for c in cls.claims]
         assert len(set(keys)) == len(keys) and all(c.text and c.source for c in cls.claims)
         # one mechanism: the registry reads them by the study's name (no claims line), or the
-        # class body says the same lookup (or derives its claims from it, the anchors)
+        # class body says the same lookup (the anchors derive theirs in Study.judged)
         source = inspect.getsource(cls)
         assert ("claims =" not in source
                 or f'family_claims(__package__)["{name}"]' in source), name
