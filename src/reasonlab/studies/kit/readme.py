@@ -88,6 +88,10 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         rec: dict[str, Any] = {"verdicts": f.verdicts, "seeds": f.seeds,
                                "date": time.strftime("%Y-%m-%d", time.gmtime(f.written))}
         t = timing_record(f.timing)
+        if t.get("runs_found") and not STUDIES[f.study].cpu_after:
+            # runs found by a study that assumes no other: its own, from an interrupted earlier
+            # command, so this command's time is part of the study's, not all of it
+            t = {"partial": True}
         if not t and (f.study, f.scale) in logged:
             lg = logged[f.study, f.scale]
             t = {"minutes": round(lg["wall_s"] / 60, 1),
@@ -96,7 +100,7 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
             loads = lg.get("load", lg.get("load_before"))  # a timing log's 1/5/15-min loads
             if "load_at_start" not in t and loads:
                 t["load_at_start"] = float(str(loads).split()[-1])
-        if not t:
+        if not t or t.get("partial"):
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found")
                  if k in old}
         rec.update(t)

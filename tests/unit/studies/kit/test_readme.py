@@ -46,12 +46,25 @@ def test_a_report_that_trained_nothing_keeps_a_logged_time(tmp_path):
     assert "loaded" not in readme.time_text(object, {**rec, "load_at_start": 1.9})
 
 
+def test_a_resumed_study_has_no_measured_time(tmp_path):
+    """A study that assumes no other and found runs finished them itself in an interrupted
+    command: neither this command's time nor the timing log's is the study's."""
+    write_report(tmp_path, "cpu", 2.0, {"wall_s": 60, "cpu_s": 60, "runs": 12, "runs_found": 9})
+    log = [{"study": STUDY, "scale": "cpu", "wall_s": 60.0, "user_s": 50.0, "sys_s": 1.0}]
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert "minutes" not in rec and readme.time_text(object, rec) == "not measured"
+
+
 def test_a_trial_with_overrides_is_not_the_study(tmp_path):
     write_report(tmp_path, "cpu", 3.0, None, overrides={"steps": 10})
     assert readme.collect(tmp_path) == {}
 
 
-def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
+def test_family_table_shows_effect_interval_seeds_and_time(tmp_path, monkeypatch):
+    from reasonlab.studies import STUDIES
+
+    # a study that reuses another's runs: its time counts the runs it trained itself
+    monkeypatch.setattr(STUDIES[STUDY], "cpu_after", ("symbols-data-efficiency",))
     write_report(tmp_path, "cpu", 1.0, {"wall_s": 600, "cpu_s": 1100, "runs": 12,
                                         "runs_found": 4})
     data = readme.collect(tmp_path)["symbols"]
@@ -59,7 +72,8 @@ def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
     row = next(line for line in table.splitlines() if STUDY in line)
     assert "**reproduced**" in row
     assert "gain a - b: +0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)" in row
-    assert "10 min (18.3 CPU-min; 8 of 12 runs trained" in row and "| 3 |" in row
+    assert ("10 min (18.3 CPU-min; 8 of 12 runs trained, the rest from "
+            "`symbols-data-efficiency`)") in row and "| 3 |" in row
     # a study with no record reads "not run"
     assert "not run" in readme.family_table("symbols", "cpu", {})
 
