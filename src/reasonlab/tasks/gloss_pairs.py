@@ -49,7 +49,8 @@ import torch
 from pydantic import Field
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.sentences import SentenceTask, cls_batch
 from reasonlab.tasks.corpora import WORDNET_DIR
 from reasonlab.tasks.mlm import word_vocab
 from reasonlab.tasks.wordnet_graph import Synset, path_distance, synsets
@@ -111,7 +112,7 @@ def pair_split(folder: str, pair: str, val_fraction: float, seed: int) -> dict[s
 
 
 @TASKS.register("gloss_pair")
-class GlossPairTask(Task):
+class GlossPairTask(SentenceTask):
     """Two WordNet sentences in, their similarity grade or match out (on [CLS])."""
 
     Config = GlossPairConfig
@@ -127,6 +128,9 @@ class GlossPairTask(Task):
     @property
     def n_classes(self) -> int:
         return len(GRADES) if self.config.pair == "similarity" else 2
+
+    def label_name(self, label: int) -> str:
+        return str(label)  # the grade (0-4) or match (0 / 1) itself
 
     @property
     def seq_len(self) -> int:
@@ -235,23 +239,7 @@ class GlossPairTask(Task):
                                              self.words.encode(self.graph[b].definition))
         meta = {"distance": torch.from_numpy(dist[:, None])} \
             if self.config.pair == "similarity" else {}
-        return Batch(tokens=torch.from_numpy(tokens),
-                     label_pos=torch.zeros(n, 1, dtype=torch.long),
-                     labels=torch.from_numpy(labels[:, None]),
-                     loss_mask=torch.ones(n, 1, dtype=torch.bool),
-                     pad_mask=torch.from_numpy(tokens != PAD_ID), meta=meta)
-
-    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
-        """Pairs of training synsets, and pairs of held-out synsets (disjoint by synset)."""
-        return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
-
-    def render(self, batch: Batch, i: int) -> str:
-        words = [w for w in self.vocab.decode(batch.tokens[i]) if w != "[PAD]"]
-        return f"{' '.join(words)} -> {int(batch.labels[i, 0])}"
-
-    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
-        text, label = self.render(batch, i).rsplit(" -> ", 1)
-        return {"text": text, "labels": {"0": label}}
+        return cls_batch(tokens, labels, meta)
 
     def solve(self, text: str) -> dict[str, str]:
         """From the text alone: the synsets whose (cut, encoded) definitions / examples read as

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import torch
 from pydantic import Field
 
 from reasonlab.errors import ConfigError
-from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.sentences import SentenceTask, cls_batch
 from reasonlab.tasks.corpora import WORDNET_DIR, WORDNET_FILES, wordnet_glosses
 from reasonlab.tasks.mlm import word_vocab
 from reasonlab.tasks.words import CLS_ID, PAD_ID, SEP_ID
@@ -98,7 +98,7 @@ def labelled_split(folder: str, label: str, val_fraction: float, seed: int
 
 
 @TASKS.register("gloss_class")
-class GlossClassTask(Task):
+class GlossClassTask(SentenceTask):
     """One gloss in, its synset's supersense or part of speech out (on [CLS])."""
 
     Config = GlossClassConfig
@@ -144,22 +144,7 @@ class GlossClassTask(Task):
         for r, d in enumerate(docs):
             ids = self.words.encode(texts[d])[: T - 2]
             tokens[r, : len(ids) + 2] = [CLS_ID, *ids, SEP_ID]
-        return Batch(tokens=torch.from_numpy(tokens),
-                     label_pos=torch.zeros(n, 1, dtype=torch.long),
-                     labels=torch.from_numpy(labels[docs][:, None].astype(np.int64)),
-                     loss_mask=torch.ones(n, 1, dtype=torch.bool),
-                     pad_mask=torch.from_numpy(tokens != PAD_ID))
-
-    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
-        return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
-
-    def render(self, batch: Batch, i: int) -> str:
-        words = [w for w in self.vocab.decode(batch.tokens[i]) if w != "[PAD]"]
-        return f"{' '.join(words)} -> {self.classes[int(batch.labels[i, 0])]}"
-
-    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
-        text, label = self.render(batch, i).rsplit(" -> ", 1)
-        return {"text": text, "labels": {"0": label}}
+        return cls_batch(tokens, labels[docs])
 
     def solve(self, text: str) -> dict[str, str]:
         """Independent of the split: the labels of every synset line of the raw files whose

@@ -24,7 +24,8 @@ import torch
 from pydantic import Field
 
 from reasonlab.errors import ConfigError, ParseError
-from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig
+from reasonlab.tasks.base import TASKS, Batch, TaskConfig
+from reasonlab.tasks.sentences import SentenceTask, cls_batch
 from reasonlab.tasks.corpora import WORDNET_DIR
 from reasonlab.tasks.mlm import word_vocab
 from reasonlab.tasks.words import CLS_ID, PAD_ID, SEP_ID
@@ -83,7 +84,7 @@ def glue_split(path: str | None, task: str, split: str) -> tuple[list[tuple[str,
 
 
 @TASKS.register("glue")
-class GlueTask(Task):
+class GlueTask(SentenceTask):
     """A GLUE example in, its label out (on [CLS])."""
 
     Config = GlueConfig
@@ -151,22 +152,7 @@ class GlueTask(Task):
         labels = (np.minimum(4, np.floor(raw[idx])) if stsb else raw[idx]).astype(np.int64)
         meta = {"score": torch.from_numpy(np.round(100 * raw[idx]).astype(np.int64)[:, None])
                 } if stsb else {}
-        return Batch(tokens=torch.from_numpy(tokens),
-                     label_pos=torch.zeros(n, 1, dtype=torch.long),
-                     labels=torch.from_numpy(labels[:, None]),
-                     loss_mask=torch.ones(n, 1, dtype=torch.bool),
-                     pad_mask=torch.from_numpy(tokens != PAD_ID), meta=meta)
-
-    def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
-        return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
-
-    def render(self, batch: Batch, i: int) -> str:
-        words = [w for w in self.vocab.decode(batch.tokens[i]) if w != "[PAD]"]
-        return f"{' '.join(words)} -> {self.classes[int(batch.labels[i, 0])]}"
-
-    def example_json(self, batch: Batch, i: int) -> dict[str, object]:
-        text, label = self.render(batch, i).rsplit(" -> ", 1)
-        return {"text": text, "labels": {"0": label}}
+        return cls_batch(tokens, labels, meta)
 
     def solve(self, text: str) -> dict[str, str]:
         raise ParseError("glue: the label comes from the data set; a GLUE task has no text "
