@@ -136,9 +136,12 @@ def time_text(cls: type, rec: Mapping[str, Any]) -> str:
         return "not measured"
     notes = [f"{rec['cpu_minutes']:g} CPU-min"] if rec.get("cpu_minutes") is not None else []
     found, runs = rec.get("runs_found", 0), rec.get("runs")
+    after = ", ".join(f"`{s}`" for s in getattr(cls, "cpu_after", ()))
     if found and runs:
-        after = ", ".join(f"`{s}`" for s in getattr(cls, "cpu_after", ())) or "other studies"
-        notes.append(f"{runs - found} of {runs} runs trained, the rest from {after}")
+        notes.append(f"{runs - found} of {runs} runs trained, the rest from "
+                     f"{after or 'other studies'}")
+    elif runs and after:  # measured from a store without the studies it shares runs with
+        notes.append(f"all {runs} runs trained, those it shares with {after} included")
     load = rec.get("load_at_start")
     if load is not None and load > (rec.get("cores") or 2) + 0.5:
         # other jobs shared the cores: the wall clock overstates the study's own time, and
