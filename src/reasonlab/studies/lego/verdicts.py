@@ -13,7 +13,7 @@ in tests/unit/studies/lego/.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -457,11 +457,20 @@ def _loss_gain(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, floa
     """`low`'s validation loss is below `high`'s by MIN_LOSS_GAP, at `step` (None: the end)
     AND at the same training FLOPs (paired_losses): per view the difference high - low over
     seeds, kit `better_by(MIN_LOSS_GAP)`; both views must hold (all_of)."""
+    return _both_views(claim, curves, fps, high, low, step, what,
+                       lambda est: stats.better_by(est, MIN_LOSS_GAP))
+
+
+def _both_views(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, float], a: str,
+                b: str, step: float | None, what: str,
+                decide: Callable[[stats.Estimate], stats.Decision]) -> Verdict:
+    """`decide` on the loss difference a - b over seeds, at `step` and at the same training
+    FLOPs (paired_losses); the verdict holds only where both views agree (all_of)."""
     out = {}
-    for view, (lh, ll) in paired_losses(curves, fps, high, low, step).items():
-        lh, ll, ev = _losses(high, low, lh, ll)
-        est = stats.difference(lh, ll, f"{high} - {low} ({what})")
-        out[view] = decided(claim, stats.better_by(est, MIN_LOSS_GAP), ev)
+    for view, (la, lb) in paired_losses(curves, fps, a, b, step).items():
+        la, lb, ev = _losses(a, b, la, lb)
+        est = stats.difference(la, lb, f"{a} - {b} ({what})")
+        out[view] = decided(claim, decide(est), ev)
     return all_of(claim, out)
 
 
@@ -487,12 +496,8 @@ def at_least_as_low(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str,
     d = final loss(arm) - final loss(ref) over seeds, reproduced when the upper bound of its
     interval is <= LOSS_TOL, not reproduced when the lower bound is above it (kit `at_most`),
     at the last step AND at the largest FLOPs budget both reached (all_of)."""
-    out = {}
-    for view, (la, lr) in paired_losses(curves, fps, arm, ref, None).items():
-        la, lr, ev = _losses(arm, ref, la, lr)
-        est = stats.difference(la, lr, f"{arm} - {ref} (final validation loss)")
-        out[view] = decided(claim, stats.at_most(est, LOSS_TOL), ev)
-    return all_of(claim, out)
+    return _both_views(claim, curves, fps, arm, ref, None, "final validation loss",
+                       lambda est: stats.at_most(est, LOSS_TOL))
 
 
 def cheaper(claim: Claim, pairs: dict[str, tuple[float, float]]) -> Verdict:
