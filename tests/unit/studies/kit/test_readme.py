@@ -46,9 +46,11 @@ def test_a_report_that_trained_nothing_keeps_a_logged_time(tmp_path):
     assert "loaded" not in readme.time_text(object, {**rec, "load_at_start": 1.9})
 
 
-def test_a_resumed_study_has_no_measured_time(tmp_path):
+def test_a_resumed_study_has_no_measured_time(tmp_path, monkeypatch):
     """A study that assumes no other and found runs finished them itself in an interrupted
-    command: neither this command's time nor the timing log's is the study's."""
+    command: neither this command's time nor the timing log's is the study's (and with no
+    earlier measurement in measured.json it reads "not measured")."""
+    monkeypatch.setattr(readme, "measured", lambda package: {})
     write_report(tmp_path, "cpu", 2.0, {"wall_s": 60, "cpu_s": 60, "runs": 12, "runs_found": 9})
     log = [{"study": STUDY, "scale": "cpu", "wall_s": 60.0, "user_s": 50.0, "sys_s": 1.0}]
     rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
