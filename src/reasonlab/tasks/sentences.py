@@ -29,9 +29,6 @@ class SentenceTask(Task):
     """A task drawn from a training split and a held-out test split by `sample(rng, n, split)`,
     shown as its words and the label's name (`label_name`)."""
 
-    def sample(self, rng: np.random.Generator, n: int, split: str) -> Batch:
-        raise NotImplementedError
-
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         return self.sample(rng, n_train, "train"), self.sample(rng, n_test, "test")
 

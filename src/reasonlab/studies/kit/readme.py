@@ -71,6 +71,18 @@ def timing_record(timing: Mapping[str, Any] | None) -> dict[str, Any]:
             "load_at_start": timing.get("load_at_start"), "cores": timing.get("cores")}
 
 
+def logged_record(lg: Mapping[str, Any]) -> dict[str, Any]:
+    """The measured-time fields of a timing log's line (study, scale, wall_s, user_s, sys_s,
+    and the 1/5/15-minute loads as `load`)."""
+    t = {"minutes": round(lg["wall_s"] / 60, 1),
+         "cpu_minutes": round((lg["user_s"] + lg["sys_s"]) / 60, 1),
+         **{k: lg[k] for k in ("runs", "runs_found", "load_at_start") if k in lg}}
+    loads = lg.get("load", lg.get("load_before"))
+    if "load_at_start" not in t and loads:
+        t["load_at_start"] = float(str(loads).split()[-1])
+    return t
+
+
 def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str, dict]:
     """family -> study -> scale -> record from the store's newest reports; a study whose
     newest report trained nothing keeps the time of `timings` (lines of a timing log: study,
@@ -89,18 +101,12 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
                                "date": time.strftime("%Y-%m-%d", time.gmtime(f.written))}
         t = timing_record(f.timing)
         if t.get("runs_found") and not STUDIES[f.study].cpu_after:
-            # runs found by a study that assumes no other: its own, from an interrupted earlier
-            # command, so this command's time is part of the study's, not all of it
-            t = {"partial": True}
-        if not t and (f.study, f.scale) in logged:
-            lg = logged[f.study, f.scale]
-            t = {"minutes": round(lg["wall_s"] / 60, 1),
-                 "cpu_minutes": round((lg["user_s"] + lg["sys_s"]) / 60, 1),
-                 **{k: lg[k] for k in ("runs", "runs_found", "load_at_start") if k in lg}}
-            loads = lg.get("load", lg.get("load_before"))  # a timing log's 1/5/15-min loads
-            if "load_at_start" not in t and loads:
-                t["load_at_start"] = float(str(loads).split()[-1])
-        if not t or t.get("partial"):
+            # runs found by a study that assumes no other are its own, from an interrupted
+            # earlier command: this command's time is part of the study's, and so is the log's
+            t = {}
+        elif not t and (f.study, f.scale) in logged:
+            t = logged_record(logged[f.study, f.scale])
+        if not t:
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found")
                  if k in old}
         rec.update(t)
