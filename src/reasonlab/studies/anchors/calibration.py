@@ -83,6 +83,14 @@ def measured_rate(key: str) -> float:
     return float(noise_entries("anchors")[key]["rate"])
 
 
+def measured_types() -> Rates:
+    """The measured rate of each solution type in the mechanism study's cell (noise.toml
+    `mechanism-types`; the remainder is 'neither')."""
+    noise("anchors", "mechanism-types")
+    entry = noise_entries("anchors")["mechanism-types"]
+    return {t: float(entry[t]) for t in ("inferential", "symmetric", "unfit")}
+
+
 # -- the phase diagram (anchors-init-phase) ------------------------------------------------------
 
 
@@ -195,7 +203,7 @@ def effect_cases(seeds: int) -> list[Case]:
 def _gap(key: str, sign: int, gap: float, min_gap: float, seeds: int
          ) -> Callable[[np.random.Generator], Verdict]:
     sd = noise("anchors", key)
-    rates = {"inferential": 1 / 3, "symmetric": 1 / 3, "unfit": 1 / 3}  # gamma 0.93, depth 2
+    rates = measured_types()  # gamma 0.93, depth 2
 
     def draw(rng: np.random.Generator) -> Verdict:
         recs = runs(rng, rates, seeds) + runs(rng, {"unfit": 1.0}, seeds)  # + gamma 0.21
@@ -223,7 +231,8 @@ def mechanism_cases(seeds: int) -> list[Case]:
              _gap("heldout-resid", -1, 2 * v.MIN_RESID_GAP, v.MIN_RESID_GAP, seeds), seeds,
              "heldout-resid", f"additive, {seeds} seeds",
              note="null: equal residuals; alternative: inferential lower by 0.2 (2x the "
-             "minimum); types drawn at the measured 1/3 inferential, 1/3 symmetric per run"),
+             "minimum); types drawn at the measured rates (noise.toml mechanism-types: 1 "
+             "inferential, 2 symmetric of 12 runs)"),
         Case(v.group_gap_verdict, _gap("order-corr", +1, 0.0, v.MIN_ORDER_GAP, seeds),
              _gap("order-corr", +1, 2 * v.MIN_ORDER_GAP, v.MIN_ORDER_GAP, seeds), seeds,
              "order-corr", f"embedding, {seeds} seeds",
