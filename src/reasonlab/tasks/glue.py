@@ -43,9 +43,15 @@ COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "rte": (("sentence1", "sentence2"), ("entailment", "not entailment"), "validation"),
 }
 """GLUE task -> (its text columns, class names, the split used as test)."""
+SIZES = {"cola": (8551, 1043), "sst2": (67_349, 872), "mrpc": (3668, 408),
+         "qqp": (363_846, 40_430), "stsb": (5749, 1500), "mnli": (392_702, 9815),
+         "qnli": (104_743, 5463), "rte": (2490, 277)}
+"""GLUE task -> (examples of its train split, of the split used as test), as nyu-mll/glue holds
+them (every row labelled): the paper scale trains on the whole train split and scores the whole
+validation split, as GLUE reports (studies/artificial/_support/paper_table.py)."""
 SEED_COLUMN = {"stsb": "STS-B", "qnli": "QNLI", "qqp": "QQP", "cola": "CoLA", "sst2": "SST-2",
                "mnli": "MNLI", "mrpc": "MRPC", "rte": "RTE"}
-"""GLUE task -> its column in the seed's table (studies/artificial/seed_table.csv)."""
+"""GLUE task -> its column in the seed's table (studies/artificial/_support/paper_table.csv)."""
 HUB = ("nyu-mll/glue", "glue")
 HOW = ("on a machine with internet: `hf download nyu-mll/glue --repo-type "
        "dataset`, then copy the cache folder here, or set task.path to a folder holding "
@@ -112,18 +118,36 @@ class GlueTask(SentenceTask):
 
     @classmethod
     def data_source(cls, config: GlueConfig) -> tuple[bool, str]:
-        """(found, where) of the GLUE files (kit/assets.py)."""
+        """(found, where) of the GLUE files (kit/assets.py): the folder, and in it the task's
+        train and test splits, so a folder lacking one task is named before anything trains."""
         from reasonlab.errors import AssetError
-        from reasonlab.tasks.hf_data import dataset_folder
+        from reasonlab.tasks.hf_data import dataset_folder, split_files
 
         try:
-            return True, str(dataset_folder(config.path, HUB, "GLUE", HOW))
+            folder = dataset_folder(config.path, HUB, "GLUE", HOW)
         except AssetError as e:
             return False, str(e)
+        task = folder / config.task  # without it, split_files would find another task's
+        for split in ("train", COLUMNS[config.task][2]):
+            if not task.is_dir() or not split_files(folder, split, config.task):
+                return False, (f"GLUE {config.task}: no {split} split (Parquet or Arrow) under "
+                               f"{task}; {HOW}")
+        return True, str(folder)
 
     def documents(self, split: str) -> tuple[list[tuple[str, ...]], np.ndarray]:
         c = self.config
         return glue_split(c.path, c.task, "train" if split == "train" else COLUMNS[c.task][2])
+
+    def labels(self, split: str) -> np.ndarray:
+        """The class of every example of the split (STS-B: its grade)."""
+        raw = self.documents(split)[1]
+        return (np.minimum(4, np.floor(raw)) if self.config.task == "stsb" else raw
+                ).astype(np.int64)
+
+    def majority(self, split: str = "test") -> float:
+        """Accuracy of always answering the training split's most frequent class."""
+        top = np.bincount(self.labels("train")).argmax()
+        return float((self.labels(split) == top).mean())
 
     def encode(self, texts: tuple[str, ...]) -> np.ndarray:
         """[CLS] a [SEP] (b [SEP]), each sentence cut to its share of seq_len, padded."""
@@ -149,10 +173,9 @@ class GlueTask(SentenceTask):
         idx = rng.choice(len(texts), size=n, replace=False)
         tokens = np.stack([self.encode(texts[i]) for i in idx])
         stsb = self.config.task == "stsb"
-        labels = (np.minimum(4, np.floor(raw[idx])) if stsb else raw[idx]).astype(np.int64)
         meta = {"score": torch.from_numpy(np.round(100 * raw[idx]).astype(np.int64)[:, None])
                 } if stsb else {}
-        return cls_batch(tokens, labels, meta)
+        return cls_batch(tokens, self.labels(split)[idx], meta)
 
     def solve(self, text: str) -> dict[str, str]:
         raise ParseError("glue: the label comes from the data set; a GLUE task has no text "

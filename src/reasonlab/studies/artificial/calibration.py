@@ -20,8 +20,8 @@ import torch
 
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial import verdicts as lv
-from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, PAIR_TASKS, ROWS,
-                                                              SEED_COLUMNS, SEED_TABLE)
+from reasonlab.studies.artificial._support.paper_table import (ROWS, SEED_COLUMNS, SEED_TABLE,
+                                                              downstream, pair_tasks)
 from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
 from reasonlab.studies.kit.core import Claim
@@ -33,12 +33,15 @@ FAMILY = "artificial"
 
 BASE = {"similarity": 0.272, "definition": 0.506, "supersense": 0.468, "pos": 0.887}
 """The scratch arm's cpu-scale scores (README, "Measured at cpu scale"): every init's base."""
+TASKS = tuple(downstream("cpu"))
+"""The cpu scale's downstream tasks, whose noise noise.toml holds; PAIRS its sentence-pair ones."""
+PAIRS = pair_tasks("cpu")
 
 
 def _task_sd() -> dict[str, float]:
     """Per-task per-unit SDs, scaled so that the average over the four tasks has the
     corpus-average SD (tasks drawn independently)."""
-    raw = {t: noise(FAMILY, t) for t in DOWNSTREAM_TASKS}
+    raw = {t: noise(FAMILY, t) for t in TASKS}
     scale = noise(FAMILY, "corpus-average") * len(raw) / np.sqrt(sum(v * v for v in raw.values()))
     return {t: v * scale for t, v in raw.items()}
 
@@ -51,22 +54,23 @@ def scores(rng: np.random.Generator, gains: Mapping[str, Gain], n: int = N,
            sd_all: float | None = None) -> sv.Scores:
     """One simulated study: every init of the seed's rows (gain 0 unless given), n units, each
     task's noise its noise.toml SD (scaled, `_task_sd`) or `sd_all`."""
-    sd = _task_sd() if sd_all is None else dict.fromkeys(DOWNSTREAM_TASKS, sd_all)
-    out: sv.Scores = {t: {} for t in DOWNSTREAM_TASKS}
+    sd = _task_sd() if sd_all is None else dict.fromkeys(TASKS, sd_all)
+    out: sv.Scores = {t: {} for t in TASKS}
     for init in (SCRATCH, *sv.SEED_INITS):
         g = gains.get(init, 0.0)
         pair, single = g if isinstance(g, tuple) else (g, g)
-        for t in DOWNSTREAM_TASKS:
-            mean = BASE[t] + (pair if t in PAIR_TASKS else single)
+        for t in TASKS:
+            mean = BASE[t] + (pair if t in PAIRS else single)
             out[t][init] = rng.normal(mean, sd[t], n)
     return out
 
 
 def _seed_gains(split: bool = False) -> dict[str, Gain]:
     """The seed's gain over No Pre-train per init: on its Avg, or (pair columns, single
-    columns) with CoLA and SST-2 the single-sentence ones."""
-    single = [SEED_COLUMNS.index(c) for c in ("CoLA", "SST-2")]
-    pair = [i for i in range(len(SEED_COLUMNS)) if i not in single]
+    columns) with GLUE's grouping (the paper scale's columns: CoLA and SST-2 single)."""
+    pairs = pair_tasks("paper")
+    pair = [i for i, c in enumerate(SEED_COLUMNS) if c in pairs]
+    single = [i for i, c in enumerate(SEED_COLUMNS) if c not in pairs]
     base = np.asarray(SEED_TABLE["No Pre-train"])
     out: dict[str, Gain] = {}
     for row, init in ROWS.items():

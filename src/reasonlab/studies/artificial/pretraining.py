@@ -4,17 +4,23 @@ after it).
 
 Each of the seed's 13 rows is an init (studies/artificial/_support/paper_table.py): no pretraining,
 or a masked-LM pretraining run on its corpus (tasks/artificial.py, tasks/natural.py), fine-tuned on
-two WordNet sentence-pair tasks (graded similarity like STS-B, definition match like MRPC / QNLI)
-and two single-sentence ones (supersense, part of speech; like CoLA / SST-2), 3 units: each seed
-pretrains every corpus anew and fine-tunes from its own run (common.PIPELINE_UNIT). The report is
-the seed's table with its eight GLUE columns beside our four, and one verdict per claim the table
-supports (claims 1-10, restated from the seed). Two corpora of the authors' follow-up (Flat,
-Shuffle-64) stay as labelled extra rows with the follow-up's gains.
+the scale's downstream tasks, 3 units: each seed pretrains every corpus anew and fine-tunes from
+its own run (common.PIPELINE_UNIT). At `paper` they are the seed's own columns, GLUE's eight tasks
+scored with GLUE's metrics, read from a local folder (`glue=DIR`, else nyu-mll/glue in the Hugging
+Face cache; `reasonlab run` says whether it was found before anything trains). Offline, at the
+smaller scales: two WordNet sentence-pair tasks (graded similarity like STS-B, definition match
+like MRPC / QNLI) and two single-sentence ones (supersense, part of speech; like CoLA / SST-2).
+The report is the seed's table with its eight GLUE columns beside ours, and one verdict per claim
+the table supports (claims 1-10, restated from the seed). Two corpora of the authors' follow-up
+(Flat, Shuffle-64) stay as labelled extra rows with the follow-up's gains.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial._support.paper_table import SeedStudy, runs
@@ -38,9 +44,18 @@ class ArtificialPretraining(SeedStudy):
     default_seeds = {"cpu": 3, "long": 3}
     scales = ("smoke", "cpu", "long", "paper")  # long: pretraining past the grammar's horizon
     unit = PIPELINE_UNIT
+    options = {"glue": "the folder of GLUE's Parquet / Arrow files (nyu-mll/glue's layout, "
+                       "<task>/<split>-*.parquet) the paper scale's columns read; default: "
+                       "nyu-mll/glue in the Hugging Face cache"}
+    glue: str | None = None
+    """The `glue=` option as an absolute path (None: the Hugging Face cache)."""
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        value = options.get("glue")
+        self.glue = None if value is None else os.path.abspath(os.path.expanduser(str(value)))
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
-        return runs(scale, seeds)
+        return runs(scale, seeds, self.glue)
 
     def analyse(self, results: Results, out: Path) -> Report:
         s = scores(results)  # init -> task -> score per seed

@@ -12,8 +12,8 @@ import pytest
 
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial.calibration import SEED, SEED_SPLIT, scores
-from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, ROWS, SEED_TABLE,
-                                                              seed_avg)
+from reasonlab.studies.artificial._support.paper_table import (ROWS, SEED_COLUMNS, SEED_TABLE,
+                                                              downstream, seed_avg)
 from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.core import Claim
 
@@ -84,7 +84,7 @@ def test_the_seed_table_is_the_seeds():
 def test_a_claim_whose_rows_were_not_run_is_inconclusive_and_says_so():
     full = seed_like()
     few = {t: {i: full[t][i] for i in (SCRATCH, "uniform", "english-fortunes")}
-           for t in DOWNSTREAM_TASKS}
+           for t in downstream("cpu")}
     assert sv.judge(Claim("random-beats-scratch", "", ""), few).status == "reproduced"
     for key in ("vocabulary-size", "english-best", "sentence-pair"):
         v = sv.judge(Claim(key, "", ""), few)
@@ -168,3 +168,30 @@ def test_verdicts_carry_their_effect_interval_and_units():
     assert e is not None and e.n == (3, 3) and e.lo < e.value < e.hi
     assert "95% CI, n = 3 / 3" in v.summary()
     assert set(ROWS.values()) >= set(sv.SEED_INITS)
+
+
+def glue_scores(table: dict[str, tuple[float, ...]], seed: int = 0, n: int = 3) -> sv.Scores:
+    """Scores in the paper scale's columns (GLUE's eight): each init's units its seed row's
+    value per column plus QUIET noise."""
+    rng = np.random.default_rng(seed)
+    return {col: {init: rng.normal(table[row][k], QUIET, n) for row, init in ROWS.items()}
+            for k, col in enumerate(SEED_COLUMNS)}
+
+
+def test_the_paper_scale_reads_glues_grouping_from_its_columns():
+    """At paper scale the scores' tasks are GLUE's, grouped as GLUE groups them (CoLA and SST-2
+    single-sentence): the seed's own table reproduces the sentence-pair claim. With the CoLA
+    and STS-B columns swapped, STS-B's gains sit in a single-sentence column and English,
+    Kannada and the stack grammar help it: not reproduced."""
+    assert list(downstream("paper")) == list(SEED_COLUMNS)
+    assert sv.pair_tasks(glue_scores(SEED_TABLE)) == ["STS-B", "QNLI", "QQP", "MNLI", "MRPC",
+                                                      "RTE"]
+    v = sv.sentence_pair(C, glue_scores(SEED_TABLE))
+    assert v.status == "reproduced", v.evidence
+    cola, stsb = SEED_COLUMNS.index("CoLA"), SEED_COLUMNS.index("STS-B")
+    swapped = {}
+    for row, values in SEED_TABLE.items():
+        v2 = list(values)
+        v2[cola], v2[stsb] = values[stsb], values[cola]
+        swapped[row] = tuple(v2)
+    assert sv.sentence_pair(C, glue_scores(swapped)).status == "not reproduced"

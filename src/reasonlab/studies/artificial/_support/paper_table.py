@@ -16,11 +16,18 @@ and, as labelled extra rows, two corpora of the authors' follow-up (arXiv 2109.0
 GLUE-average gains: flat-32 (its Flat-128, shortened to our windows) and shuffle-64-fortunes
 (its Shuffle-64, over the disjoint English).
 
-Columns: GLUE does not reach us offline. Two sentence-pair tasks, where the seed's gains lie
-(tasks/gloss_pairs.py: `similarity`, graded like STS-B and scored by Spearman correlation as
-STS-B is; `definition`, binary like MRPC / QNLI), beside the two single-sentence tasks
-(tasks/glosses.py: supersense, part of speech; like CoLA / SST-2, where the seed finds no
-non-English corpus helps). "Avg" is the mean over our four, as the seed's over its eight.
+Columns, a function of the scale (`DOWNSTREAM`). At `paper` they are the seed's own: GLUE's
+eight tasks (tasks/glue.py), read from a local folder (the study's `glue=DIR`, or nyu-mll/glue
+in the Hugging Face cache; never downloaded), each scored as GLUE scores it (`metric`), column
+for column beside the seed's. GLUE does not reach the smaller scales offline, whose columns are
+WordNet stand-ins: two sentence-pair tasks (tasks/gloss_pairs.py: `similarity`, graded like
+STS-B and scored by Spearman correlation as STS-B is; `definition`, binary like MRPC / QNLI),
+beside two single-sentence tasks (tasks/glosses.py: supersense, part of speech; like CoLA /
+SST-2). Each column is a sentence-pair or a single-sentence task (`pair`): the seed's table puts
+its gains in the pair columns (STS-B: No Pre-train 0.17, English, Kannada and Artificial (Zipf)
+0.76) and none from a non-English corpus in the single-sentence ones (CoLA, SST-2), the claim
+paper_table_verdicts.sentence_pair judges by this grouping. "Avg" is the mean over the scale's
+columns, as the seed's over its eight.
 
 Fine-tuning: the seed says only "benchmarks also follow the GLUE benchmarks like BERT". BERT's
 GLUE recipe (Devlin et al. 2019, §4.1 and A.3) as far as it carries to a small encoder: every
@@ -34,11 +41,14 @@ from __future__ import annotations
 
 import copy
 import csv
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonlab.errors import ConfigError
 from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import RunSpec, Scale, Study, merge
+from reasonlab.tasks import glue
 from reasonlab.train.config import TrainConfig
 
 
@@ -69,12 +79,105 @@ FOLLOWUP_GAIN = {"flat-32": ("Flat-128", 14.5), "shuffle-64-fortunes": ("Shuffle
 """Extra rows: the follow-up's corpus and its GLUE-average gain over its from-scratch 61.6
 (docs/papers.md §4), a second reference for the corpora we keep from it."""
 
-PAIR_TASKS = ("similarity", "definition")
-SINGLE_TASKS = ("supersense", "pos")
-DOWNSTREAM_TASKS = PAIR_TASKS + SINGLE_TASKS
-"""Our four downstream tasks, the columns of our half of the table (not the TASKS registry)."""
-TASK_LIKE = {"similarity": "STS-B", "definition": "MRPC / QNLI", "supersense": "CoLA / SST-2",
-             "pos": "CoLA / SST-2"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One downstream task: a column of our half of the seed's table."""
+
+    task: dict[str, Any]
+    """Its task config, less what the scale's recipe adds (`words`, the sequence length; the
+    GLUE folder)."""
+    pair: bool
+    """A sentence-pair task; else a single-sentence one (the seed's gains lie in the pairs)."""
+    like: str
+    """The seed column it is (GLUE) or stands in for (WordNet)."""
+    metric: str
+    """How it is scored: a key of paper_table_analysis.METRICS."""
+    seq_len: str
+    """The recipe key of its sequence length."""
+    run: dict[str, Any] = field(default_factory=dict)
+    """What it changes in the scale's fine-tuning recipe (GLUE: its sizes)."""
+    chance: str | None = None
+    """Its score without learning where the column knows it (else its metric's, from data)."""
+
+    @property
+    def reads_glue(self) -> bool:
+        return self.task["name"] == "glue"
+
+
+WORDNET: dict[str, Column] = {
+    "similarity": Column({"name": "gloss_pair", "pair": "similarity"}, True, "STS-B",
+                         "spearman", "pair_seq_len"),
+    "definition": Column({"name": "gloss_pair", "pair": "definition"}, True, "MRPC / QNLI",
+                         "accuracy", "pair_seq_len", chance="0.5 (balanced)"),
+    "supersense": Column({"name": "gloss_class", "label": "supersense"}, False, "CoLA / SST-2",
+                         "accuracy", "seq_len"),
+    "pos": Column({"name": "gloss_class", "label": "pos"}, False, "CoLA / SST-2", "accuracy",
+                  "seq_len"),
+}
+"""The offline stand-ins (smoke, cpu, long): two sentence-pair and two single-sentence tasks
+over WordNet."""
+
+FINETUNE_BATCH = 32
+
+
+def bert_glue(task: str) -> dict[str, Any]:
+    """BERT's GLUE fine-tuning (Devlin et al. 2019, §4.1: "a batch size of 32 and fine-tune for
+    3 epochs over the data for all GLUE tasks"; the seed: "benchmarks also follow the GLUE
+    benchmarks like BERT", "Training and benchmarks") on the task's whole train split, scored on
+    its whole validation split (tasks/glue.py SIZES), warm-up over the first 10% of steps;
+    evaluated and checkpointed once an epoch."""
+    n_train, n_test = glue.SIZES[task]
+    epoch = -(-n_train // FINETUNE_BATCH)  # steps per epoch
+    steps = 3 * epoch
+    return dict(n_train=n_train, n_test=n_test, batch_size=FINETUNE_BATCH, steps=steps,
+                eval_every=epoch, ckpt_every=epoch, optim=dict(warmup_steps=round(steps / 10)))
+
+
+GLUE_METRIC = {"cola": "matthews", "stsb": "spearman", "mrpc": "f1", "qqp": "f1"}
+"""GLUE's own metric per task where it is not accuracy (Wang et al. 2019; MNLI: accuracy on
+the matched validation split). CoLA: Matthews correlation; STS-B: Spearman (GLUE reports
+Pearson / Spearman); MRPC and QQP: F1 of the positive class (GLUE reports F1 / accuracy). The
+seed gives one number per column and does not say which: it follows BERT ("Training and
+benchmarks"), whose GLUE table gives F1 for QQP and MRPC and Spearman for STS-B, and its MRPC
+column reads as F1: Amino Acid (STS-B 0.16, CoLA 0.07: it learned little) and Zipf Baseline
+score 0.81, above Pre-train En's 0.77, which is the F1 of always answering "equivalent" on
+MRPC's validation split (279 of 408 positive: 2 * 279 / (279 + 408) = 0.812); that answer's
+accuracy is 0.684."""
+GLUE_TASK = {col: t for t, col in glue.SEED_COLUMN.items()}
+"""The seed's column -> its GLUE task."""
+
+
+def glue_column(col: str) -> Column:
+    """The seed's column `col` as its GLUE task: a pair task when GLUE's task reads two texts."""
+    t = GLUE_TASK[col]
+    return Column({"name": "glue", "task": t}, len(glue.COLUMNS[t][0]) == 2, col,
+                  GLUE_METRIC.get(t, "accuracy"), "glue_seq_len", bert_glue(t))
+
+
+GLUE_COLUMNS: dict[str, Column] = {col: glue_column(col) for col in SEED_COLUMNS}
+"""The paper scale's columns: the seed's eight, in its order, each a GLUE task. GLUE's own
+grouping: CoLA and SST-2 read one sentence, the other six a pair."""
+
+DOWNSTREAM: dict[Scale, dict[str, Column]] = {"smoke": WORDNET, "cpu": WORDNET, "long": WORDNET,
+                                              "paper": GLUE_COLUMNS}
+"""The downstream tasks, our half of the table's columns, per scale (not the TASKS registry)."""
+COLUMN: dict[str, Column] = {t: c for cols in DOWNSTREAM.values() for t, c in cols.items()}
+"""Every scale's columns by name (the names never collide): what a verdict reads a task's
+grouping from."""
+
+
+def downstream(scale: Scale) -> dict[str, Column]:
+    return DOWNSTREAM[scale]
+
+
+def pair_tasks(scale: Scale) -> tuple[str, ...]:
+    return tuple(t for t, c in DOWNSTREAM[scale].items() if c.pair)
+
+
+def single_tasks(scale: Scale) -> tuple[str, ...]:
+    return tuple(t for t, c in DOWNSTREAM[scale].items() if not c.pair)
 
 
 def seed_avg(row: str) -> float:
@@ -131,10 +234,12 @@ RECIPES: dict[Scale, dict[str, Any]] = {
                       n_train=3_000_000, n_test=5000, batch_size=256, steps=100_000,
                       eval_every=5000, ckpt_every=5000, optim=dict(lr=1e-4, warmup_steps=5000),
                       task=dict(seq_len=128, corpus_tokens=100_000_000)),
-        finetune=dict(model=dict(dropout=0.1), n_train=60_000, n_test=5000, batch_size=32,
-                      steps=5625, eval_every=500, ckpt_every=1000,
-                      optim=dict(lr=2e-5, warmup_steps=563)),  # 3 epochs, 10% warm-up
-        seq_len=64, pair_seq_len=127, eval_pairs=5000),
+        # GLUE's columns (GLUE_COLUMNS): BERT's fine-tuning at lr 2e-5 (the lowest of BERT's
+        # four), each task's sizes and steps its own (bert_glue: 3 epochs of its train split,
+        # 10% warm-up), sequences of 128 (BERT's for GLUE, the pretraining's windows), scored
+        # on each run's test split (eval_pairs None: its whole validation split)
+        finetune=dict(model=dict(dropout=0.1), batch_size=FINETUNE_BATCH, optim=dict(lr=2e-5)),
+        glue_seq_len=128, eval_pairs=None),
 }
 
 # `long`: the cpu recipe pretrained 13x longer. Measured (README, "The pretraining horizon"):
@@ -167,16 +272,19 @@ def pretrain_recipe(scale: Scale, corpus: str) -> dict[str, Any]:
     return {**p, "task": {"name": "mlm", "corpus": corpus, "words": s["words"], **p["task"]}}
 
 
-def tasks(scale: Scale) -> dict[str, dict[str, Any]]:
+def tasks(scale: Scale, glue_path: str | None = None) -> dict[str, dict[str, Any]]:
+    """The scale's downstream task configs by column; `glue_path` the GLUE folder (None: the
+    Hugging Face cache)."""
     s = RECIPES[scale]
-    gloss = {"name": "gloss_class", "words": s["words"], "seq_len": s["seq_len"]}
-    pair = {"name": "gloss_pair", "words": s["words"], "seq_len": s["pair_seq_len"]}
-    return {"similarity": {**pair, "pair": "similarity"},
-            "definition": {**pair, "pair": "definition"},
-            "supersense": {**gloss, "label": "supersense"}, "pos": {**gloss, "label": "pos"}}
+    out = {}
+    for t, c in DOWNSTREAM[scale].items():
+        out[t] = {**c.task, "words": s["words"], "seq_len": s[c.seq_len]}
+        if c.reads_glue and glue_path is not None:
+            out[t]["path"] = glue_path
+    return out
 
 
-def runs(scale: Scale, seeds: int) -> list[RunSpec]:
+def runs(scale: Scale, seeds: int, glue_path: str | None = None) -> list[RunSpec]:
     """Per seed s: every corpus's pretraining run with seed s (factors phase=pretrain, corpus),
     then every task x init fine-tuned with seed s, a pretrained init from its corpus's seed-s
     run (phase=finetune, task, init).
@@ -186,15 +294,21 @@ def runs(scale: Scale, seeds: int) -> list[RunSpec]:
     spread of what the seed's table compares. One pretraining per corpus shared by every
     fine-tuning seed made fine-tuning repetitions of one draw pass for replication: at cpu
     scale, where nothing transfers, the 12 corpora's averages spread 3x as much as the
-    fine-tuning seeds said. Seed 0's runs keep their ids (seed 0 is the config default)."""
+    fine-tuning seeds said. Seed 0's runs keep their ids (seed 0 is the config default).
+
+    `glue_path`: the GLUE folder of the scale's GLUE columns (the study's `glue=` option); a
+    scale without them takes none."""
+    if glue_path is not None and not any(c.reads_glue for c in DOWNSTREAM[scale].values()):
+        raise ConfigError(f"glue={glue_path}: the {scale} scale's downstream tasks are "
+                          "WordNet's; GLUE is read at paper scale only")
     pre = {c: pretrain_recipe(scale, c) for c in corpora(scale)}
     specs = [RunSpec(f"pretrain {c}", seed, TrainConfig.build({**p, "seed": seed}),
                      {"phase": PRETRAIN, "corpus": c})
              for seed in range(seeds) for c, p in pre.items()]
     s = RECIPES[scale]
     model = {k: v for k, v in s["pretrain"]["model"].items() if k != "dropout"}
-    for t, task in tasks(scale).items():
-        base = merge({"model": {}}, s["finetune"], {"task": task})
+    for t, task in tasks(scale, glue_path).items():
+        base = merge({"model": {}}, s["finetune"], DOWNSTREAM[scale][t].run, {"task": task})
         for i in inits(scale):
             specs += [RunSpec(f"{t} | {i}", seed, TrainConfig.build(merge(
                 base, {"model": model} if i == SCRATCH else

@@ -1,96 +1,206 @@
 """`artificial-pretraining`'s scores, table and figure in the seed's layout (Chiang & Lee, arXiv
 2012.11995; the seed's "Results" table: row groups 1-5, eight GLUE columns and their Avg).
 
-Scores: accuracy for the classification tasks; for `similarity`, as STS-B is scored, the
-Spearman correlation between the predicted grade (the expectation of the classifier's softmax
-over the five grades) and the gold path similarity, on `eval_pairs` fresh pairs of held-out
-synsets (the run's final model, loaded from its checkpoint).
+Scores: each downstream column's metric (`METRICS`, named by paper_table's columns), as GLUE
+scores its tasks at paper scale: Matthews correlation for CoLA, F1 of the positive class for
+MRPC and QQP, Spearman correlation for STS-B, accuracy for the rest (MNLI: matched). The
+WordNet stand-ins: accuracy, and for `similarity`, as STS-B is scored, the Spearman correlation
+between the predicted grade (the expectation of the classifier's softmax over the five grades)
+and the gold path similarity. Accuracy is the run's own final evaluation; the other metrics
+read the run's final model (loaded from its checkpoint) on a sample of its task's test split:
+`eval_pairs` fresh pairs of held-out synsets, or at paper scale the run's test split, GLUE's
+whole validation split.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from scipy.stats import spearmanr
+from sklearn.metrics import f1_score, matthews_corrcoef
 
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.artificial._support.paper_table import (DOWNSTREAM_TASKS, FOLLOWUP_GAIN,
-                                                              GROUPS, RECIPES, ROWS, SEED_COLUMNS,
-                                                              SEED_TABLE, TASK_LIKE, seed_avg,
-                                                              tasks)
+from reasonlab.studies.artificial._support.paper_table import (FOLLOWUP_GAIN, GROUPS, RECIPES,
+                                                              ROWS, SEED_COLUMNS, SEED_TABLE,
+                                                              downstream, seed_avg)
 from reasonlab.studies.artificial._support.paper_table_verdicts import Scores, avg
 from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import Report, Results
-from reasonlab.tasks.base import build_task
+from reasonlab.tasks.base import TaskConfig, build_task
+
+
+# -------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """A fine-tuned classifier's outputs on a sample of its task's test split."""
+
+    probs: np.ndarray
+    """[n, classes] softmax."""
+    labels: np.ndarray
+    """[n] gold classes."""
+    gold: np.ndarray | None = None
+    """[n] graded gold of a similarity task (`GOLD`), else None."""
+
+    @property
+    def pred(self) -> np.ndarray:
+        return self.probs.argmax(-1)
+
+    @property
+    def grade(self) -> np.ndarray:
+        """The predicted grade: the softmax's expectation over the classes 0..C-1."""
+        return (self.probs * np.arange(self.probs.shape[-1], dtype=self.probs.dtype)).sum(-1)
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman correlation; 0 for a constant prediction (scipy: NaN, with a warning)."""
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    rho = float(spearmanr(a, b).statistic)
+    return rho if np.isfinite(rho) else 0.0
+
+
+def always_positive_f1(task: Any) -> str:
+    """F1 of answering the positive class (1) for every example of the task's test split."""
+    p = float((task.labels("test") == 1).mean())
+    return f"{2 * p / (1 + p):.3f} (F1 of always answering the positive class)"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a downstream column is scored."""
+
+    name: str
+    of: Callable[[Outputs], float]
+    """The score of a run's outputs."""
+    chance: Callable[[TaskConfig], str]
+    """What it gives without learning, on the test split of a task config (its text)."""
+    final: str | None = None
+    """The key of the run's final evaluation that holds it already (no model is reloaded)."""
+
+
+METRICS: dict[str, Metric] = {
+    "accuracy": Metric("accuracy", lambda o: float((o.pred == o.labels).mean()),
+                       lambda cfg: f"{build_task(cfg).majority():.3f}", final="acc"),
+    "matthews": Metric("Matthews correlation",
+                       lambda o: float(matthews_corrcoef(o.labels, o.pred)),
+                       lambda cfg: "0 (Matthews correlation of a constant prediction)"),
+    "f1": Metric("F1 of the positive class",
+                 lambda o: float(f1_score(o.labels, o.pred, pos_label=1, zero_division=0)),
+                 lambda cfg: always_positive_f1(build_task(cfg))),
+    "spearman": Metric("Spearman correlation", lambda o: spearman(o.grade, o.gold),
+                       lambda cfg: "0 (Spearman of a constant or random prediction)"),
+}
+"""GLUE's metrics (Wang et al. 2019) by the name paper_table's columns give; scikit-learn's
+and scipy's implementations. Accuracy's chance is the majority class (the training split's most
+frequent class, on the test split)."""
+
+GOLD: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "distance": lambda d: 1 / (1 + d),  # WordNet path distance (tasks/gloss_pairs.py)
+    "score": lambda x: x / 100,  # STS-B's 0-5 score, x 100 (tasks/glue.py)
+}
+"""A graded task's gold similarity, from the batch metadata key that carries it (the Spearman
+correlation's gold)."""
 
 
 @torch.no_grad()
-def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) -> float:
-    """Spearman correlation of the predicted grade (softmax expectation) with the gold path
-    similarity 1 / (1 + distance), on n pairs of held-out synsets (rng 0: the same pairs for
-    every run of a task config); 0 for a constant prediction. Forward passes of `batch_size`
-    pairs (default: the run's eval_batch_size)."""
-    config, model = load_run_model(run_dir)
+def run_outputs(run_dir: Path, n: int, batch_size: int | None = None) -> Outputs:
+    """The run's final model on n examples of its task's test split (rng 0: the same examples
+    for every run of a task config), in forward passes of `batch_size` (default: the run's
+    eval_batch_size), on the device the run trained on."""
+    config, model = load_run_model(run_dir, device="run")
     task = build_task(config.task)
     batch = task.sample(np.random.default_rng(0), n, "test")
     device = next(model.parameters()).device
     # in batches of the run's eval_batch_size: the paper scale's 5,000 pairs of 127 tokens in
     # one BERT-base forward pass took 23 GB (its 3072-wide MLP activations alone are 7.8 GB)
     k = batch_size or config.eval_batch_size
-    logits = torch.cat([model(b.tokens, b.label_pos, b.pad_mask)[:, 0].float()  # [k, grades]
+    logits = torch.cat([model(b.tokens, b.label_pos, b.pad_mask)[:, 0].float()  # [k, classes]
                         for b in (batch[i: i + k].to(device) for i in range(0, n, k))])
-    grades = torch.arange(logits.shape[-1], device=device, dtype=torch.float32)
-    pred = (logits.softmax(-1) * grades).sum(-1).cpu().numpy()
-    gold = 1 / (1 + batch.meta["distance"][:, 0].numpy())
-    rho = float(spearmanr(pred, gold).statistic)
-    return rho if np.isfinite(rho) else 0.0  # a constant prediction: no correlation (scipy: NaN)
+    gold = next((f(batch.meta[key][:, 0].double().numpy()) for key, f in GOLD.items()
+                 if key in batch.meta), None)
+    return Outputs(logits.softmax(-1).cpu().numpy(), batch.labels[:, 0].numpy(), gold)
+
+
+def run_score(run_dir: Path, metric: str, n: int, batch_size: int | None = None) -> float:
+    """METRICS[metric] of the run's final model on n examples of its test split."""
+    return METRICS[metric].of(run_outputs(run_dir, n, batch_size))
+
+
+def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) -> float:
+    """Spearman correlation of the predicted grade (softmax expectation) with the gold path
+    similarity 1 / (1 + distance), on n pairs of held-out synsets; 0 for a constant
+    prediction."""
+    return run_score(run_dir, "spearman", n, batch_size)
 
 
 def scores(results: Results) -> Scores:
-    """task -> init -> per-seed score (seed order)."""
+    """task -> init -> per-seed score (seed order), each task by its column's metric, in the
+    scale's column order."""
     out: Scores = {}
-    n = results.sample_size(RECIPES[results.scale]["eval_pairs"])
+    columns = downstream(results.scale)
+    sample = RECIPES[results.scale]["eval_pairs"]  # None: each run's own n_test
     for t, by_task in results.where(phase=FINETUNE).by("task").items():
+        metric = METRICS[columns[t].metric]
         out[t] = {}
         for i, runs_ in by_task.by("init").items():
             runs_ = sorted(runs_, key=lambda sr: sr[0].seed)
             out[t][i] = np.asarray([
-                similarity_spearman(Path(r["dir"]), n) if t == "similarity"
-                else float(r["final"]["acc"]) for _, r in runs_])
-    return {t: out[t] for t in DOWNSTREAM_TASKS if t in out}
+                float(r["final"][metric.final]) if metric.final is not None
+                else run_score(Path(r["dir"]), columns[t].metric,
+                               results.sample_size(sample or spec.config.n_test))
+                for spec, r in runs_])
+    return {t: out[t] for t in columns if t in out}
 
 
 def seed_table(rep: Report, results: Results, s: Scores) -> None:
     """Ours per task and averaged beside the seed's eight columns and Avg, row by row in the
-    seed's order and groups; the follow-up's corpora as labelled extra rows."""
+    seed's order and groups; the follow-up's corpora as labelled extra rows. Where our columns
+    are the seed's (GLUE, paper scale), column for column: each cell ours, then the seed's."""
     ours = list(s)
-    header = (["", "seed row", "ours"] + [f"{t} ({TASK_LIKE[t]})" for t in ours]
-              + ["Avg (ours)"] + [f"seed {c}" for c in SEED_COLUMNS] + ["seed Avg"])
+    columns = downstream(results.scale)
+    same = ours == list(SEED_COLUMNS)
+    header = (["", "seed row", "ours"]
+              + [t if t == columns[t].like else f"{t} ({columns[t].like})" for t in ours]
+              + (["Avg"] if same else ["Avg (ours)", *(f"seed {c}" for c in SEED_COLUMNS),
+                                       "seed Avg"]))
     rows = []
     for g, (row, init) in zip(GROUPS, ROWS.items()):
         if init not in s[ours[0]]:
             continue
-        rows.append([str(g), row, init] + [fmt_seeds(s[t][init]) for t in ours]
-                    + [f"{avg(s, init).mean():.3f}"]
-                    + [f"{v:.2f}" for v in SEED_TABLE[row]] + [f"{seed_avg(row):.3f}"])
+        mean = f"{avg(s, init).mean():.3f}"
+        seed = [f"{v:.2f}" for v in SEED_TABLE[row]]
+        if same:
+            cells = [f"{fmt_seeds(s[t][init])} ({v})" for t, v in zip(ours, seed, strict=True)]
+            cells.append(f"{mean} ({seed_avg(row):.3f})")
+        else:
+            cells = [fmt_seeds(s[t][init]) for t in ours] + [mean, *seed, f"{seed_avg(row):.3f}"]
+        rows.append([str(g), row, init, *cells])
     scratch = float(avg(s, SCRATCH).mean())
     for init, (name, gain) in FOLLOWUP_GAIN.items():
         if init in s[ours[0]]:
             mean = float(avg(s, init).mean())
+            follow = f"follow-up GLUE avg gain {gain:+.1f} pts"
             rows.append(["extra", f"follow-up: {name}", init]
                         + [fmt_seeds(s[t][init]) for t in ours]
-                        + [f"{mean:.3f} ({100 * (mean - scratch):+.1f} pts)"]
-                        + ["-"] * len(SEED_COLUMNS)
-                        + [f"follow-up GLUE avg gain {gain:+.1f} pts"])
+                        + [f"{mean:.3f} ({100 * (mean - scratch):+.1f} pts)"
+                           + (f"; {follow}" if same else "")]
+                        + ([] if same else ["-"] * len(SEED_COLUMNS) + [follow]))
     base = baselines(results)
+    metrics = "; ".join(f"{t}: {METRICS[columns[t].metric].name}" for t in ours)
+    layout = ("each cell ours, mean ± std over units, with the seed's number in brackets"
+              if same else "ours: mean ± std over units")
     rep.table("The seed's table: ours beside Chiang & Lee's", header, rows,
-              after="Ours: mean ± std over units, a unit one seed that pretrains and "
-              "fine-tunes (similarity: Spearman correlation with the gold path similarity, as "
-              "STS-B; the others: accuracy). Seed: the 'Results' "
+              after=f"Ours ({layout}), a unit one seed that pretrains and fine-tunes. "
+              f"Metrics: {metrics} (GLUE's own at paper scale). Seed: the 'Results' "
               "table of the seed (frozen-pretrained-transformers.txt, second half), its Avg "
               "recomputed as the mean of its eight columns. Extra rows: corpora of the "
               "authors' follow-up (arXiv 2109.03537), its GLUE-average gain over its own "
@@ -100,13 +210,11 @@ def seed_table(rep: Report, results: Results, s: Scores) -> None:
 
 def baselines(results: Results) -> dict[str, str]:
     """Chance and majority-class scores per task (the seed's No Pre-train row is the learned
-    baseline)."""
-    out = {"similarity": "0 (Spearman of a constant or random prediction)",
-           "definition": "0.5 (balanced)"}
-    for t, cfg in tasks(results.scale).items():
-        if cfg["name"] == "gloss_class":
-            out[t] = f"{build_task(cfg).majority():.3f}"
-    return out
+    baseline): the column's own where it says one, else its metric's on the task as the runs
+    read it (GLUE: from the runs' folder)."""
+    columns = downstream(results.scale)
+    return {t: columns[t].chance or METRICS[columns[t].metric].chance(rs.first.config.task)
+            for t, rs in results.where(phase=FINETUNE).by("task").items()}
 
 
 def seed_recipes(rep: Report, results: Results) -> Report:
@@ -128,7 +236,7 @@ def seed_sections(rep: Report, results: Results, s: Scores, out: Path) -> None:
     pretraining_table(rep, results)
     plot_seed_table(s, out / "seed_table.png")
     rep.figure("seed_table.png", "Average gain over no pretraining per seed row: ours "
-               "(4 WordNet tasks) beside Chiang & Lee's (8 GLUE tasks)")
+               f"({columns_text(s)}) beside Chiang & Lee's (8 GLUE tasks)")
 
 
 def pretraining_table(rep: Report, results: Results) -> None:
@@ -144,6 +252,12 @@ def pretraining_table(rep: Report, results: Results) -> None:
               "corpus, not corpora.")
 
 
+def columns_text(s: Scores) -> str:
+    """'8 GLUE tasks' / '4 WordNet tasks': what our columns are."""
+    what = "GLUE" if all(t in SEED_COLUMNS for t in s) else "WordNet"
+    return f"{len(s)} {what} tasks"
+
+
 def plot_seed_table(s: Scores, path: Path) -> None:
     """Average gain over scratch per seed row: ours (left bars) and the seed's (right bars)."""
     rows = [(r, i) for r, i in ROWS.items() if i in s[next(iter(s))] and i != SCRATCH]
@@ -151,7 +265,7 @@ def plot_seed_table(s: Scores, path: Path) -> None:
     seed = [100 * (seed_avg(r) - seed_avg("No Pre-train")) for r, _ in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(8.0, 0.75 * len(rows)), 4.2))
-    ax.bar(x - 0.2, ours, 0.4, label="ours (4 tasks, mean over seeds)")
+    ax.bar(x - 0.2, ours, 0.4, label=f"ours ({columns_text(s)}, mean over seeds)")
     ax.bar(x + 0.2, seed, 0.4, color="grey", label="Chiang & Lee (8 GLUE tasks)")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(x, [f"{r}\n{i}" for r, i in rows], rotation=45, ha="right", fontsize=7)

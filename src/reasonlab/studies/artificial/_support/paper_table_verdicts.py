@@ -1,6 +1,8 @@
 """Verdict rules for the seed's ten claims (Chiang & Lee, arXiv 2012.11995, "Results" table of
-the seed), on the per-unit score of each init: `Scores` = task -> init -> [units] (accuracy;
-Spearman correlation for `similarity`), averaged over tasks as the seed's Avg.
+the seed), on the per-unit score of each init: `Scores` = task -> init -> [units] (each task's
+metric: paper_table_analysis.METRICS; GLUE's at paper scale), averaged over tasks as the seed's
+Avg. A task is a sentence-pair or a single-sentence one as its column says (paper_table.COLUMN),
+so the rules read whichever scale's tasks the scores hold.
 
 A unit is the pipeline's seed (common.PIPELINE_UNIT): unit s of a corpus is its seed-s
 pretraining run fine-tuned with seed s, so the units of one init are independent draws of the
@@ -27,8 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from reasonlab.report import pm
-from reasonlab.studies.artificial._support.paper_table import (PAIR_TASKS, ROWS, SINGLE_TASKS,
-                                                              seed_avg)
+from reasonlab.studies.artificial._support.paper_table import COLUMN, ROWS, seed_avg
 from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
@@ -64,6 +65,15 @@ def avg(scores: Scores, init: str, tasks: Iterable[str] | None = None) -> np.nda
     Avg column."""
     names = list(scores) if tasks is None else [t for t in tasks if t in scores]
     return np.mean([scores[t][init] for t in names], axis=0)
+
+
+def pair_tasks(scores: Scores) -> list[str]:
+    """The sentence-pair tasks among the scores' (the seed's gains lie there)."""
+    return [t for t in scores if COLUMN[t].pair]
+
+
+def single_tasks(scores: Scores) -> list[str]:
+    return [t for t in scores if not COLUMN[t].pair]
 
 
 def seed_gain(a: Sequence[str], b: Sequence[str]) -> float | None:
@@ -255,16 +265,17 @@ def sentence_pair(claim: Claim, s: Scores) -> Verdict:
     Reproduced when every part is. Precondition: the helpers gain on the pair tasks at all
     (their mean pair-task gain over scratch, better_by MIN_GAIN): with no gain there, where the
     gains lie is not a question, and (2) would pass because nothing transfers."""
-    pair = {i: avg(s, i, PAIR_TASKS) for i in (*HELPERS, SCRATCH)}
+    pairs, singles = pair_tasks(s), single_tasks(s)
+    pair = {i: avg(s, i, pairs) for i in (*HELPERS, SCRATCH)}
     gain = stats.better_by(contrast(pair, HELPERS, [SCRATCH], "pair-task gain of "
                                     + "+".join(HELPERS)), MIN_GAIN)
-    lie = {i: avg(s, i, PAIR_TASKS) - avg(s, i, SINGLE_TASKS) for i in (*HELPERS, SCRATCH)}
+    lie = {i: avg(s, i, pairs) - avg(s, i, singles) for i in (*HELPERS, SCRATCH)}
     parts = {"pair gain - single gain": decided(
         claim, stats.better_by(contrast(lie, HELPERS, [SCRATCH], "pair gain - single gain of "
                                         + "+".join(HELPERS)), MIN_GAIN),
         f"pair-task average - single-task average per unit: {inits_text(lie)}")}
     for c in (i for i in NON_ENGLISH if i in s[next(iter(s))]):
-        single = {c: avg(s, c, SINGLE_TASKS), SCRATCH: avg(s, SCRATCH, SINGLE_TASKS)}
+        single = {c: avg(s, c, singles), SCRATCH: avg(s, SCRATCH, singles)}
         parts[f"{c} on single-sentence tasks"] = decided(
             claim, stats.at_most(stats.difference(single[c], single[SCRATCH],
                                                   f"single-task gain {c} - scratch"),
