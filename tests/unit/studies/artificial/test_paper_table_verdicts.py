@@ -126,10 +126,13 @@ def test_substitution_needs_a_small_vocabulary_loss_decided_by_interval():
 
 
 def test_non_language_needs_english_to_transfer():
-    flat = draw({"amino": -0.05, "javascript": -0.05}, 2)
+    """Amino and JavaScript 8 points below the random corpora (at 5 points the measured
+    per-seed noise leaves "no better" underpowered in some draws): reproduced only once
+    English transfers."""
+    flat = draw({"amino": -0.08, "javascript": -0.08}, 2)
     v = sv.non_language(C, flat)
     assert v.status == "inconclusive" and "nothing transfers" in v.why
-    with_en = draw({"amino": -0.05, "javascript": -0.05, "english-fortunes": 0.18}, 2)
+    with_en = draw({"amino": -0.08, "javascript": -0.08, "english-fortunes": 0.18}, 2)
     assert sv.non_language(C, with_en).status == "reproduced"
 
 
