@@ -21,7 +21,7 @@ import torch
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial import verdicts as lv
 from reasonlab.studies.artificial._support.paper_table import (ROWS, SEED_COLUMNS, SEED_TABLE,
-                                                              downstream, pair_tasks)
+                                                              downstream, pair_columns)
 from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
 from reasonlab.studies.kit.core import Claim
@@ -35,7 +35,7 @@ BASE = {"similarity": 0.272, "definition": 0.506, "supersense": 0.468, "pos": 0.
 """The scratch arm's cpu-scale scores (README, "Measured at cpu scale"): every init's base."""
 TASKS = tuple(downstream("cpu"))
 """The cpu scale's downstream tasks, whose noise noise.toml holds; PAIRS its sentence-pair ones."""
-PAIRS = pair_tasks("cpu")
+PAIRS = pair_columns("cpu")
 
 
 def _task_sd() -> dict[str, float]:
@@ -68,7 +68,7 @@ def scores(rng: np.random.Generator, gains: Mapping[str, Gain], n: int = N,
 def _seed_gains(split: bool = False) -> dict[str, Gain]:
     """The seed's gain over No Pre-train per init: on its Avg, or (pair columns, single
     columns) with GLUE's grouping (the paper scale's columns: CoLA and SST-2 single)."""
-    pairs = pair_tasks("paper")
+    pairs = pair_columns("paper")
     pair = [i for i, c in enumerate(SEED_COLUMNS) if c in pairs]
     single = [i for i, c in enumerate(SEED_COLUMNS) if c not in pairs]
     base = np.asarray(SEED_TABLE["No Pre-train"])

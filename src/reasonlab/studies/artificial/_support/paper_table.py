@@ -80,7 +80,6 @@ FOLLOWUP_GAIN = {"flat-32": ("Flat-128", 14.5), "shuffle-64-fortunes": ("Shuffle
 (docs/papers.md §4), a second reference for the corpora we keep from it."""
 
 
-
 @dataclass(frozen=True)
 class Column:
     """One downstream task: a column of our half of the seed's table."""
@@ -172,12 +171,10 @@ def downstream(scale: Scale) -> dict[str, Column]:
     return DOWNSTREAM[scale]
 
 
-def pair_tasks(scale: Scale) -> tuple[str, ...]:
+def pair_columns(scale: Scale) -> tuple[str, ...]:
+    """The scale's sentence-pair columns (paper_table_verdicts.pair_tasks: those of a study's
+    scores)."""
     return tuple(t for t, c in DOWNSTREAM[scale].items() if c.pair)
-
-
-def single_tasks(scale: Scale) -> tuple[str, ...]:
-    return tuple(t for t, c in DOWNSTREAM[scale].items() if not c.pair)
 
 
 def seed_avg(row: str) -> float:

@@ -27,9 +27,9 @@ from sklearn.metrics import f1_score, matthews_corrcoef
 
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import load_run_model
-from reasonlab.studies.artificial._support.paper_table import (FOLLOWUP_GAIN, GROUPS, RECIPES,
-                                                              ROWS, SEED_COLUMNS, SEED_TABLE,
-                                                              downstream, seed_avg)
+from reasonlab.studies.artificial._support.paper_table import (COLUMN, FOLLOWUP_GAIN, GROUPS,
+                                                              RECIPES, ROWS, SEED_COLUMNS,
+                                                              SEED_TABLE, downstream, seed_avg)
 from reasonlab.studies.artificial._support.paper_table_verdicts import Scores, avg
 from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit.base import Report, Results
@@ -257,7 +257,7 @@ def pretraining_table(rep: Report, results: Results) -> None:
 
 def columns_text(s: Scores) -> str:
     """'8 GLUE tasks' / '4 WordNet tasks': what our columns are."""
-    what = "GLUE" if all(t in SEED_COLUMNS for t in s) else "WordNet"
+    what = "GLUE" if all(COLUMN[t].reads_glue for t in s) else "WordNet"
     return f"{len(s)} {what} tasks"
 
 
