@@ -266,10 +266,10 @@ OTHER_NOISE = {LISTOPS: "accuracy-listops", "MNIST": "accuracy", "CIFAR-10": "ac
 N_PAPER = OtherBackbones.default_seeds["paper"]
 """Seeds per row of fpt-backbones and fpt-vit (paper scale). The power of the 3 cases below
 (BERT like, ViT about as, Longformer less) at the cpu noise (noise.toml: the images' 0.032
-measured by fpt-scaling, ListOps' provisional 0.08): 0.00, 0.07, 0.03 at 3 seeds; 0.00, 0.32,
-0.08 at 5; 0.00, 0.82, 0.14 at 10. ListOps' 0.08 per seed (a cpu-scale task barely learned)
-leaves BERT's 3-point equivalence margin out of reach at any affordable count; the paper
-scale's own noise is not measured yet."""
+measured by fpt-scaling, ListOps' 0.060 by fpt-convergence): 0.00, 0.20, 0.03 at 3 seeds;
+0.00, 0.56, 0.08 at 5; 0.06, 0.93, 0.14 at 10. ListOps' 0.06 per seed (a cpu-scale task barely
+learned) leaves BERT's 3-point equivalence margin out of reach at any affordable count; the
+paper scale's own noise is not measured yet."""
 GPT2_PAPER = {LISTOPS: 0.384, "MNIST": 0.980, "CIFAR-10": 0.682}
 """FPT on GPT-2 per task (the slides), around which the other rows are drawn."""
 SLIDES_BERT = {LISTOPS: -0.001, "CIFAR-10": 0.006}

@@ -35,9 +35,9 @@ RANDOM_LONGER = 4
 class FptConvergence(SlideStudy):
     title = "FPT: convergence, pretrained vs random frozen backbone"
     claims = family_claims(__package__)["fpt-convergence"]
-    # estimated for 3 seeds: 3 x the 1-seed measurement (1368 s for its 10 frozen random runs,
-    # 2 quiet cores) would be 68 minutes; the random runs now stop at their level
-    # (stop_at), which the 1-seed crossing steps put at about 41 minutes
+    # 3 seeds: its 30 frozen random runs, stopping at their level (stop_at), took 103.6
+    # run-minutes two at a time (about 52 min, over the 45-minute budget: fpt README, "Seeds");
+    # MiniLM's bit-memory runs, which never reach the level, are half of it
     cpu_after = ("fpt-universal",)
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:

@@ -403,11 +403,5 @@ def convergence_verdict(claim: Claim, steps: Mapping[str, Mapping[str, Sequence[
 
 def _underpowered_speedup(logs: Estimate) -> str:
     """stats.underpowered, said on the ratio scale (a speedup of FASTER)."""
-    if (why := stats.too_few(logs)) is not None:
-        return why
-    p, need = stats.power(logs, math.log(FASTER)), stats.units_needed(logs, math.log(FASTER))
-    if math.isnan(p) or need is None:
-        return "underpowered (the interval spans both thresholds)"
-    needed = (f"more than {stats.MAX_UNITS}" if need > stats.MAX_UNITS else f"about {need}")
-    return (f"underpowered (power {p:.2f} at {logs.units} units for a speedup of {FASTER}x; "
-            f"{needed} needed)")
+    return stats.too_few(logs) or stats.underpowered(logs, math.log(FASTER),
+                                                     f"a speedup of {FASTER}x")

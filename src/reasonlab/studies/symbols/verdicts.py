@@ -150,7 +150,7 @@ def ratio_verdict(claim: Claim, plain: Sweep, mod: Sweep, target: float, min_rat
     d = stats.better_by(log_est, math.log(min_ratio) - shift, math.log(effect) - shift)
     why = d.why
     if d.status == "inconclusive" and stats.too_few(log_est) is None:
-        why = _ratio_why(log_est, math.log(effect) - shift, f"a ratio of {effect:g}")
+        why = stats.underpowered(log_est, math.log(effect) - shift, f"a ratio of {effect:g}")
     v = decided(claim, Decision(d.status, est, rule, why), ev)
     _, p_below, p_above = reach_per_seed(plain, target)
     _, m_below, m_above = reach_per_seed(mod, target)
@@ -165,19 +165,6 @@ def ratio_verdict(claim: Claim, plain: Sweep, mod: Sweep, target: float, min_rat
 
 def _log(x: float) -> float:
     return math.log(x) if x > 0 else -math.inf
-
-
-def _ratio_why(log_est: Estimate, effect: float, at: str) -> str:
-    """Why a ratio decided on the log scale is inconclusive, in ratios: the power at `effect`
-    (a log ratio past the threshold), `at` naming it ('a ratio of 10')."""
-    p, need = stats.power(log_est, effect), stats.units_needed(log_est, effect)
-    if math.isnan(p) or need is None:
-        return "underpowered (the interval spans both thresholds)"
-    if p >= stats.TARGET_POWER:
-        return (f"the interval spans a threshold (power {p:.2f} at {log_est.units} units for "
-                f"{at})")
-    needed = f"more than {stats.MAX_UNITS}" if need > stats.MAX_UNITS else f"about {need}"
-    return f"underpowered (power {p:.2f} at {log_est.units} units for {at}; {needed} needed)"
 
 
 # -- the language model (symbols-language-model, §6 and Fig. 4) --------------------------------
@@ -282,9 +269,9 @@ def conditioning_verdict(claim: Claim, conds: Mapping[str, Mapping[str, Sequence
         d = stats.at_least(log_est, math.log(MIN_CONDITION_RATIO))
         why = d.why
         if d.status == "inconclusive" and stats.too_few(log_est) is None:
-            why = _ratio_why(log_est, abs(log_est.value - math.log(MIN_CONDITION_RATIO)),
-                             f"the measured ratio {est.value:.3g} against "
-                             f"{MIN_CONDITION_RATIO:g}")
+            why = stats.underpowered(
+                log_est, abs(log_est.value - math.log(MIN_CONDITION_RATIO)),
+                f"the measured ratio {est.value:.3g} against {MIN_CONDITION_RATIO:g}")
         rule = f"reproduced when the lower bound of the ratio >= {MIN_CONDITION_RATIO:g}"
         v = decided(claim, Decision(d.status, est, rule, why), ev)
         parts[task] = requires(v, v.status != "reproduced" or bool(np.isfinite(mod).all()),

@@ -260,6 +260,20 @@ def test_convergence_not_reproduced_without_a_speedup(rng):
     assert v.status == "not reproduced" and v.effect.hi < 1.5
 
 
+def test_a_speedup_measured_tightly_at_the_bar_is_near_it_not_underpowered(rng):
+    """fpt-convergence at cpu scale, SmolLM2: 1.40x [1.20x, 1.63x] over 3 seeds. With that
+    little spread the power at 1.5x is high: the estimate lies near the bar, and the verdict
+    says so rather than asking for seeds it does not need."""
+    s = {"bit memory": steps(rng, 1000, 1500, sd=0.03), "digits": steps(rng, 500, 750, sd=0.03)}
+    v = convergence_verdict(C, s, LENGTHS)
+    assert v.status == "inconclusive" and v.effect.lo < 1.5 < v.effect.hi
+    assert v.why.startswith("the interval spans a threshold (power 1.00 at 3 units for a "
+                            "speedup of 1.5x"), v.why
+    wide = {"bit memory": steps(rng, 1000, 1500, sd=0.5), "digits": steps(rng, 500, 750, sd=0.5)}
+    v = convergence_verdict(C, wide, LENGTHS)
+    assert v.status == "inconclusive" and v.why.startswith("underpowered (power 0."), v.why
+
+
 def test_a_run_that_never_reaches_the_level_produces_no_number(rng):
     """fpt-convergence at seed 1: SmolLM2's FPT run never reached ListOps' level. No step
     count is imputed: the task gives no speedup, is left out and listed; with no task left

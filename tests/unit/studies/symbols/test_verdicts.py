@@ -70,8 +70,8 @@ def test_ratio_verdict():
     # separate a tenfold ratio from them
     mid = ratio_verdict(C, curves(rng, 660), curves(rng, 265), *args)
     assert mid.status == "inconclusive" and 1.5 < mid.effect.value < 10 ** 0.5, mid.evidence
-    assert mid.why.startswith("the interval spans a threshold (power 1.00 at 3 units for a "
-                              "ratio of 10)")
+    assert mid.why == ("the interval spans a threshold (power 1.00 at 3 units for a ratio of 10: "
+                       "the effect lies near it)")
 
 
 def test_ratio_verdict_reports_seeds_without_a_number_and_never_imputes_them():
