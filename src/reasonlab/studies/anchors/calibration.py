@@ -188,8 +188,8 @@ def _effect(rise: float, seeds: int, fit_lo: float = 1.0, mean: float | None = N
 def effect_cases(seeds: int) -> list[Case]:
     return [Case(v.effect_verdict, _effect(0.0, seeds), _effect(0.3, seeds), seeds,
                  "inferential-fraction", f"{seeds} seeds",
-                 note="null: no rise (U-shaped Beta, mean 0.15, sd 0.27 per run); alternative: "
-                 "a rise of 0.30 (3x the minimum)"),
+                 note="null: no rise (a fitted run's fraction from a Beta at the measured mean "
+                 "and sd, noise.toml); alternative: a rise of 0.30 (3x the minimum)"),
             Case(v.effect_verdict, _effect(0.0, seeds, fit_lo=0.5, mean=0.5), None, seeds,
                  "inferential-fraction", "rise from fitting only",
                  note="null for the precondition: fitted runs alike at both lrs (mean 0.5), "

@@ -38,16 +38,18 @@ MIN_INFERENTIAL_GAIN = 0.1
 """Rise in the mean inferential fraction (over seeds and the other factor) that counts."""
 SEEDS = 10
 """Seeds per cell at cpu scale: the paired rise is decided by its t interval over seeds
-(anchors/verdicts.py effect_verdict); at 10 seeds a rise of 0.3 at the measured per-run spread
-(noise.toml) reproduces with power about 0.85, at 3 seeds about 0.2 (`reasonlab calibrate
-anchors`). The study measured 8.6 min at 3 seeds (README): about 29 min at 10."""
+(anchors/verdicts.py effect_verdict); at the measured spread of a fitted run's fraction
+(noise.toml: 0.069) a rise of 0.3 reproduces with power 0.89 at 3 seeds and 1.00 at 10 when the
+runs fit (`reasonlab calibrate anchors`). The seeds are set by the precondition instead: most
+runs at each level must fit the seen pairs by the exact (Clopper-Pearson) bound, which 6 runs
+a level (3 seeds) clear only when all 6 fit, and 20 (10 seeds) with 16. Measured at 10 seeds:
+29.8 min (measured.json)."""
 
 
 @STUDIES.register("anchors-lr-weight-decay")
 class AnchorsLrWeightDecay(ReadingsStudy):
     title = "Anchor functions: learning rate and weight decay near the phase boundary"
-    # measured at 3 seeds: 514 s, both readings (24 runs x 2400 steps), 2 workers; at SEEDS
-    # (80 runs) estimated 10/3 x 8.6 = 28.7 min, not yet measured
+    # measured at SEEDS: 29.8 min, both readings (80 runs x 2400 steps), 2 workers
     default_seeds = {"cpu": SEEDS}
     unit = ("the training seed: per seed, the mean over the other factor's two levels (its "
             "runs share the seed's data and initialization), paired across the two levels "
