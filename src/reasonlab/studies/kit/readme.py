@@ -86,7 +86,8 @@ def logged_record(lg: Mapping[str, Any]) -> dict[str, Any]:
 def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str, dict]:
     """family -> study -> scale -> record from the store's newest reports; a study whose
     newest report trained nothing keeps the time of `timings` (lines of a timing log: study,
-    scale, wall_s, user_s, sys_s) or of the family's current measured.json."""
+    scale, wall_s, user_s, sys_s, and runs, runs_found where the timed command found runs) or
+    of the family's current measured.json."""
     from reasonlab.studies import STUDIES
     from reasonlab.studies.kit.ledger import family_of
 
@@ -100,12 +101,12 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         rec: dict[str, Any] = {"verdicts": f.verdicts, "seeds": f.seeds,
                                "date": time.strftime("%Y-%m-%d", time.gmtime(f.written))}
         t = timing_record(f.timing)
+        if not t and (f.study, f.scale) in logged:  # this report re-read finished runs
+            t = logged_record(logged[f.study, f.scale])
         if t.get("runs_found") and not STUDIES[f.study].cpu_after:
             # runs found by a study that assumes no other are its own, from an interrupted
-            # earlier command: this command's time is part of the study's, and so is the log's
+            # earlier command: the timed command's time is only part of the study's
             t = {}
-        elif not t and (f.study, f.scale) in logged:
-            t = logged_record(logged[f.study, f.scale])
         if not t:
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found")
                  if k in old}

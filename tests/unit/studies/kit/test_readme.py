@@ -57,6 +57,21 @@ def test_a_resumed_study_has_no_measured_time(tmp_path, monkeypatch):
     assert "minutes" not in rec and readme.time_text(object, rec) == "not measured"
 
 
+def test_a_logged_time_of_a_resumed_command_is_not_the_study_s(tmp_path, monkeypatch):
+    """The report was written again by a command that trained nothing (a re-analysis); the
+    timing log's line for the study is of a command that found 6 of its own 12 runs from an
+    interrupted one: not the study's time either."""
+    monkeypatch.setattr(readme, "measured", lambda package: {})
+    write_report(tmp_path, "cpu", 2.0, {"wall_s": 5, "cpu_s": 5, "runs": 12, "runs_found": 12})
+    log = [{"study": STUDY, "scale": "cpu", "wall_s": 86.0, "user_s": 150.0, "sys_s": 6.0,
+            "runs": 12, "runs_found": 6}]
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert "minutes" not in rec and readme.time_text(object, rec) == "not measured"
+    log[0]["runs_found"] = 0  # the same command on an empty store is a measurement
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert rec["minutes"] == pytest.approx(1.4) and rec["runs"] == 12
+
+
 def test_a_trial_with_overrides_is_not_the_study(tmp_path):
     write_report(tmp_path, "cpu", 3.0, None, overrides={"steps": 10})
     assert readme.collect(tmp_path) == {}
