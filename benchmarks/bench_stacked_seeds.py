@@ -26,46 +26,30 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
 import reasonlab.model.attention as attention
-from reasonlab.studies import STUDIES
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig
-from reasonlab.train.device import autocast_for
-from reasonlab.train.loop import build_model, class_masks, make_data, train_step
+from reasonlab.train.loop import build_model, class_masks, make_data
 from reasonlab.train.metrics import IGNORE
-from reasonlab.train.optim import make_optimizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_precision import Stepper, recipe as study_recipe  # noqa: E402
 
 STUDY = "anchors-init-phase"
 
 
 def recipe(batch_size: int, smoke: bool = False) -> TrainConfig:
     """The study's cpu recipe at `batch_size`; `smoke`: with little data (seconds)."""
-    config = STUDIES[STUDY]().runs("cpu", 1)[0].config
+    config = study_recipe(STUDY, None)
     small = {"n_train": 512, "n_val": 0, "n_test": 32} if smoke else {}
     return config.model_copy(update={"batch_size": batch_size, **small})
-
-
-class Solo:
-    """One seed's model stepped by the run's own `train_step`."""
-
-    def __init__(self, config: TrainConfig) -> None:
-        task = build_task(config.task)
-        self.config, self.data = config, make_data(config, task)[0]
-        self.model = build_model(config, task)
-        self.opt = make_optimizer(self.model, config.optim)
-        self.classes = class_masks(task, torch.device("cpu"))["train"]
-        self.autocast = autocast_for("fp32", torch.device("cpu"))
-        self.i = 0
-
-    def step(self) -> None:
-        train_step(self.config, self.model, self.opt, self.data, self.i, self.config.optim.lr,
-                   self.autocast, self.classes)
-        self.i += 1
 
 
 class Stacked:
@@ -116,7 +100,7 @@ def compare(batch_size: int, seeds: int, steps: int, blocks: int, smoke: bool = 
             ) -> tuple[float, float]:
     """Median seconds per step of one solo model and of `seeds` stacked ones."""
     config = recipe(batch_size, smoke)
-    solo, stacked = Solo(config), Stacked(config, seeds)
+    solo, stacked = Stepper(config, "fp32", False), Stacked(config, seeds)
     for _ in range(2):  # warm-up
         solo.step()
         stacked.step()
