@@ -194,3 +194,18 @@ def test_every_scale_builds_its_own_growing_grid(name):
         examples = max(s.config.steps * s.config.batch_size for s in specs)
         assert examples > seen, scale
         seen = examples
+
+
+def test_a_command_that_resumes_runs_says_so_in_its_timing(tmp_path):
+    """A run an earlier command left with a checkpoint and no result is finished by this one,
+    which then times only part of it: study.json counts it (`reasonlab readme` then reads the
+    time as a lower bound)."""
+    _, out = run_study("lego-extrapolation", "smoke", out=tmp_path, workers=1, quiet=True)
+    first = json.loads((out / "study.json").read_text())["timing"]
+    assert (first["runs_found"], first["runs_resumed"]) == (0, 0)
+    runs = sorted((tmp_path / "runs").iterdir())
+    (runs[0] / "result.json").unlink()  # as if killed after its last checkpoint
+    run_study("lego-extrapolation", "smoke", out=tmp_path, workers=1, quiet=True)
+    timing = json.loads((out / "study.json").read_text())["timing"]
+    assert (timing["runs"], timing["runs_found"], timing["runs_resumed"]) == (2, 1, 1)
+    assert (runs[0] / "result.json").is_file()

@@ -68,6 +68,7 @@ def timing_record(timing: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"minutes": round(timing["wall_s"] / 60, 1),
             "cpu_minutes": round(timing["cpu_s"] / 60, 1),
             "runs": timing["runs"], "runs_found": timing["runs_found"],
+            "runs_resumed": timing.get("runs_resumed", 0),
             "load_at_start": timing.get("load_at_start"), "cores": timing.get("cores")}
 
 
@@ -76,7 +77,8 @@ def logged_record(lg: Mapping[str, Any]) -> dict[str, Any]:
     and the 1/5/15-minute loads as `load`)."""
     t = {"minutes": round(lg["wall_s"] / 60, 1),
          "cpu_minutes": round((lg["user_s"] + lg["sys_s"]) / 60, 1),
-         **{k: lg[k] for k in ("runs", "runs_found", "load_at_start") if k in lg}}
+         **{k: lg[k] for k in ("runs", "runs_found", "runs_resumed", "load_at_start")
+            if k in lg}}
     loads = lg.get("load", lg.get("load_before"))
     if "load_at_start" not in t and loads:
         t["load_at_start"] = float(str(loads).split()[-1])
@@ -108,8 +110,8 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
             # earlier command: the timed command's time is only part of the study's
             t = {}
         if not t:
-            t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found")
-                 if k in old}
+            t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found",
+                                     "runs_resumed") if k in old}
         rec.update(t)
         out.setdefault(family, {}).setdefault(f.study, {})[f.scale] = rec
     return out
@@ -149,12 +151,17 @@ def time_text(cls: type, rec: Mapping[str, Any]) -> str:
                      f"{after or 'other studies'}")
     elif runs and after:  # measured from a store without the studies it shares runs with
         notes.append(f"all {runs} runs trained, those it shares with {after} included")
+    resumed = rec.get("runs_resumed", 0)
+    if resumed:  # an earlier, interrupted command trained part of them: a lower bound
+        notes.append(f"{resumed} run{'s' * (resumed > 1)} resumed from an earlier command's "
+                     "checkpoints")
     load = rec.get("load_at_start")
     if load is not None and load > (rec.get("cores") or 2) + 0.5:
         # other jobs shared the cores: the wall clock overstates the study's own time, and
         # the CPU minutes are the steadier measure
         notes.append(f"a machine loaded {load:.1f}")
-    return f"{rec['minutes']:g} min" + (f" ({'; '.join(notes)})" if notes else "")
+    return (("at least " if resumed else "") + f"{rec['minutes']:g} min"
+            + (f" ({'; '.join(notes)})" if notes else ""))
 
 
 def family_table(family: str, scale: str = "cpu",

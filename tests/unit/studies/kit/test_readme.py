@@ -115,3 +115,20 @@ def test_the_repository_readmes_match_their_measured_data():
     if not (root / "README.md").is_file() or not (root / "src" / "reasonlab").is_dir():
         pytest.skip("not a source checkout")
     assert readme.update(root, check=True) == []
+
+
+def test_a_time_with_resumed_runs_reads_as_a_lower_bound(tmp_path):
+    """Runs an interrupted command had partly trained were finished by the timed one: its time
+    misses their first part, so the table says "at least" and how many."""
+    write_report(tmp_path, "cpu", 1.0, {"wall_s": 600, "cpu_s": 1100, "runs": 12,
+                                        "runs_found": 0, "runs_resumed": 2})
+    rec = readme.collect(tmp_path)["symbols"][STUDY]["cpu"]
+    assert readme.time_text(object, rec) == (
+        "at least 10 min (18.3 CPU-min; 2 runs resumed from an earlier command's checkpoints)")
+    # the same from a timing log's line, when the report was written again by a re-analysis
+    write_report(tmp_path, "cpu", 2.0, {"wall_s": 5, "cpu_s": 5, "runs": 12, "runs_found": 12})
+    log = [{"study": STUDY, "scale": "cpu", "wall_s": 600.0, "user_s": 1000.0, "sys_s": 100.0,
+            "runs": 12, "runs_found": 0, "runs_resumed": 1}]
+    rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
+    assert readme.time_text(object, rec).startswith("at least 10 min (")
+    assert "1 run resumed from" in readme.time_text(object, rec)
