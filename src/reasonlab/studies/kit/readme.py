@@ -68,7 +68,7 @@ def timing_record(timing: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"minutes": round(timing["wall_s"] / 60, 1),
             "cpu_minutes": round(timing["cpu_s"] / 60, 1),
             "runs": timing["runs"], "runs_found": timing["runs_found"],
-            "runs_resumed": timing.get("runs_resumed", 0),
+            **({"runs_resumed": n} if (n := timing.get("runs_resumed")) else {}),
             "load_at_start": timing.get("load_at_start"), "cores": timing.get("cores")}
 
 
@@ -77,8 +77,8 @@ def logged_record(lg: Mapping[str, Any]) -> dict[str, Any]:
     and the 1/5/15-minute loads as `load`)."""
     t = {"minutes": round(lg["wall_s"] / 60, 1),
          "cpu_minutes": round((lg["user_s"] + lg["sys_s"]) / 60, 1),
-         **{k: lg[k] for k in ("runs", "runs_found", "runs_resumed", "load_at_start")
-            if k in lg}}
+         **{k: lg[k] for k in ("runs", "runs_found", "load_at_start") if k in lg},
+         **({"runs_resumed": n} if (n := lg.get("runs_resumed")) else {})}
     loads = lg.get("load", lg.get("load_before"))
     if "load_at_start" not in t and loads:
         t["load_at_start"] = float(str(loads).split()[-1])
