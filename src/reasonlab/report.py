@@ -228,11 +228,13 @@ def plot_perplexity(ppl: dict[str, np.ndarray], steps: list[int], path: Path) ->
 
 
 def grouped_bars(ax: Any, values: dict[str, dict[str, float]]) -> None:
-    """One group of bars per outer key (x axis), one bar per inner key (legend)."""
+    """One group of bars per outer key (x axis), one bar per inner key (legend); a group may
+    lack some inner keys (an arm run on some tasks only), whose bars are left out."""
     names = list(values)
-    kinds = list(next(iter(values.values())))
+    kinds = list(dict.fromkeys(kind for group in values.values() for kind in group))
     w = 0.8 / len(kinds)
     for k, kind in enumerate(kinds):
-        ax.bar(np.arange(len(names)) + k * w, [values[n][kind] for n in names], w, label=kind)
+        ax.bar(np.arange(len(names)) + k * w, [values[n].get(kind, np.nan) for n in names], w,
+               label=kind)
     ax.set_xticks(np.arange(len(names)) + 0.4 - w / 2, names, rotation=30, fontsize=8)
     legend_outside(ax)

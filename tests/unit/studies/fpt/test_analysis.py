@@ -32,3 +32,17 @@ def test_train_test_accuracy_is_train_then_test_per_seed():
     acc = train_test_accuracy(r)
     assert acc["FPT"] == (pytest.approx([0.4, 0.5]), pytest.approx([0.38, 0.4]))
     assert acc["Full"] == (pytest.approx([0.7]), pytest.approx([0.42]))
+
+
+def test_the_accuracy_figure_takes_an_arm_run_on_some_tasks_only(tmp_path):
+    """fpt-lstm at cpu scale trains the LSTM on the bit tasks only (lstm.LSTM_TASKS): the bar
+    figure leaves its other bars out instead of failing after every run has trained."""
+    from matplotlib.image import imread
+
+    from reasonlab.studies.fpt.analysis import plot_accuracy
+
+    values = {"bit memory": {"FPT": [0.9, 0.92], "LSTM": [0.5, 0.51]},
+              "digits": {"FPT": [0.8, 0.82], "Random LSTM": [0.3, 0.35]}}
+    path = tmp_path / "accuracy.png"
+    plot_accuracy(values, ["FPT", "LSTM", "Random LSTM"], path, "SmolLM2-135M")
+    assert imread(path).shape[0] > 100
