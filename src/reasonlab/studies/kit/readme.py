@@ -165,10 +165,11 @@ def time_text(cls: type, rec: Mapping[str, Any]) -> str:
 
 
 def family_table(family: str, scale: str = "cpu",
-                 data: Mapping[str, Any] | None = None) -> str:
+                 data: Mapping[str, Any] | None = None, every_study: bool = True) -> str:
     """The family README's verdict table at `scale` (from its measured.json, or `data`):
     study, claim, verdict, effect with its interval and units (or why inconclusive), seeds,
-    measured time."""
+    measured time. A study without the scale reads "no `scale` scale" (its claims are
+    decided at another), or is left out unless `every_study`."""
     from reasonlab.studies import STUDIES
     from reasonlab.studies.kit.ledger import family_of
 
@@ -176,13 +177,14 @@ def family_table(family: str, scale: str = "cpu",
             "inconclusive | seeds | time (2 cores) |", "|---|---|---|---|---|---|"]
     data = measured(package(family)) if data is None else data
     for name, cls in STUDIES.items():
-        if family_of(cls) != family:
+        if family_of(cls) != family or (scale not in cls.scales and not every_study):
             continue
         rec = data.get(name, {}).get(scale, {})
         by_key = {v["claim"]: v for v in rec.get("verdicts", [])}
+        missing = "not run" if scale in cls.scales else f"no `{scale}` scale"
         for k, c in enumerate(cls.claims):
             v = by_key.get(c.key)
-            status = f"**{v['status']}**" if v else "not run"
+            status = f"**{v['status']}**" if v else missing
             summary = (v.get("summary") or "-") if v else "-"
             what = ((v or {}).get("effect") or {}).get("what")
             if what and summary != "-":  # name the effect: 'gain ALBERT - BERT: +0.004 [...]'
@@ -222,7 +224,8 @@ def blocks() -> dict[Path, dict[str, str]]:
     out = {Path("README.md"): {"claims per paper (cpu)": paper_table("cpu")}}
     for f in builtin():
         out[Path("src/reasonlab/studies") / f / "README.md"] = {
-            f"verdicts ({s})": family_table(f, s) for s in ("cpu", "long")
+            # the cpu table is the family's: every claim; long: the studies that define it
+            f"verdicts ({s})": family_table(f, s, every_study=s == "cpu") for s in ("cpu", "long")
             if s == "cpu" or any(s in scales for scales in measured(package(f)).values())}
     return out
 

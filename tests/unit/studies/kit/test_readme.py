@@ -132,3 +132,18 @@ def test_a_time_with_resumed_runs_reads_as_a_lower_bound(tmp_path):
     rec = readme.collect(tmp_path, log)["symbols"][STUDY]["cpu"]
     assert readme.time_text(object, rec).startswith("at least 10 min (")
     assert "1 run resumed from" in readme.time_text(object, rec)
+
+
+def test_a_study_without_the_scale_says_so_or_is_left_out():
+    """fpt-backbones has no cpu scale (its weights reach no machine offline): the family's cpu
+    table keeps its claims as "no `cpu` scale", not "not run"; lego's long table lists only
+    the studies that define `long`."""
+    from reasonlab.studies import STUDIES
+
+    cpu = readme.family_table("fpt", "cpu", {})
+    row = next(line for line in cpu.splitlines() if "`fpt-backbones`" in line)
+    assert "no `cpu` scale" in row and "not run" not in row
+    long = readme.family_table("lego", "long", {}, every_study=False)
+    assert "`lego-extrapolation`" in long and "`lego-hardcoded-attention`" not in long
+    assert {n for n in STUDIES if f"`{n}`" in long} == {
+        n for n, c in STUDIES.items() if n.startswith("lego-") and "long" in c.scales}
