@@ -21,7 +21,7 @@ from reasonlab.execution import Executor, execute_all
 from reasonlab.registry import Registry, caller, ours
 from reasonlab.runs import check_runs, load_result, run_dir_for
 from reasonlab.locking import RunLock
-from reasonlab.store import checkpoint_meta, output_dir, write_json_atomic
+from reasonlab.store import CorruptRunError, checkpoint_meta, output_dir, write_json_atomic
 from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
@@ -232,6 +232,16 @@ def _cpu_seconds() -> float:
                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
+def _has_checkpoint(run_dir: Path) -> bool:
+    """Whether an unfinished run has a checkpoint to resume from. Only counted for the timing:
+    one that another process is writing right now (check_runs skips runs held by another
+    process) counts as none instead of failing the study."""
+    try:
+        return run_dir.is_dir() and checkpoint_meta(run_dir) is not None
+    except CorruptRunError:
+        return False
+
+
 def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, root: Path,
                out: Path, workers: int | None, quiet: bool, executor: Executor,
                address: str | None, overrides: Mapping[str, Any]) -> tuple[Report, Path]:
@@ -242,11 +252,11 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
     configs = [s.config for s in specs]
     everything = {run_dir_for(c, root) for c in configs}
     everything |= {run_dir_for(c.init_run, root) for c in configs if c.init_run is not None}
-    found = sum(load_result(d) is not None for d in everything)
+    finished = {d: load_result(d) is not None for d in everything}  # verifies checksums: once
+    found = sum(finished.values())
     # an unfinished run with a checkpoint was partly trained by an earlier (interrupted)
     # command: this command's time then misses that part, and the readme says "at least"
-    resumed = sum(load_result(d) is None and checkpoint_meta(d) is not None
-                  for d in everything if d.is_dir())
+    resumed = sum(not done and _has_checkpoint(d) for d, done in finished.items())
     start, cpu0, load = time.perf_counter(), _cpu_seconds(), os.getloadavg()[0]
     results = execute_all([s.config for s in specs], root,
                           [f"{s.arm} seed {s.seed}" for s in specs], workers, quiet, executor,
@@ -264,7 +274,8 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
         report.write(out)
         timing = {"wall_s": round(time.perf_counter() - start, 1),
                   "cpu_s": round(_cpu_seconds() - cpu0, 1), "runs": len(everything),
-                  "runs_found": found, "runs_resumed": resumed, "workers": workers, "cores": os.cpu_count(),
+                  "runs_found": found, "runs_resumed": resumed, "workers": workers,
+                  "cores": os.cpu_count(),
                   "load_at_start": round(load, 2), "executor": executor}
         # what `reasonlab site` indexes: which study and scale this report is, and its runs;
         # the timing is what `reasonlab readme` records as the study's measured time

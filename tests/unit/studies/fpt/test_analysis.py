@@ -46,3 +46,22 @@ def test_the_accuracy_figure_takes_an_arm_run_on_some_tasks_only(tmp_path):
     path = tmp_path / "accuracy.png"
     plot_accuracy(values, ["FPT", "LSTM", "Random LSTM"], path, "SmolLM2-135M")
     assert imread(path).shape[0] > 100
+
+
+def test_grouped_bars_draws_each_value_at_its_group_and_leaves_missing_ones_out():
+    """The bars' heights, read back from the axes, are the values given; an arm absent from a
+    group draws no bar there (NaN height) and keeps its place in the legend."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    from reasonlab.report import grouped_bars
+
+    fig, ax = plt.subplots()
+    grouped_bars(ax, {"bit memory": {"FPT": 0.9, "LSTM": 0.5}, "digits": {"FPT": 0.8,
+                                                                          "Random LSTM": 0.3}})
+    heights = {c.get_label(): [b.get_height() for b in c] for c in ax.containers}
+    plt.close(fig)
+    assert heights["FPT"] == [0.9, 0.8] and heights["LSTM"][0] == 0.5
+    assert math.isnan(heights["LSTM"][1]) and math.isnan(heights["Random LSTM"][0])
+    assert heights["Random LSTM"][1] == 0.3
