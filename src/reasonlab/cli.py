@@ -162,6 +162,13 @@ def cmd_run(args: argparse.Namespace) -> None:
     for flag in ("device", "dtype"):  # --device D is device=D
         if getattr(args, flag) is not None:
             overrides[flag] = getattr(args, flag)
+    if args.dry_run:
+        from reasonlab.studies.kit.dry_run import describe, planned_runs
+
+        rows = planned_runs(args.study, args.scale, args.seeds, args.out or Path("reasonlab-out"),
+                            overrides, args.executor)
+        print(describe(args.study, args.scale, rows, args.workers or 1))
+        return
     slurm = slurm_options(args)
     if slurm is not None:
         submit_study(args, overrides, slurm)
@@ -676,10 +683,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", choices=["auto", "fp32", "tf32", "bf16"], default=None,
                    help="precision (default auto: bf16 on a CUDA GPU with bf16, else fp32)")
     s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default="cpu",
-                   help="smoke (seconds), cpu (the default, ~15 min on 2 cores), long (LEGO: "
-                   "~2 h on 2 cores, `reasonlab studies` lists which studies have it), paper")
+                   help="smoke (seconds), cpu (the default, ~15 min on 2 cores), long (hours "
+                   "on 2 cores; `reasonlab studies` lists the studies that have it and their "
+                   "measured times), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
+    s.add_argument("--dry-run", action="store_true", help="train and write nothing: list the "
+                   "study's runs with what the store holds of each (finished, training now, a "
+                   "checkpoint to resume from) and estimate the time of the rest")
     _executor_options(s, slurm=True)
     _slurm_options(s)
     _tracker_options(s)

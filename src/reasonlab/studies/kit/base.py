@@ -174,10 +174,28 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
     root share one runs folder, so a run two studies need (e.g. lego-probes probing
     lego-extrapolation's models) is trained once, and two studies (or scales) with the same
     `out` never write into each other's report folder."""
-    from reasonlab.console import check_seeds, check_workers
+    from reasonlab.console import check_workers
+
+    check_workers(workers)
+    study, specs, seeds, trial = prepare_study(name, scale, seeds, overrides, quiet)
+    root = out or Path("reasonlab-out")
+    out = root / name / (f"{scale}-{overrides_tag(trial)}" if trial else scale)
+    with output_dir(out):
+        check_runs([s.config for s in specs], root, executor)
+        return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
+                          address, trial)
+
+
+def prepare_study(name: str, scale: Scale, seeds: int | None,
+                  overrides: Mapping[str, Any] | None, quiet: bool = False
+                  ) -> tuple[Study, list[RunSpec], int, dict[str, Any]]:
+    """What `run_study` checks before it writes anything, shared with `--dry-run`
+    (kit.dry_run): the study configured by its options, its run specs with the overrides
+    applied, the seed count, and every override as given (the report's tag). One line of
+    error for an unknown scale, missing assets, a seed given as an override."""
+    from reasonlab.console import check_seeds
 
     check_seeds(seeds)
-    check_workers(workers)
     study = STUDIES[name]()
     if why := study.missing():
         raise AssetError(f"study {name} {why}")
@@ -198,12 +216,7 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
         study.check_overrides(scale, overrides)
     specs = overridden(specs, overrides or {})
     check_assets(needed(s.config for s in specs), name, scale, quiet)
-    root = out or Path("reasonlab-out")
-    out = root / name / (f"{scale}-{overrides_tag(trial)}" if trial else scale)
-    with output_dir(out):
-        check_runs([s.config for s in specs], root, executor)
-        return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
-                          address, trial)
+    return study, specs, seeds, trial
 
 
 def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict]:
