@@ -394,8 +394,27 @@ def majority(est: Estimate, share: float = 0.5) -> Decision:
         return Decision("reproduced", est, rule)
     if est.hi <= share:
         return Decision("not reproduced", est, rule)
-    # the fewest units that, all having the property, would clear `share`
-    need = next(n for n in range(MIN_UNITS, MAX_UNITS + 1) if proportion(n, n).lo > share)
     return Decision("inconclusive", est, rule,
                     f"underpowered (the interval spans {share:.3g} at {est.units} units; "
-                    f"unanimity needs at least {need} units to clear it)")
+                    f"{_units_to_decide(est.value, share, est.units)})")
+
+
+def _units_to_decide(p: float, share: float, units: int) -> str:
+    """How many units a share needs to decide at the rate observed: the fewest n > units whose
+    round(p n) of n has its exact interval wholly on one side of `share` (above it when p is,
+    at or below it when p is), and, where p is above, the fewest that decide when unanimous.
+    Vectorised over n: the calibration asks this of many simulated studies."""
+    ns = np.arange(max(units + 1, MIN_UNITS), MAX_UNITS + 1)
+    ks = np.round(p * ns)
+    if p > share:
+        lo = np.where(ks > 0, special.betaincinv(np.maximum(ks, 1), ns - ks + 1, ALPHA), 0.0)
+        decides = lo > share
+        every = np.arange(MIN_UNITS, MAX_UNITS + 1)
+        unanimous = int(every[special.betaincinv(every, 1, ALPHA) > share][0])
+        tail = f"; unanimous ones from {unanimous}"
+    else:
+        hi = np.where(ks < ns, special.betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - ALPHA), 1.0)
+        decides, tail = hi <= share, ""
+    if p == share or not decides.any():
+        return f"no count up to {MAX_UNITS} decides at the observed share {p:.2f}{tail}"
+    return f"at the observed share {p:.2f} about {int(ns[decides][0])} units decide{tail}"

@@ -89,7 +89,8 @@ def test_majority_verdict_needs_the_exact_lower_bound_above_one_half():
     two_of_three = typed(r, "ssi")  # the old rule reproduced this (2/3 > 0.5)
     v = majority_verdict(C, two_of_three, "symmetric", "inferential", "gamma=0.2",
                          "fitted runs")
-    assert v.status == "inconclusive" and "unanimity needs at least 6 units" in v.why
+    assert v.status == "inconclusive" and "unanimous ones from 6" in v.why
+    assert "at the observed share 0.67 about 37 units decide" in v.why
     assert v.effect is not None and v.effect.n == (3,) and "95% CI" in v.summary()
     assert "2 of 3 fitted runs symmetric" in v.evidence
     assert majority_verdict(C, typed(r, "ssssss"), "symmetric", "inferential", "g",

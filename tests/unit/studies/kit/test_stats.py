@@ -128,6 +128,28 @@ def test_majority_uses_the_exact_bound():
     assert stats.majority(stats.proportion(1, 9)).status == "not reproduced"
 
 
+def test_an_undecided_share_says_how_many_units_decide_at_the_observed_rate():
+    """Against closed forms of the exact interval: none of n has the upper bound
+    1 - ALPHA**(1/n), all of n the lower bound ALPHA**(1/n)."""
+    def closed_none(share):
+        return next(n for n in range(4, 500) if 1 - stats.ALPHA ** (1 / n) <= share)
+
+    def closed_all(share):
+        return next(n for n in range(3, 500) if stats.ALPHA ** (1 / n) > share)
+
+    why = stats.majority(stats.proportion(0, 3), 0.273).why  # 0 of 3 cannot rule out 0.273
+    assert f"at the observed share 0.00 about {closed_none(0.273)} units decide" in why
+    assert closed_none(0.273) == 12 and "unanimous" not in why
+    why = stats.majority(stats.proportion(5, 6), 0.5).why
+    assert f"unanimous ones from {closed_all(0.5)}" in why and closed_all(0.5) == 6
+    # 5 of 6 is 0.83: the first n > 6 at which round(0.83 n) of n clears 0.5, by a naive loop
+    naive = next(n for n in range(7, 200)
+                 if stats.proportion(round(5 / 6 * n), n).lo > 0.5)
+    assert f"at the observed share 0.83 about {naive} units decide" in why
+    assert "no count up to 200 decides at the observed share 0.50" in stats.majority(
+        stats.proportion(3, 6), 0.5).why
+
+
 def test_exact_estimates_are_exempt_from_replication():
     d = stats.better_by(stats.exact(0.3), 0.05)
     assert d.status == "reproduced" and "exact" in d.estimate.text()
