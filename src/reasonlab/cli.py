@@ -162,6 +162,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     for flag in ("device", "dtype"):  # --device D is device=D
         if getattr(args, flag) is not None:
             overrides[flag] = getattr(args, flag)
+    slurm = slurm_options(args)  # checked first: a dry run fails as the run would
     if args.dry_run:
         from reasonlab.studies.kit.dry_run import describe, planned_runs
 
@@ -169,7 +170,6 @@ def cmd_run(args: argparse.Namespace) -> None:
                             overrides, args.executor)
         print(describe(args.study, args.scale, rows, args.workers or 1))
         return
-    slurm = slurm_options(args)
     if slurm is not None:
         submit_study(args, overrides, slurm)
         return

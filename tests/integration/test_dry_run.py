@@ -84,3 +84,6 @@ def test_the_cli_dry_run_prints_the_plan_and_fails_like_run(tmp_path):
                        text=True, cwd=tmp_path)
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     assert p.stderr.startswith("error: ") and "has no 'cpu' scale" in p.stderr
+    p = subprocess.run([*cli, "lego-probes", "--dry-run", "--partition", "gpu"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and "--partition is an option of --executor slurm" in p.stderr
