@@ -59,8 +59,16 @@ class Entry:
     """Per scale, the verdict's effect with its interval and units, and why an inconclusive
     one is inconclusive (Verdict.summary, as the report stored it)."""
 
+    scales: tuple[str, ...] = SCALES
+    """The scales the study defines: at another one the claim reads "no <scale> scale", not
+    "not run" (a study that needs pretrained backbones has no cpu scale)."""
+
     def status(self, scale: str) -> str:
-        return UNTESTED if self.study is None else self.verdicts.get(scale, NOT_RUN)
+        if self.study is None:
+            return UNTESTED
+        if scale in self.verdicts:
+            return self.verdicts[scale]
+        return NOT_RUN if scale in self.scales else f"no {scale} scale"
 
 
 class ReportLike(Protocol):
@@ -125,7 +133,8 @@ def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None,
                           if (name, s, c.key) in found},
                          paper_numbers=c.paper_numbers,
                          summaries={s: found[name, s, c.key].get("summary", "") for s in SCALES
-                                    if (name, s, c.key) in found})
+                                    if (name, s, c.key) in found},
+                         scales=tuple(cls.scales))
                    for name, cls in STUDIES.items() if family_of(cls) == key
                    for c in cls.claims]
         entries += [Entry(u.claim.key, u.claim.text, u.claim.source, None, why=u.why,

@@ -32,7 +32,9 @@ def test_every_family_has_a_paper_and_every_claim_one_entry():
             if e.study is None:  # untested: says why, and has no verdict at any scale
                 assert e.why and e.source and e.status("cpu") == UNTESTED
             else:
-                assert family_of(STUDIES[e.study]) == p.key and e.status("cpu") == NOT_RUN
+                cls = STUDIES[e.study]
+                assert family_of(cls) == p.key and e.status("cpu") == (
+                    NOT_RUN if "cpu" in cls.scales else "no cpu scale")
     untested = {p.key: sum(e.study is None for e in entries) for p, entries in book}
     assert untested["fpt"] >= 1 and untested["artificial"] >= 6  # tables no study tests yet
     # every table of the FPT slides has a claim, tested or not
@@ -77,6 +79,11 @@ def test_claims_command(tmp_path, capsys):
     assert "fpt-vit / vit" in out and "fpt-backbones / longformer-less" in out
     assert "fpt-init / statistics-only" in out
     assert "fpt-universal / random-worse" in out and "cpu: not run" in out
+    # a study without the scale says so rather than "not run" (fpt-vit needs pretrained ViTs)
+    assert "cpu" not in STUDIES["fpt-vit"].scales
+    vit = out.splitlines()[out.splitlines().index(next(
+        line for line in out.splitlines() if "fpt-vit / vit" in line)) + 2]
+    assert "cpu: no cpu scale" in vit and "paper: not run" in vit
     assert main(["claims", "--summary", "--store", str(tmp_path)]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 7  # header, rule, five papers
     assert main(["claims", "nonsense"]) == 2
