@@ -1,11 +1,13 @@
 """`reasonlab run STUDY --dry-run`: the runs a command would need and their state in the store,
 checked against what the real command then trains; it writes nothing."""
 
+import os
 import shutil
 import subprocess
 import sys
 
 from reasonlab.locking import RunLock, lock_path
+from reasonlab.store import checkpoint_dir
 from reasonlab.studies import run_study
 from reasonlab.studies.kit.dry_run import describe, planned_runs
 
@@ -53,11 +55,16 @@ def test_a_run_killed_after_its_checkpoint_resumes_and_one_held_trains_now(tmp_p
     lock.acquire(wait=False)  # this process "trains" it now
     try:
         rows = {r.run_id: r for r in planned_runs("lego-extrapolation", "smoke", None, tmp_path)}
+        # its trainer caught writing the checkpoint: the dry run says so and does not fail
+        (checkpoint_dir(busy) / "state.json").write_text("{")
+        writing = planned_runs("lego-extrapolation", "smoke", None, tmp_path)
     finally:
         lock.release()
     steps = rows[killed.name].steps
     assert rows[killed.name].state == f"resumes at step {steps}"  # its last checkpoint
-    assert rows[busy.name].state.startswith("training now (pid ")
+    pid = os.getpid()
+    assert rows[busy.name].state == f"training now (pid {pid}; checkpoint at step {steps})"
+    assert states(writing)[busy.name] == f"training now (pid {pid})"
     assert rows[killed.name].flops_left == 0.0  # only the final evaluation is left
     text = describe("lego-extrapolation", "smoke", list(rows.values()))
     assert "1 training now in another process, 1 to resume" in text

@@ -22,7 +22,7 @@ from reasonlab import plan
 from reasonlab.locking import held
 from reasonlab.report import table
 from reasonlab.runs import check_runs, load_result, run_dir_for
-from reasonlab.store import RUN_JSON, checkpoint_meta, provenance
+from reasonlab.store import RUN_JSON, CorruptRunError, checkpoint_meta, provenance
 from reasonlab.studies.kit.base import prepare_study
 from reasonlab.studies.kit.core import Scale
 from reasonlab.train.config import TrainConfig
@@ -68,10 +68,18 @@ def _wall_here(run_dir: Path) -> float | None:
 def _state(config: TrainConfig, run_dir: Path) -> tuple[str, int]:
     if load_result(run_dir) is not None:
         return "finished", config.steps
-    meta = checkpoint_meta(run_dir) if run_dir.is_dir() else None
-    step = int(meta["step"]) if meta is not None else 0
     if (holder := held(run_dir)) is not None:
-        return f"training now (pid {holder.get('pid', '?')}; checkpoint at step {step})", step
+        # its trainer may be writing the checkpoint this instant (check_runs skips held runs
+        # too): read it if it reads, else say nothing of its step
+        try:
+            meta = checkpoint_meta(run_dir)
+        except CorruptRunError:
+            meta = None
+        step = int(meta["step"]) if meta is not None else 0
+        at = f"; checkpoint at step {step}" if meta is not None else ""
+        return f"training now (pid {holder.get('pid', '?')}{at})", step
+    meta = checkpoint_meta(run_dir) if run_dir.is_dir() else None  # check_runs checked it
+    step = int(meta["step"]) if meta is not None else 0
     return (f"resumes at step {step}", step) if step else ("to train", 0)
 
 
