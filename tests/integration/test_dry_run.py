@@ -15,7 +15,7 @@ STUDY = "artificial-pretraining"  # smoke: 64 runs, 12 of them pretraining runs 
 
 
 def states(rows):
-    return {r.run_id: r.state for r in rows}
+    return {r.run_id: r.text for r in rows}
 
 
 def test_the_dry_run_lists_exactly_the_runs_the_command_trains(tmp_path):
@@ -61,9 +61,9 @@ def test_a_run_killed_after_its_checkpoint_resumes_and_one_held_trains_now(tmp_p
     finally:
         lock.release()
     steps = rows[killed.name].steps
-    assert rows[killed.name].state == f"resumes at step {steps}"  # its last checkpoint
+    assert rows[killed.name].text == f"resumes at step {steps}"  # its last checkpoint
     pid = os.getpid()
-    assert rows[busy.name].state == f"training now (pid {pid}; checkpoint at step {steps})"
+    assert rows[busy.name].text == f"training now (pid {pid}; checkpoint at step {steps})"
     assert states(writing)[busy.name] == f"training now (pid {pid})"
     assert rows[killed.name].flops_left == 0.0  # only the final evaluation is left
     text = describe("lego-extrapolation", "smoke", list(rows.values()))

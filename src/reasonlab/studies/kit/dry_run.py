@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reasonlab import plan
 from reasonlab.locking import held
@@ -28,6 +29,10 @@ from reasonlab.studies.kit.core import Scale
 from reasonlab.train.config import TrainConfig
 
 
+State = Literal["finished", "training now", "to resume", "to train"]
+STATES: tuple[State, ...] = ("finished", "training now", "to resume", "to train")
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One distinct run a study needs (a pretraining run several arms start from, once)."""
@@ -36,19 +41,29 @@ class PlannedRun:
     """The arm and seed that need it first; "pretraining for <arm> seed <s>" for an init run."""
     run_id: str
     steps: int
-    state: str
-    """"finished", "training now (pid N)", "resumes at step s", or "to train"."""
+    state: State
     done_steps: int
     """Steps already trained: all for a finished run, the checkpoint's step for one to resume
-    (one training now counts as resuming from its last checkpoint: that is what would be lost
-    if it stopped)."""
+    (one training now counts from its last checkpoint: that is what would be kept if it
+    stopped)."""
     flops: float
-    wall_s: float | None
+    wall_s: float | None = None
     """Seconds a finished run trained, every start of it on this host; None otherwise."""
+    pid: int | None = None
+    """The process training it now."""
 
     @property
     def flops_left(self) -> float:
         return self.flops * (1 - self.done_steps / self.steps) if self.steps else 0.0
+
+    @property
+    def text(self) -> str:
+        """The state as the table prints it."""
+        at = f"checkpoint at step {self.done_steps}"
+        return {"finished": "finished", "to train": "to train",
+                "to resume": f"resumes at step {self.done_steps}",
+                "training now": f"training now (pid {self.pid}"
+                                + (f"; {at})" if self.done_steps else ")")}[self.state]
 
 
 def _wall_here(run_dir: Path) -> float | None:
@@ -65,22 +80,21 @@ def _wall_here(run_dir: Path) -> float | None:
                                 for s in starts) else None
 
 
-def _state(config: TrainConfig, run_dir: Path) -> tuple[str, int]:
+def _planned(label: str, config: TrainConfig, run_dir: Path) -> PlannedRun:
+    run = partial(PlannedRun, label, run_dir.name, config.steps, flops=plan.run_flops(config))
     if load_result(run_dir) is not None:
-        return "finished", config.steps
+        return run("finished", config.steps, wall_s=_wall_here(run_dir))
     if (holder := held(run_dir)) is not None:
         # its trainer may be writing the checkpoint this instant (check_runs skips held runs
-        # too): read it if it reads, else say nothing of its step
+        # too): its step if the checkpoint reads, else none
         try:
             meta = checkpoint_meta(run_dir)
         except CorruptRunError:
             meta = None
-        step = int(meta["step"]) if meta is not None else 0
-        at = f"; checkpoint at step {step}" if meta is not None else ""
-        return f"training now (pid {holder.get('pid', '?')}{at})", step
+        return run("training now", int(meta["step"]) if meta else 0, pid=holder.get("pid"))
     meta = checkpoint_meta(run_dir) if run_dir.is_dir() else None  # check_runs checked it
-    step = int(meta["step"]) if meta is not None else 0
-    return (f"resumes at step {step}", step) if step else ("to train", 0)
+    step = int(meta["step"]) if meta else 0
+    return run("to resume", step) if step else run("to train", 0)
 
 
 def planned_runs(name: str, scale: Scale, seeds: int | None, root: Path,
@@ -98,27 +112,20 @@ def planned_runs(name: str, scale: Scale, seeds: int | None, root: Path,
             needed.setdefault(d, (f"pretraining for {s.arm} seed {s.seed}", s.config.init_run))
     for s in specs:
         needed.setdefault(run_dir_for(s.config, root), (f"{s.arm} seed {s.seed}", s.config))
-    rows = []
-    for d, (label, config) in needed.items():
-        state, done = _state(config, d)
-        wall = _wall_here(d) if state == "finished" else None
-        rows.append(PlannedRun(label, d.name, config.steps, state, done,
-                               plan.run_flops(config), wall))
-    return rows
+    return [_planned(label, config, d) for d, (label, config) in needed.items()]
 
 
 def describe(name: str, scale: Scale, rows: list[PlannedRun], workers: int = 1) -> str:
     """The dry run's printout: one row per run, then what is left and its estimated cost."""
     lines = [table(["run", "id", "steps", "state"],
-                   [[r.label, r.run_id, str(r.steps), r.state] for r in rows])]
+                   [[r.label, r.run_id, str(r.steps), r.text] for r in rows])]
     total = sum(r.flops for r in rows)
     left = sum(r.flops_left for r in rows)
     share = left / total if total else 0.0
-    counts = {k: sum(r.state.startswith(k) for r in rows)
-              for k in ("finished", "training now", "resumes", "to train")}
+    counts = {k: sum(r.state == k for r in rows) for k in STATES}
     lines.append(f"\n{name} at scale {scale}: {len(rows)} runs; {counts['finished']} finished, "
                  f"{counts['training now']} training now in another process, "
-                 f"{counts['resumes']} to resume from a checkpoint, {counts['to train']} to "
+                 f"{counts['to resume']} to resume from a checkpoint, {counts['to train']} to "
                  f"train from step 0.")
     if left == 0:
         lines.append("Nothing left to train: the command would only analyse the runs and "
