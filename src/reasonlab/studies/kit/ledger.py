@@ -22,6 +22,8 @@ __all__ = ["Entry", "Paper", "Untested", "family_of", "ledger", "papers"]
 
 UNTESTED = "untested"
 NOT_RUN = "not run"
+NO_SCALE = "no such scale"
+"""The count of claims whose study does not define the scale (e.g. needs pretrained weights)."""
 STATUSES = ("reproduced", "not reproduced", "inconclusive")
 
 
@@ -69,6 +71,12 @@ class Entry:
         if scale in self.verdicts:
             return self.verdicts[scale]
         return NOT_RUN if scale in self.scales else f"no {scale} scale"
+
+    def kind(self, scale: str) -> str:
+        """What `counts` counts it as: its verdict, NOT_RUN, NO_SCALE or UNTESTED."""
+        if self.study is not None and scale not in self.verdicts and scale not in self.scales:
+            return NO_SCALE
+        return self.status(scale)
 
 
 class ReportLike(Protocol):
@@ -144,11 +152,12 @@ def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None,
 
 
 def counts(entries: list[Entry], scale: str) -> dict[str, int]:
-    """claims, each verdict, not run (tested, no report at this scale) and untested."""
-    out = {"claims": len(entries)} | {s: 0 for s in (*STATUSES, NOT_RUN, UNTESTED)}
+    """claims, each verdict, not run (tested, no report at this scale), no such scale (its
+    study does not define it) and untested."""
+    out = {"claims": len(entries)} | {s: 0 for s in (*STATUSES, NOT_RUN, NO_SCALE, UNTESTED)}
     for e in entries:
-        status = e.status(scale)
-        out[status if status in out else NOT_RUN] += 1
+        kind = e.kind(scale)
+        out[kind if kind in out else NOT_RUN] += 1
     return out
 
 
@@ -160,7 +169,8 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
                   f"  family {p.key}: {readme_path(p.key)}",
                   f"  {c['claims']} claims, {c[UNTESTED]} untested; at cpu scale "
                   f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, "
-                  f"{c['inconclusive']} inconclusive, {c[NOT_RUN]} not run"]
+                  f"{c['inconclusive']} inconclusive, {c[NOT_RUN]} not run"
+                  + (f", {c[NO_SCALE]} in studies without it" if c[NO_SCALE] else "")]
         for e in entries:
             where = e.study or UNTESTED
             lines.append(f"  - {where} / {e.key}: {e.text}")
@@ -177,12 +187,13 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
 
 
 def summary_markdown(book: list[tuple[Paper, list[Entry]]], scale: str = "cpu") -> str:
-    """The README's per-paper table: claims, each verdict at `scale`, not run, untested."""
+    """The README's per-paper table: claims, each verdict at `scale`, not run, no such scale
+    (a study that needs pretrained weights has no cpu scale), untested."""
     rows = ["| paper | family | claims | reproduced | not reproduced | inconclusive | not run "
-            "| untested |", "|---|---|---|---|---|---|---|---|"]
+            f"| no {scale} scale | untested |", "|---|---|---|---|---|---|---|---|---|"]
     for p, entries in book:
         c = counts(entries, scale)
         rows.append(f"| {p.citation}, *{p.title}* | [{p.key}]({readme_path(p.key)}) | "
                     f"{c['claims']} | {c['reproduced']} | {c['not reproduced']} "
-                    f"| {c['inconclusive']} | {c[NOT_RUN]} | {c[UNTESTED]} |")
+                    f"| {c['inconclusive']} | {c[NOT_RUN]} | {c[NO_SCALE]} | {c[UNTESTED]} |")
     return "\n".join(rows) + "\n"

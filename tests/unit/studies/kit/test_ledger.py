@@ -6,7 +6,7 @@ import json
 from reasonlab.cli import main
 from reasonlab.site import ReportInfo, find_reports, index_page
 from reasonlab.studies import STUDIES, families
-from reasonlab.studies.kit.ledger import (NOT_RUN, UNTESTED, counts, family_of, ledger,
+from reasonlab.studies.kit.ledger import (NO_SCALE, NOT_RUN, UNTESTED, counts, family_of, ledger,
                                           ledger_text, papers, summary_markdown)
 
 
@@ -63,9 +63,9 @@ def test_latest_verdict_per_study_and_scale(tmp_path):
     c = counts(entries, "cpu")
     n_untested = len(paper.untested)
     assert c == {"claims": len(entries), "reproduced": 0, "not reproduced": 1,
-                 "inconclusive": 1, NOT_RUN: len(entries) - 2 - n_untested,
+                 "inconclusive": 1, NOT_RUN: len(entries) - 2 - n_untested, NO_SCALE: 0,
                  UNTESTED: n_untested}
-    assert f"| {len(entries)} | 0 | 1 | 1 | {c[NOT_RUN]} | {n_untested} |" in \
+    assert f"| {len(entries)} | 0 | 1 | 1 | {c[NOT_RUN]} | 0 | {n_untested} |" in \
         summary_markdown([(paper, entries)])
     text = ledger_text([(paper, entries)])
     assert "lego-extrapolation / classical" in text and "cpu: not reproduced" in text
@@ -84,6 +84,12 @@ def test_claims_command(tmp_path, capsys):
     vit = out.splitlines()[out.splitlines().index(next(
         line for line in out.splitlines() if "fpt-vit / vit" in line)) + 2]
     assert "cpu: no cpu scale" in vit and "paper: not run" in vit
+    # and the counts keep those claims apart from the ones not run yet
+    [(_, entries)] = ledger(find_reports(tmp_path), "fpt")
+    without = sum("cpu" not in STUDIES[e.study].scales for e in entries if e.study)
+    assert without >= 3 and counts(entries, "cpu")[NO_SCALE] == without
+    assert f"{without} in studies without it" in out
+    assert counts(entries, "paper")[NO_SCALE] == 0
     assert main(["claims", "--summary", "--store", str(tmp_path)]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 7  # header, rule, five papers
     assert main(["claims", "nonsense"]) == 2
