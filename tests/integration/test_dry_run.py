@@ -8,7 +8,8 @@ import sys
 
 from reasonlab.locking import RunLock, lock_path
 from reasonlab.store import checkpoint_dir
-from reasonlab.studies import run_study
+from reasonlab import plan
+from reasonlab.studies import STUDIES, run_study
 from reasonlab.studies.kit.dry_run import describe, planned_runs
 
 STUDY = "artificial-pretraining"  # smoke: 64 runs, 12 of them pretraining runs fine-tunes share
@@ -70,14 +71,19 @@ def test_a_run_killed_after_its_checkpoint_resumes_and_one_held_trains_now(tmp_p
     assert "1 training now in another process, 1 to resume" in text
 
 
-def test_the_long_scale_left_is_a_share_of_its_flops(tmp_path):
-    """On a store holding some of lego-stochastic-depth's long runs (lego-extrapolation's),
-    what is left is the share of FLOPs of the others, timed at plan.py's rate when no run of the
-    study finished on this host."""
+def test_with_nothing_finished_here_the_rest_is_timed_at_plan_rate(tmp_path):
+    """On an empty store every run of lego-stochastic-depth's long scale is left, timed at
+    plan.py's CPU rate over the FLOPs `reasonlab studies --scale long` counts for it."""
     rows = planned_runs("lego-stochastic-depth", "long", None, tmp_path)
     assert len(rows) == 6 and {r.state for r in rows} == {"to train"}
     text = describe("lego-stochastic-depth", "long", rows, workers=2)
     assert "Left: 100%" in text and "plan.py's CPU rate" in text and "2 side by side" in text
+    cls = STUDIES["lego-stochastic-depth"]
+    cost = plan.study_cost([s.config for s in cls().runs("long", cls.default_seeds["long"])],
+                           launches=False)
+    assert cost.runs == len(rows)
+    assert f"about {plan.fmt_hours(cost.cpu_hours)} of run time" in text
+    assert f"about {plan.fmt_hours(cost.cpu_hours / 2)} with 2 side by side" in text
 
 
 def test_the_cli_dry_run_prints_the_plan_and_fails_like_run(tmp_path):

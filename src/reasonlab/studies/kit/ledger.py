@@ -65,18 +65,18 @@ class Entry:
     """The scales the study defines: at another one the claim reads "no <scale> scale", not
     "not run" (a study that needs pretrained backbones has no cpu scale)."""
 
-    def status(self, scale: str) -> str:
+    def kind(self, scale: str) -> str:
+        """What `counts` counts it as: its verdict, NOT_RUN, NO_SCALE or UNTESTED."""
         if self.study is None:
             return UNTESTED
         if scale in self.verdicts:
             return self.verdicts[scale]
-        return NOT_RUN if scale in self.scales else f"no {scale} scale"
+        return NOT_RUN if scale in self.scales else NO_SCALE
 
-    def kind(self, scale: str) -> str:
-        """What `counts` counts it as: its verdict, NOT_RUN, NO_SCALE or UNTESTED."""
-        if self.study is not None and scale not in self.verdicts and scale not in self.scales:
-            return NO_SCALE
-        return self.status(scale)
+    def status(self, scale: str) -> str:
+        """The kind as the ledger prints it."""
+        kind = self.kind(scale)
+        return f"no {scale} scale" if kind == NO_SCALE else kind
 
 
 class ReportLike(Protocol):
