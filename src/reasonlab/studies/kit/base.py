@@ -262,9 +262,7 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
 
     # what this command finds finished: its measured time covers only the rest (the
     # "once X has run" of a study's time), so the study.json says both
-    configs = [s.config for s in specs]
-    everything = {run_dir_for(c, root) for c in configs}
-    everything |= {run_dir_for(c.init_run, root) for c in configs if c.init_run is not None}
+    everything = run_dirs(specs, root)
     finished = {d: load_result(d) is not None for d in everything}  # verifies checksums: once
     found = sum(finished.values())
     # an unfinished run with a checkpoint was partly trained by an earlier (interrupted)
@@ -300,6 +298,14 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
             "runs": [{"id": Path(r["dir"]).name, "arm": s.arm, "seed": s.seed}
                      for s, r in zip(specs, results, strict=True)]})
     return report, out
+
+
+def run_dirs(specs: list[RunSpec], root: Path) -> set[Path]:
+    """The run folders a study's specs need under `root`: their own and their init
+    (pretraining) runs'."""
+    dirs = {run_dir_for(s.config, root) for s in specs}
+    return dirs | {run_dir_for(s.config.init_run, root) for s in specs
+                   if s.config.init_run is not None}
 
 
 REPORT_LOCK = ".report.lock"

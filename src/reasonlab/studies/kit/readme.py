@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reasonlab.errors import ConfigError
+from reasonlab.errors import ConfigError, ReasonlabError
 from reasonlab.studies.kit.families import builtin, package
 from reasonlab.studies.kit.measured import MEASURED_FILE, clear, measured
 
@@ -37,6 +37,7 @@ class Found:
     verdicts: list[dict[str, Any]]
     timing: dict[str, Any] | None
     seeds: int | None
+    runs_root: Path
 
 
 def found_reports(store: Path) -> list[Found]:
@@ -53,11 +54,38 @@ def found_reports(store: Path) -> list[Found]:
         # the --seeds the study ran with (older study.json files: the seeds its runs carry)
         seeds = info.get("seeds") or len({r.get("seed") for r in info.get("runs", [])}) or None
         f = Found(info["study"], info["scale"], float(info.get("written", 0)),
-                  json.loads(vpath.read_text(encoding="utf-8")), info.get("timing"), seeds)
+                  json.loads(vpath.read_text(encoding="utf-8")), info.get("timing"), seeds,
+                  Path(info.get("runs_root") or store / "runs"))
         key = (f.study, f.scale)
         if key not in newest or f.written > newest[key].written:
             newest[key] = f
     return list(newest.values())
+
+
+def shared_runs(f: Found, reports: Iterable[Found]) -> int:
+    """How many of the runs study `f` needs at its scale and seeds are also needed by the
+    studies its time assumes (`cpu_after`, each at the seeds of its own report here, else
+    `f`'s): a command finding no more than these finished measured the study's own share. A
+    study whose plan cannot be made here (its assets missing) shares none."""
+    from reasonlab.studies import STUDIES
+    from reasonlab.studies.kit.base import prepare_study, run_dirs
+
+    seeds = {(r.study, r.scale): r.seeds for r in reports}
+
+    def dirs(name: str) -> set[Path]:
+        if f.scale not in STUDIES[name].scales:
+            return set()
+        _, specs, _, _ = prepare_study(name, f.scale, seeds.get((name, f.scale)) or f.seeds,
+                                       None, quiet=True)
+        return run_dirs(specs, f.runs_root)
+
+    after = STUDIES[f.study].cpu_after
+    if not after:
+        return 0
+    try:
+        return len(dirs(f.study) & set().union(*(dirs(a) for a in after)))
+    except ReasonlabError:
+        return 0
 
 
 def timing_record(timing: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -95,7 +123,8 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
 
     logged = {(t["study"], t["scale"]): t for t in timings}
     out: dict[str, dict] = {}
-    for f in found_reports(store):
+    found = found_reports(store)
+    for f in found:
         if f.study not in STUDIES or family_of(STUDIES[f.study]) not in builtin():
             continue
         family = family_of(STUDIES[f.study])
@@ -105,13 +134,15 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         t = timing_record(f.timing)
         if not t and (f.study, f.scale) in logged:  # this report re-read finished runs
             t = logged_record(logged[f.study, f.scale])
-        if t.get("runs_found") and not STUDIES[f.study].cpu_after:
-            # runs found by a study that assumes no other are its own, from an interrupted
-            # earlier command: the timed command's time is only part of the study's
+        # runs found beyond those of the studies its time assumes were trained by an earlier
+        # command (its own, interrupted, or another study's): the timed command's time is
+        # only part of the study's, and so is a recorded one that found as many
+        shared = shared_runs(f, found)
+        if t.get("runs_found", 0) > shared:
             t = {}
-        if not t:
+        if not t and old.get("runs_found", 0) <= shared:
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found",
-                                     "runs_resumed") if k in old}
+                                     "runs_resumed", "load_at_start", "cores") if k in old}
         rec.update(t)
         out.setdefault(family, {}).setdefault(f.study, {})[f.scale] = rec
     return out

@@ -11,11 +11,12 @@ from reasonlab.studies.kit import readme
 STUDY = "symbols-kernel"  # any registered study; one claim ("conditioning")
 
 
-def write_report(store, scale, written, timing, status="reproduced", overrides=None):
-    d = store / STUDY / scale
+def write_report(store, scale, written, timing, status="reproduced", overrides=None,
+                 study=STUDY):
+    d = store / study / scale
     d.mkdir(parents=True, exist_ok=True)
     (d / "study.json").write_text(json.dumps({
-        "study": STUDY, "scale": scale, "written": written, "timing": timing,
+        "study": study, "scale": scale, "written": written, "timing": timing,
         "overrides": overrides or {}, "runs": [{"id": "x", "arm": "a", "seed": s}
                                                for s in range(3)]}))
     (d / "verdicts.json").write_text(json.dumps([{
@@ -77,22 +78,38 @@ def test_a_trial_with_overrides_is_not_the_study(tmp_path):
     assert readme.collect(tmp_path) == {}
 
 
-def test_family_table_shows_effect_interval_seeds_and_time(tmp_path, monkeypatch):
-    from reasonlab.studies import STUDIES
-
-    # a study that reuses another's runs: its time counts the runs it trained itself
-    monkeypatch.setattr(STUDIES[STUDY], "cpu_after", ("symbols-data-efficiency",))
+def test_family_table_shows_effect_interval_seeds_and_time(tmp_path):
     write_report(tmp_path, "cpu", 1.0, {"wall_s": 600, "cpu_s": 1100, "runs": 12,
-                                        "runs_found": 4})
+                                        "runs_found": 0})
     data = readme.collect(tmp_path)["symbols"]
-    table = readme.family_table("symbols", "cpu", data)
-    row = next(line for line in table.splitlines() if STUDY in line)
+    row = next(line for line in readme.family_table("symbols", "cpu", data).splitlines()
+               if STUDY in line)
     assert "**reproduced**" in row
     assert "gain a - b: +0.500 [+0.100, +0.900] (95% CI, n = 3 / 3)" in row
-    assert ("10 min (18.3 CPU-min; 8 of 12 runs trained, the rest from "
-            "`symbols-data-efficiency`)") in row and "| 3 |" in row
+    assert "| 10 min (18.3 CPU-min) |" in row and "| 3 |" in row
     # a study with no record reads "not run"
     assert "not run" in readme.family_table("symbols", "cpu", {})
+
+
+def test_a_study_that_reuses_runs_counts_only_those_it_shares(tmp_path, monkeypatch):
+    """lego-stochastic-depth's baseline arm is lego-extrapolation's ALBERT-like arm: at 3
+    seeds it shares 3 of its 6 runs, so a command finding those 3 measured its own share. One
+    finding a 4th found a run of its own an interrupted command trained: not the study's time,
+    and no recorded time that found as many stands in for it."""
+    from reasonlab.studies import STUDIES
+
+    monkeypatch.setattr(readme, "measured", lambda package: {
+        "lego-stochastic-depth": {"cpu": {"minutes": 9.0, "runs": 6, "runs_found": 4}}})
+    study = "lego-stochastic-depth"
+    cls = STUDIES[study]
+    timing = {"wall_s": 300, "cpu_s": 540, "runs": 6, "runs_found": 3}
+    write_report(tmp_path, "cpu", 1.0, timing, study=study)
+    rec = readme.collect(tmp_path)["lego"][study]["cpu"]
+    assert readme.time_text(cls, rec) == (
+        "5 min (9 CPU-min; 3 of 6 runs trained, the rest from `lego-extrapolation`)")
+    write_report(tmp_path, "cpu", 2.0, {**timing, "runs_found": 4}, study=study)
+    rec = readme.collect(tmp_path)["lego"][study]["cpu"]
+    assert "minutes" not in rec and readme.time_text(cls, rec) == "not measured"
 
 
 def test_blocks_are_replaced_between_their_markers_only():
