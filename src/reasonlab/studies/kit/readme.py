@@ -62,11 +62,11 @@ def found_reports(store: Path) -> list[Found]:
     return list(newest.values())
 
 
-def shared_runs(f: Found, reports: Iterable[Found]) -> int:
+def shared_runs(f: Found, reports: Iterable[Found]) -> int | None:
     """How many of the runs study `f` needs at its scale and seeds are also needed by the
     studies its time assumes (`cpu_after`, each at the seeds of its own report here, else
-    `f`'s): a command finding no more than these finished measured the study's own share. A
-    study whose plan cannot be made here (its assets missing) shares none."""
+    `f`'s): a command that found more finished runs than these cannot have timed the study's
+    own share. None when a plan cannot be made here (its assets missing): nothing to judge by."""
     from reasonlab.studies import STUDIES
     from reasonlab.studies.kit.base import prepare_study, run_dirs
 
@@ -85,7 +85,7 @@ def shared_runs(f: Found, reports: Iterable[Found]) -> int:
     try:
         return len(dirs(f.study) & set().union(*(dirs(a) for a in after)))
     except ReasonlabError:
-        return 0
+        return None
 
 
 def timing_record(timing: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -138,9 +138,9 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         # command (its own, interrupted, or another study's): the timed command's time is
         # only part of the study's, and so is a recorded one that found as many
         shared = shared_runs(f, found)
-        if t.get("runs_found", 0) > shared:
+        if shared is not None and t.get("runs_found", 0) > shared:
             t = {}
-        if not t and old.get("runs_found", 0) <= shared:
+        if not t and (shared is None or old.get("runs_found", 0) <= shared):
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found",
                                      "runs_resumed", "load_at_start", "cores") if k in old}
         rec.update(t)

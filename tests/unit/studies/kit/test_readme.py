@@ -110,6 +110,17 @@ def test_a_study_that_reuses_runs_counts_only_those_it_shares(tmp_path, monkeypa
     write_report(tmp_path, "cpu", 2.0, {**timing, "runs_found": 4}, study=study)
     rec = readme.collect(tmp_path)["lego"][study]["cpu"]
     assert "minutes" not in rec and readme.time_text(cls, rec) == "not measured"
+    # where the plans cannot be made (assets missing on this machine) nothing is judged
+    from reasonlab.errors import AssetError
+    from reasonlab.studies.kit import base
+
+    def no_assets(*args, **kwargs):
+        raise AssetError("study needs weights")
+
+    monkeypatch.setattr(base, "prepare_study", no_assets)
+    rec = readme.collect(tmp_path)["lego"][study]["cpu"]
+    assert readme.time_text(cls, rec) == (
+        "5 min (9 CPU-min; 2 of 6 runs trained, the rest from `lego-extrapolation`)")
 
 
 def test_blocks_are_replaced_between_their_markers_only():
