@@ -500,12 +500,13 @@ def at_least_as_low(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str,
                        lambda est: stats.at_most(est, LOSS_TOL))
 
 
-def cheaper(claim: Claim, pairs: dict[str, tuple[float, float]]) -> Verdict:
-    """The arm costs fewer FLOPs per token than its reference in every setting (LEGO §5,
-    Fig. 8): FLOPs are counted from the config, a deterministic quantity, so the largest ratio
-    arm / reference is read exactly against 1."""
-    ev = "; ".join(f"{where}: {a / b:.3f} x BERT's FLOPs per step ({a:.3g} vs {b:.3g})"
+def cheaper(claim: Claim, pairs: dict[str, tuple[float, float]],
+            what: str = "FLOPs per step") -> Verdict:
+    """The arm costs less than BERT in every entry of `pairs` (setting or quantity -> (arm,
+    BERT)) (LEGO §5, Fig. 8): FLOPs and parameters are counted from the config, deterministic
+    quantities, so the largest ratio arm / BERT is read exactly against 1."""
+    ev = "; ".join(f"{where}: {a / b:.3f} x BERT's ({a:.3g} vs {b:.3g})"
                    for where, (a, b) in pairs.items())
     worst = max(a / b for a, b in pairs.values())
     return exact_verdict(claim, worst, ev + " (needs < 1)", below(1.0),
-                         what="FLOPs per step, arm / BERT (largest)")
+                         what=f"{what}, arm / BERT (largest)")

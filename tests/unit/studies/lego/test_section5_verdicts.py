@@ -106,6 +106,59 @@ def test_cheaper_reads_flops_exactly():
     assert cheaper(C, {"a": (1.0, 2.0), "b": (4.0, 4.0)}).status == "not reproduced"
 
 
+def _bert_base_arm(arm, **attention):
+    """One arm of §5 at BERT-base's shape with 512 positions, its attention options changed."""
+    from reasonlab.config import deep_merge
+    from reasonlab.studies.kit.base import grid
+    from reasonlab.studies.lego._support.masked_lm import RECIPES, arms
+
+    over = deep_merge(arms("paper")[arm], {"model": {"attention": attention}} if attention
+                      else {})
+    recipe = deep_merge(RECIPES["paper"], {"task": {"seq_len": 512}})
+    return grid(recipe, {arm: over})[0].config
+
+
+def test_inference_cost_against_a_flop_counter_and_a_hand_count():
+    """Fig. 8's quantities at BERT-base's shape. FLOPs: PyTorch's FlopCounterMode counting the
+    matmuls and convolutions of an actual forward pass of a 64 x 512 batch (on the meta device)
+    agrees within 0.5% (it leaves out biases and LayerNorms). Parameters: BERT minus each arm is
+    12 layers' attention difference, counted by hand (q, k, v, o with biases; the arm's value
+    map per head, its output map, Hybrid's q, k of 6 heads, the depthwise kernel-21 conv)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from reasonlab.sizes import meta_model
+    from reasonlab.studies.lego._support.masked_lm import BERT, HARDCODE, HYBRID, inference_cost
+
+    cost = inference_cost()
+    for arm, (flops, _) in cost.items():
+        tokens = torch.zeros(64, 512, dtype=torch.long, device="meta")
+        with FlopCounterMode(display=False) as counter:
+            meta_model(_bert_base_arm(arm)).eval()(tokens)
+        assert abs(counter.get_total_flops() / flops - 1) < 0.005, arm
+    d, dh = 768, 64
+    linear = lambda n_in, n_out: n_in * n_out + n_out  # noqa: E731
+    conv = 21 * d + d
+    bert = 4 * linear(d, d)
+    hardcode = linear(d, 3 * dh) + linear(3 * dh, d) + conv
+    hybrid = linear(d, 2 * 6 * dh) + linear(d, 9 * dh) + linear(9 * dh, d) + conv
+    assert cost[BERT][1] - cost[HARDCODE][1] == 12 * (bert - hardcode)
+    assert cost[BERT][1] - cost[HYBRID][1] == 12 * (bert - hybrid)
+    assert cost[HARDCODE][0] < cost[HYBRID][0] < cost[BERT][0]
+
+
+def test_inference_cost_verdict_can_fail():
+    """A full (not depthwise) kernel-21 convolution makes Hybrid larger than BERT-base (21 d^2
+    weights a layer against BERT's 4 d^2 of attention): the rule reads not reproduced."""
+    from reasonlab.sizes import n_params
+    from reasonlab.studies.lego._support.masked_lm import BERT, HYBRID
+
+    full, bert = n_params(_bert_base_arm(HYBRID, depthwise=False)), n_params(_bert_base_arm(BERT))
+    assert full > bert
+    v = cheaper(C, {"Hybrid parameters": (full, bert)}, what="parameters")
+    assert v.status == "not reproduced" and v.effect.value > 1
+
+
 def test_edge_verdict():
     rng = np.random.default_rng(12)
     up = edge_verdict(C, {CONV: rng.normal(0.60, 0.01, 3).tolist(),

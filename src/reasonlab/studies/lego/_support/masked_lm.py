@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reasonlab.studies.kit.base import Scale
+from reasonlab.config import deep_merge
+from reasonlab.sizes import meta_model
+from reasonlab.studies.kit.base import Scale, grid
 from reasonlab.tasks.words import CLS_ID, SEP_ID
 
 BERT, HARDCODE, HYBRID = "BERT", "Hardcode", "Hybrid"
@@ -52,3 +54,24 @@ def arms(scale: Scale) -> dict[str, dict[str, Any]]:
             HARDCODE: {"model": {"attention": {"name": "hardcoded", **fixed}}},
             HYBRID: {"model": {"attention": {"name": "hybrid", **fixed,
                                              "learned_heads": heads // 2}}}}
+
+
+INFERENCE_SHAPE = (64, 512)
+"""§5, Fig. 8 (right): "Flops are measured on a batch of 64 sequences of 512 tokens"."""
+
+
+def inference_cost() -> dict[str, tuple[float, int]]:
+    """Arm -> (forward FLOPs of one batch of INFERENCE_SHAPE, parameters) for the three arms at
+    BERT-base's shape (the `paper` recipe's model with 512 positions), the quantities of §5,
+    Fig. 8 (right). Counted on the meta device (sizes.py): `Transformer.flops_per_token` of a
+    forward pass, which counts the masked-LM read-out at every position (the same in every arm),
+    and every parameter, embeddings included. Our vocabulary is the glosses' 30,000 words + 5
+    special tokens, not BERT's 30,522 word pieces."""
+    batch, seq = INFERENCE_SHAPE
+    recipe = deep_merge(RECIPES["paper"], {"task": {"seq_len": seq}})
+    cost = {}
+    for spec in grid(recipe, arms("paper")):
+        model = meta_model(spec.config)
+        flops = model.flops_per_token(seq, training=False) * seq * batch
+        cost[spec.arm] = (flops, sum(p.numel() for p in model.parameters()))
+    return cost
