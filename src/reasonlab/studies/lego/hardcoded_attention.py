@@ -81,10 +81,11 @@ def inference_section(rep: Report, cost: dict[str, tuple[float, int]]
           f"{f / flops_b:.3f}"] for a, (f, p) in cost.items()],
         after="Counted from the models built at BERT-base's shape (12 layers of width 768, 12 "
         "heads; Hybrid keeps 6 of them, our reading of the paper's Appendix C, which we do not "
-        "have), on the meta device: every parameter, embeddings included, and the forward "
-        "FLOPs of `Transformer.flops_per_token`, dense matmuls (a sparse product of the "
-        "hardcoded maps would cost less). Fig. 8 plots the paper's values; they are not in the "
-        "text we have, so none sits beside ours.")
+        "have), on the meta device: every parameter, embeddings included (the masked-LM "
+        "read-out is its own vocabulary x 768 matrix here, the same in every arm, where BERT "
+        "ties it to the embeddings), and the forward FLOPs of `Transformer.flops_per_token`, "
+        "dense matmuls (a sparse product of the hardcoded maps would cost less). Fig. 8 plots "
+        "the paper's values; they are not in the text we have, so none sits beside ours.")
     pairs: dict[str, tuple[float, float]] = {}
     for arm in (HARDCODE, HYBRID):
         flops, params = cost[arm]

@@ -65,8 +65,9 @@ def inference_cost() -> dict[str, tuple[float, int]]:
     BERT-base's shape (the `paper` recipe's model with 512 positions), the quantities of §5,
     Fig. 8 (right). Counted on the meta device (sizes.py): `Transformer.flops_per_token` of a
     forward pass, which counts the masked-LM read-out at every position (the same in every arm),
-    and every parameter, embeddings included. Our vocabulary is the glosses' 30,000 words + 5
-    special tokens, not BERT's 30,522 word pieces."""
+    and every parameter, embeddings and the untied read-out included (BERT ties its read-out
+    to the embeddings). Our vocabulary is the glosses' 30,000 words + 5 special tokens, not
+    BERT's 30,522 word pieces."""
     batch, seq = INFERENCE_SHAPE
     recipe = deep_merge(RECIPES["paper"], {"task": {"seq_len": seq}})
     cost = {}
