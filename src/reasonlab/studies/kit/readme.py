@@ -55,7 +55,7 @@ def found_reports(store: Path) -> list[Found]:
         seeds = info.get("seeds") or len({r.get("seed") for r in info.get("runs", [])}) or None
         f = Found(info["study"], info["scale"], float(info.get("written", 0)),
                   json.loads(vpath.read_text(encoding="utf-8")), info.get("timing"), seeds,
-                  Path(info.get("runs_root") or store / "runs"))
+                  Path(info.get("runs_root") or store))
         key = (f.study, f.scale)
         if key not in newest or f.written > newest[key].written:
             newest[key] = f

@@ -74,5 +74,5 @@ def inference_cost() -> dict[str, tuple[float, int]]:
     for spec in grid(recipe, arms("paper")):
         model = meta_model(spec.config)
         flops = model.flops_per_token(seq, training=False) * seq * batch
-        cost[spec.arm] = (flops, sum(p.numel() for p in model.parameters()))
+        cost[spec.arm] = (flops, model.num_params())
     return cost
