@@ -252,12 +252,18 @@ def paper_table(scale: str = "cpu") -> str:
 
 def blocks() -> dict[Path, dict[str, str]]:
     """README path (relative to the repository root) -> block name -> generated text."""
+    from reasonlab.studies import STUDIES
+    from reasonlab.studies.kit.ledger import family_of
+
     out = {Path("README.md"): {"claims per paper (cpu)": paper_table("cpu")}}
     for f in builtin():
+        # long: a table where a study of the family defines the scale, measured or not (a
+        # study not yet run there reads "not run", not an empty block)
+        defines_long = any("long" in c.scales for _, c in STUDIES.items() if family_of(c) == f)
         out[Path("src/reasonlab/studies") / f / "README.md"] = {
             # the cpu table is the family's: every claim; long: the studies that define it
             f"verdicts ({s})": family_table(f, s, every_study=s == "cpu") for s in ("cpu", "long")
-            if s == "cpu" or any(s in scales for scales in measured(package(f)).values())}
+            if s == "cpu" or defines_long}
     return out
 
 

@@ -175,3 +175,19 @@ def test_a_study_without_the_scale_says_so_or_is_left_out():
     assert "`lego-extrapolation`" in long and "`lego-hardcoded-attention`" not in long
     assert {n for n in STUDIES if f"`{n}`" in long} == {
         n for n, c in STUDIES.items() if n.startswith("lego-") and "long" in c.scales}
+
+
+def test_a_family_whose_study_defines_long_has_a_long_table_before_it_is_measured(monkeypatch):
+    """A study that defines `long` but was never measured there reads "not run" in its
+    family's long table, not an empty block; a family with no `long` study has no long table."""
+    from reasonlab.studies import STUDIES
+    from reasonlab.studies.kit.ledger import family_of
+
+    monkeypatch.setattr(readme, "measured", lambda package: {})  # nothing measured anywhere
+    out = readme.blocks()
+    families = {f: out[p] for p in out for f in [p.parent.name] if p.name == "README.md"}
+    with_long = {family_of(c) for _, c in STUDIES.items() if "long" in c.scales}
+    assert with_long and {f for f, b in families.items() if "verdicts (long)" in b} == with_long
+    table = families["artificial"]["verdicts (long)"]
+    row = next(line for line in table.splitlines() if "`artificial-pretraining`" in line)
+    assert "| not run |" in row and "`artificial-pretraining-lego`" not in table
