@@ -27,36 +27,57 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_studies(args: argparse.Namespace) -> None:
-    from reasonlab.studies import STUDIES
+    from reasonlab.listing import listing
 
     if args.scale is not None:
         print_costs(args.scale)
         return
+    print(listing(["studies"], studies_text), end="")  # no study imported when cached
+
+
+def studies_text() -> str:
+    from reasonlab.studies import STUDIES
+
+    lines = []
     for name, cls in STUDIES.items():
-        print(f"{name}  ({'; '.join(scale_cost(cls, s) for s in cls.scales if s != 'smoke')})"
-              f"\n  {cls.title}")
-        for c in cls.claims:
-            print(f"  - {c.text}  [{c.source}]")
+        costs = "; ".join(scale_cost(cls, s) for s in cls.scales if s != "smoke")
+        lines += [f"{name}  ({costs})", f"  {cls.title}"]
+        lines += [f"  - {c.text}  [{c.source}]" for c in cls.claims]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def cmd_claims(args: argparse.Namespace) -> None:
-    from reasonlab.site import find_reports
-    from reasonlab.studies.kit.ledger import ledger, ledger_text, summary_markdown
+    from reasonlab.listing import listing
+    from reasonlab.site import report_files
 
-    reports = find_reports(args.store) if args.store.is_dir() else []
-    book = ledger(reports, args.paper)
-    print(summary_markdown(book, args.scale) if args.summary else ledger_text(book), end="")
+    def text() -> str:
+        from reasonlab.site import find_reports
+        from reasonlab.studies.kit.ledger import ledger, ledger_text, summary_markdown
+
+        reports = find_reports(args.store) if args.store.is_dir() else []
+        book = ledger(reports, args.paper)
+        return summary_markdown(book, args.scale) if args.summary else ledger_text(book)
+
+    # The store's report files enter the key: a report written since shows its verdicts.
+    command = ["claims", str(args.paper), str(args.summary), args.scale,
+               str(args.store.resolve())]
+    print(listing(command, text, extra=report_files(args.store)), end="")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
-    from reasonlab.studies.kit.calibration import Case, families_cases, run_case, table
+    from reasonlab.studies.kit.calibration import (Case, families_cases, noise, run_case,
+                                                   table)
+    from reasonlab.studies.kit.calibration_engine import Sim, run_sim, sim_table
 
     known = dict(families_cases())
     if args.family is not None and args.family not in known:
         raise ConfigError(f"no family {args.family!r}; families: {', '.join(known)}")
-    cases = [c for f, cs in known.items() if args.family in (None, f) for c in cs
-             if isinstance(c, Case)]
-    print(table([run_case(c) for c in cases]))
+    chosen = [(f, c) for f, cs in known.items() if args.family in (None, f) for c in cs]
+    sims = [run_sim(c, noise(f, c.noise), seq_draws=300) for f, c in chosen
+            if isinstance(c, Sim)]
+    if sims:
+        print(sim_table(sims) + "\n")
+    print(table([run_case(c) for _, c in chosen if isinstance(c, Case)]))
 
 
 def cmd_readme(args: argparse.Namespace) -> None:
@@ -163,6 +184,11 @@ def cmd_run(args: argparse.Namespace) -> None:
         if getattr(args, flag) is not None:
             overrides[flag] = getattr(args, flag)
     slurm = slurm_options(args)  # checked first: a dry run fails as the run would
+    if args.max_units is not None and not args.until_decided:
+        raise ConfigError("--max-units caps --until-decided; give both")
+    if args.until_decided and (args.dry_run or slurm is not None):
+        raise ConfigError("--until-decided decides after each batch of seeds on this machine; "
+                          "run it without --dry-run and --executor slurm")
     if args.dry_run:
         from reasonlab.studies.kit.dry_run import describe, planned_runs
 
@@ -173,8 +199,15 @@ def cmd_run(args: argparse.Namespace) -> None:
     if slurm is not None:
         submit_study(args, overrides, slurm)
         return
-    report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
-                            args.quiet, args.executor, args.address, overrides)
+    if args.until_decided:
+        from reasonlab.studies.kit.base import run_until_decided
+
+        report, out = run_until_decided(args.study, args.scale, args.max_units, args.out,
+                                        args.workers, args.quiet, args.executor, args.address,
+                                        overrides, args.seeds)
+    else:
+        report, out = run_study(args.study, args.scale, args.seeds, args.out, args.workers,
+                                args.quiet, args.executor, args.address, overrides)
     for v in report.verdicts:
         print(f"{v.status.upper():>15}  {v.claim.text}\n{'':>17}{v.evidence}")
     print(f"report: {out / 'report.md'}")
@@ -197,6 +230,9 @@ def slurm_options(args: argparse.Namespace) -> Any:
         raise ConfigError("--address names a Ray cluster; use it with --executor ray")
     if "sbatch" in given:
         given["sbatch"] = tuple(given["sbatch"])
+    from reasonlab import slurm
+
+    slurm.SlurmConfig.build({"array": 1, **given}, where="slurm")  # --dry-run refuses as run
     return given
 
 
@@ -304,12 +340,14 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 
 def _tracker_options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--tracker", choices=["tensorboard"], default=None,
-                   help="mirror every metrics line a run logs, live, to TensorBoard event "
-                   "files (pip install 'reasonlab[tracking]'); metrics.jsonl stays the record")
+    s.add_argument("--tracker", choices=["tensorboard", "wandb", "mlflow"], default=None,
+                   help="mirror every metrics line a run logs, live, with its hyperparameters "
+                   "and per-step training loss, to TensorBoard event files, a W&B run "
+                   "(offline unless WANDB_MODE says otherwise) or an MLflow file store "
+                   "(pip install 'reasonlab[tracking]'); metrics.jsonl stays the record")
     s.add_argument("--tracker-dir", type=Path, default=None, metavar="DIR",
                    help="one folder per run, DIR/<run id> (tensorboard --logdir DIR); "
-                   "default: each run's own tb/")
+                   "default: each run's own tb/, wandb/ or mlflow/")
 
 
 def _slurm_options(s: argparse.ArgumentParser) -> None:
@@ -377,7 +415,7 @@ def cmd_data(args: argparse.Namespace) -> None:
 
     from reasonlab.tasks.base import build_task
 
-    if args.task == "export":  # `data export TASK [key=value] --out DIR`: Parquet splits
+    if args.task in ("export", "lm-eval"):  # `data export|lm-eval TASK [key=value] --out DIR`
         export_data(args)
         return
     given = [f"--{k.replace('_', '-')}" for k in EXPORT_ONLY if getattr(args, k) is not None]
@@ -396,6 +434,12 @@ def cmd_data(args: argparse.Namespace) -> None:
         return
     task = build_task({"name": args.task, **parse_overrides(args.overrides)})
     batch = task.sample(np.random.default_rng(args.seed), args.n)
+    if args.format == "prompt":  # what a generative model is asked (tasks/text/)
+        from reasonlab.tasks.text import text_items
+
+        for item in text_items(task, batch):
+            print(json.dumps({"prompt": item.prompt, "answer": item.answer, "meta": item.meta}))
+        return
     for i in range(args.n):
         if args.format == "text":
             print(task.render(batch, i))
@@ -408,15 +452,18 @@ EXPORT_ONLY = ("out", "n_train", "n_test", "n_val", "config")
 
 def export_data(args: argparse.Namespace) -> None:
     """`data export TASK [key=value ...] --out DIR` (or `--config FILE|RUN_DIR`): a run's
-    train / validation / test splits as Parquet with a dataset card (data_export.py)."""
+    train / validation / test splits as Parquet with a dataset card (data_export.py);
+    `data lm-eval ...`: the same splits as an lm-evaluation-harness task folder
+    (lm_eval_export.py)."""
     from reasonlab.data_export import DataConfig, export
     from reasonlab.train.config import TrainConfig
 
+    command = f"data {args.task}"
     if args.n is not None or args.format is not None:
-        raise ConfigError("`data export` writes every example of each split: give the sizes "
+        raise ConfigError(f"`{command}` writes every example of each split: give the sizes "
                           "with --n-train, --n-test and --n-val, not --n or --format")
     if args.out is None:
-        raise ConfigError("`data export` needs --out DIR, a new or empty folder")
+        raise ConfigError(f"`{command}` needs --out DIR, a new or empty folder")
     if args.config is not None:
         if args.overrides:
             raise ConfigError("give the task either on the command line or in --config, not "
@@ -428,7 +475,7 @@ def export_data(args: argparse.Namespace) -> None:
         if not args.overrides or "=" in args.overrides[0]:
             from reasonlab.tasks.base import TASKS
 
-            raise ConfigError("name the task: reasonlab data export TASK [key=value ...] --out "
+            raise ConfigError(f"name the task: reasonlab {command} TASK [key=value ...] --out "
                               f"DIR; tasks: {', '.join(TASKS)}")
         name, *rest = args.overrides
         if name == "corpus":
@@ -440,6 +487,14 @@ def export_data(args: argparse.Namespace) -> None:
         if getattr(args, key) is not None:
             data[key] = getattr(args, key)
     config = DataConfig.build(data)
+    if args.task == "lm-eval":
+        from reasonlab import lm_eval_export
+
+        sizes = lm_eval_export.export(config, args.out)
+        name = lm_eval_export.task_name(config)
+        print(f"{name}: {sizes['test']:,} test prompts, {sizes['train']:,} few-shot examples "
+              f"(seed {config.seed}): lm_eval --include_path {args.out} --tasks {name} ...")
+        return
     sizes = export(config, args.out, quiet=args.quiet)
     print(", ".join(f"{name} {n:,}" for name, n in sizes.items()) + f" examples of "
           f"{config.task.name} (seed {config.seed}): {args.out}")
@@ -525,7 +580,7 @@ def cmd_attention(args: argparse.Namespace) -> None:
 def cmd_export(args: argparse.Namespace) -> None:
     from reasonlab.export import export_run
 
-    cls, out = export_run(Path(args.run), args.format, Path(args.out))
+    cls, out = export_run(Path(args.run), args.format, Path(args.out), args.last_checkpoint)
     print(f"{out}: {cls} ({args.format}); see {out / 'README.md'} for how to load it")
 
 
@@ -550,6 +605,15 @@ def cmd_runs(args: argparse.Namespace) -> None:
         print(index.show(root, args.id))
     elif args.action == "diff":
         print(index.diff(root, args.id1, args.id2))
+    elif args.action == "verify":
+        damaged, n = index.verify(root)
+        for line in damaged:
+            print(line)
+        if damaged:
+            raise ReasonlabError(f"{len(damaged)} of {n} runs are damaged (listed above); "
+                                 "`reasonlab runs gc` removes them, and running their "
+                                 "commands again retrains them")
+        print(f"{n} run(s) verified: none is damaged")
     else:
         print(index.gc(root, index.parse_age(args.older_than), args.yes))
 
@@ -687,6 +751,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "on 2 cores; `reasonlab studies` lists the studies that have it and their "
                    "measured times), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
+    s.add_argument("--until-decided", action="store_true", help="add seeds in batches (of "
+                   "--seeds, default the study's) until every claim is decided or the cap, "
+                   "judging after each batch with a group-sequential boundary that keeps false "
+                   "'reproduced' within 2.5%% over all looks (kit/sequential.py)")
+    s.add_argument("--max-units", type=int, default=None, metavar="N", help="the cap of "
+                   "--until-decided in seeds (default: the study's budget, else 4x its seeds)")
     s.add_argument("--out", type=Path, default=None, help="output folder")
     s.add_argument("--dry-run", action="store_true", help="train and write nothing: list the "
                    "study's runs with what the store holds of each (finished, training now, a "
@@ -720,15 +790,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_train)
 
     s = sub.add_parser("data", help="print task examples (`data corpus NAME`: a pretraining "
-                       "corpus; `data export TASK --out DIR`: a run's splits as Parquet)")
+                       "corpus; `data export TASK --out DIR`: a run's splits as Parquet; "
+                       "`data lm-eval TASK --out DIR`: as an lm-evaluation-harness task)")
     s.add_argument("task", help="a task name, `corpus` followed by a corpus name, or `export` "
-                   "followed by a task name")
+                   "or `lm-eval` followed by a task name")
     s.add_argument("overrides", nargs="*", help="task config key=value")
     s.add_argument("--n", type=int, default=None, help="examples printed (default 10)")
     s.add_argument("--seed", type=int, default=None, help="seed of the examples printed "
                    "(default 0); export: the run's seed, whose data stream it draws")
-    s.add_argument("--format", choices=["text", "jsonl"], default=None,
-                   help="printed form (default text)")
+    s.add_argument("--format", choices=["text", "jsonl", "prompt"], default=None,
+                   help="printed form (default text; prompt: what a generative model is asked, "
+                   "and the answer, as JSON lines)")
     s.add_argument("--out", type=Path, default=None, help="export: the dataset folder (new or "
                    "empty)")
     s.add_argument("--n-train", type=int, default=None, help="export: training examples "
@@ -761,6 +833,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run", help="a run directory (<out>/runs/<id>)")
     s.add_argument("--format", default="hf", choices=["hf", "transformer-lens"])
     s.add_argument("--out", required=True, help="a new (or empty) folder to write")
+    s.add_argument("--last-checkpoint", action="store_true", help="export an unfinished run: "
+                   "the weights of its last checkpoint, verified (refused without this flag)")
     s.set_defaults(fn=cmd_export)
 
     s = sub.add_parser("site", help="a static HTML site of every study report (offline)")
@@ -794,6 +868,8 @@ def build_parser() -> argparse.ArgumentParser:
     a = acts.add_parser("diff", parents=[store], help="config and metric differences")
     a.add_argument("id1")
     a.add_argument("id2")
+    acts.add_parser("verify", parents=[store], help="read every run whole and list the "
+                    "damaged ones, one line each naming the file (exit status 2 if any)")
     a = acts.add_parser("gc", parents=[store], help="remove damaged runs, and partial or "
                         "failed runs older than --older-than; never finished ones")
     a.add_argument("--older-than", default="1d", help="age, e.g. 30m, 12h, 7d (default 1d)")

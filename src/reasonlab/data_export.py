@@ -10,6 +10,8 @@ repository, as reasoning-gym's exports and HELM's synthetic-reasoning scenario s
     README.md                             the dataset card: YAML `dataset_info` (features,
                                           splits) and `configs`, then the task, its config,
                                           the paper and section, how the splits were drawn
+    tokenizer.json, tokenizer_config.json the task's tokenizer (tokenizer.py): `text`, the
+                                          input written out, to `input_ids` and back
 
 Every example is one row; the labelled slots are parallel lists (`label_pos`, `labels`,
 `loss_mask` and each metadata column such as LEGO's `depth`), so columnar tools (pyarrow,
@@ -45,6 +47,7 @@ from tqdm.auto import tqdm
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
+from reasonlab import tokenizer
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, build_task
@@ -93,9 +96,11 @@ def _need_datasets() -> None:
     try:
         import datasets  # noqa: F401
         import pyarrow  # noqa: F401
+        import tokenizers  # noqa: F401
     except ImportError:
-        raise ConfigError("`reasonlab data export` writes with Hugging Face datasets and "
-                          "pyarrow; install them with `pip install 'reasonlab[data]'`") from None
+        raise ConfigError("`reasonlab data export` writes with Hugging Face datasets, "
+                          "tokenizers and pyarrow; install them with `pip install "
+                          "'reasonlab[data]'`") from None
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ def features_of(task: Task, cols: Columns) -> Any:
 
     f: dict[str, Any] = {
         "text": Value("string"),
+        "readable": Value("string"),
         "input_ids": List(Value("int32")),
         "tokens": List(Value("string")),
     }
@@ -161,8 +167,10 @@ def chunk_table(task: Task, batch: Batch, cols: Columns, schema: Any) -> Any:
     ids = batch.tokens.numpy()
     full = np.full(B, T, dtype=np.int64)
     tokens = np.asarray(task.vocab.tokens, dtype=object)[ids.ravel()]
+    vocab = task.vocab.tokens
     arrays: dict[str, Any] = {
-        "text": pa.array([task.render(batch, i) for i in range(B)], type=pa.string()),
+        "text": pa.array([tokenizer.input_text(vocab, row) for row in ids], type=pa.string()),
+        "readable": pa.array([task.render(batch, i) for i in range(B)], type=pa.string()),
         "input_ids": _lists(pa, ids.ravel().astype(np.int32), full, pa.int32()),
         "tokens": _lists(pa, tokens, full, pa.string()),
     }
@@ -232,8 +240,14 @@ def export(config: DataConfig, out: Path, quiet: bool = False) -> dict[str, int]
 
     check_out(out)
     task = build_task(config.task)
-    train, val, test = draw_splits(task, config.seed, config.n_train, config.n_test,
-                                   config.n_val)
+    check_memory(task, config)
+    try:
+        train, val, test = draw_splits(task, config.seed, config.n_train, config.n_test,
+                                       config.n_val)
+    except MemoryError as e:  # numpy's _ArrayMemoryError: a size the estimate let through
+        raise ConfigError(f"not enough memory to draw {config.n_train:,} + {config.n_test:,} "
+                          f"examples ({str(e).splitlines()[0][:120]}); lower --n-train / "
+                          "--n-test") from None
     splits = {"train": train, **({"validation": val} if val is not None else {}), "test": test}
     cols = columns_of(list(splits.values()))
     features = features_of(task, cols)
@@ -250,6 +264,7 @@ def export(config: DataConfig, out: Path, quiet: bool = False) -> dict[str, int]
         first = files["train"][0].relative_to(tmp).as_posix()
         (tmp / "README.md").write_text(card(task, config, features, sizes, nbytes, cols, first),
                                        encoding="utf-8")
+        tokenizer.save(task.vocab.tokens, tmp, task.seq_len)  # `text` -> `input_ids`
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the dataset from a shared disk's users
         with contextlib.suppress(FileNotFoundError):
             out.rmdir()  # empty (check_out): replaced by the finished folder
@@ -258,6 +273,20 @@ def export(config: DataConfig, out: Path, quiet: bool = False) -> dict[str, int]
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return sizes
+
+
+def check_memory(task: Task, config: DataConfig) -> None:
+    """Refuse, before anything is drawn, sizes whose token rows alone (int64, twice: drawn,
+    then de-duplicated) exceed this machine's memory."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not on this platform: numpy will tell
+        return
+    need = 2 * 8 * (config.n_train + config.n_test) * task.seq_len
+    if need > ram:
+        raise ConfigError(f"{config.n_train:,} + {config.n_test:,} examples of {task.seq_len} "
+                          f"tokens need about {need / 2**30:,.0f} GiB to draw, more than this "
+                          f"machine's {ram / 2**30:,.0f} GiB; lower --n-train / --n-test")
 
 
 def check_out(out: Path) -> None:
@@ -277,7 +306,9 @@ def check_out(out: Path) -> None:
 # ----------------------------------------------------------------------------- the card
 
 COLUMNS = {
-    "text": "the example as `reasonlab data` prints it (the task's readable form)",
+    "text": "the model's input written out, padding left out: the folder's tokenizer maps it "
+            "to `input_ids` exactly (`AutoTokenizer.from_pretrained(<this folder>)`)",
+    "readable": "the example as `reasonlab data` prints it (the task's readable form)",
     "input_ids": "token ids, the model's input row (padding included; id 0 is the padding)",
     "tokens": "the token of each id",
     "attention_mask": "true at real tokens, false at padding",
@@ -326,6 +357,19 @@ def versions() -> dict[str, Any]:
             "results_version": RESULTS_VERSION}
 
 
+def disjoint_text(task: Task) -> str:
+    """What the card says of the held-out splits against train (tasks/disjoint.py)."""
+    from reasonlab.tasks.disjoint import overlap
+
+    why = overlap(task)
+    if why is not None:
+        return (f"**held-out rows may equal training rows**: {why}. Use these splits to "
+                "reproduce that protocol, not to measure generalisation to unseen inputs.")
+    return ("no `test` or `validation` row equals a `train` row (same token ids, features and "
+            "read-out positions): held-out draws equal to a training example are left out, so "
+            "a held-out split may hold a few rows fewer than asked.")
+
+
 def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
          nbytes: dict[str, int], cols: Columns, first: str) -> str:
     """README.md: YAML front matter (configs, dataset_info, the generator's provenance) and a
@@ -372,9 +416,8 @@ def card(task: Task, config: DataConfig, features: Any, sizes: dict[str, int],
 {source(task)}
 
 Drawn by reasonlab's `{type(task).__module__}` generator exactly as a run with seed
-{config.seed} draws its data (`train/loop.make_splits`): {splits_text}; `test` is disjoint
-from the training draw (de-duplicated against it where the task can repeat an example). The
-same config, seed and sizes give the same rows, bit for bit.
+{config.seed} draws its data (`train/loop.make_splits`): {splits_text}; {disjoint_text(task)}
+The same config, seed and sizes give the same rows, bit for bit.
 
 | split | examples |
 |---|---|
@@ -406,6 +449,8 @@ Class names ({len(classes)}): {shown}.
 ```python
 from datasets import load_dataset
 ds = load_dataset("parquet", data_dir="<this folder>")  # a DatasetDict of the splits
+from transformers import AutoTokenizer  # the task's tokenizer (tokenizer.json)
+tokenizer = AutoTokenizer.from_pretrained("<this folder>")  # text -> input_ids, exactly
 import pandas as pd  # or pyarrow, polars, DuckDB: plain Parquet files
 train = pd.read_parquet("<this folder>/{first}")  # the train split's first shard
 ```

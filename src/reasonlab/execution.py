@@ -35,7 +35,7 @@ from tqdm.auto import tqdm
 
 from reasonlab.errors import ConfigError
 from reasonlab.runs import execute, execute_if_free, load_result, run_dir_for
-from reasonlab.tracking import TrackerConfig, backfill, from_env
+from reasonlab.tracking import TrackerConfig, backfill, from_env, hparams
 from reasonlab.train.config import TrainConfig
 from reasonlab.workers import WorkerDied, run_jobs
 
@@ -90,13 +90,16 @@ def execute_all(configs: list[TrainConfig], root: Path, descs: list[str] | None 
                         address, f"{desc}: waiting", tracker, True)
             for k, r in zip(held, again, strict=True):
                 done[k] = r
-        for i, r in zip(todo, done[len(before):], strict=True):
-            results[i] = r
         check_dead_workers(jobs, names, done, root)
+        for i, r in zip(todo, done[len(before):], strict=True):
+            # a worker killed after it wrote result.json finished its run (check_dead_workers
+            # let it pass): its result is the run's, read back and verified
+            results[i] = load_result(run_dir_for(configs[i], root)) if isinstance(
+                r, WorkerDied) else r
     if tracker is not None:  # runs finished before this command: their curves, once
         for c, r in zip(configs, results, strict=True):
             if isinstance(r, dict):
-                backfill(tracker, run_dir_for(c, root), r["curve"])
+                backfill(tracker, run_dir_for(c, root), r["curve"], hparams(c))
     return results  # type: ignore[return-value]
 
 

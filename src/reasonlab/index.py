@@ -124,24 +124,44 @@ def record(r: RunInfo) -> dict[str, Any]:
             "changed": {k: v for k, v in r.changed.items() if k not in DERIVED and v != {}}}
 
 
+def full_record(r: RunInfo) -> dict[str, Any]:
+    """`record` with every final metric of a finished run (`final`: its last evaluation, as
+    result.json holds it) and the whole resolved config (`config`: dotted keys, defaults
+    filled in by today's TrainConfig), for `--format json/csv`."""
+    final: dict[str, Any] = {}
+    config: dict[str, Any] = {}
+    try:
+        if r.status == "finished":
+            final = {k: v for k, v in _final(r.path).items() if k != "step"}
+        config = flatten(_resolved(r.path))
+    except CorruptRunError:  # listed as such by its status; its numbers are not shown
+        pass
+    return {**record(r), "final": final, "config": config}
+
+
 def as_json(infos: list[RunInfo]) -> str:
-    return json.dumps([record(r) for r in infos], indent=1) + "\n"
+    return json.dumps([full_record(r) for r in infos], indent=1) + "\n"
 
 
 def as_csv(infos: list[RunInfo]) -> str:
-    """One row per run; the fixed columns, then one per config key any listed run changed
-    (empty where a run keeps the default; lists and objects as JSON)."""
+    """One row per run: the fixed columns, one per final metric (`final.acc`,
+    `final.val.acc`, ...; empty for a run that has not finished), then one per config key of
+    the resolved configs (defaults filled in). Lists and objects as JSON."""
     import csv
     import io
 
-    rows = [record(r) for r in infos]
-    keys = sorted({k for row in rows for k in row["changed"]})
-    fixed = [k for k in rows[0] if k != "changed"] if rows else []
+    rows = [full_record(r) for r in infos]
+    for row in rows:
+        row["final"] = flatten(row["final"], "final.")
+    metrics = sorted({k for row in rows for k in row["final"]})
+    keys = sorted({k for row in rows for k in row["config"]})
+    fixed = [k for k in rows[0] if k not in ("changed", "final", "config")] if rows else []
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(fixed + keys)
+    writer.writerow(fixed + metrics + keys)
     for row in rows:
-        cells = [row[k] for k in fixed] + [row["changed"].get(k) for k in keys]
+        cells = ([row[k] for k in fixed] + [row["final"].get(k) for k in metrics]
+                 + [row["config"].get(k) for k in keys])
         writer.writerow(["" if v is None else json.dumps(v) if isinstance(v, list | dict)
                          else v for v in cells])
     return buf.getvalue()
@@ -275,6 +295,16 @@ def parse_age(text: str) -> float:
     if m is None:
         raise ConfigError(f"--older-than {text!r} is not an age; write e.g. 30m, 12h or 7d")
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+def verify(root: Path) -> tuple[list[str], int]:
+    """Every run folder read and verified whole (store.inspect_run: result.json's checksums,
+    the checkpoint's tensors, the metrics lines up to it, config.json): one line per damaged
+    run naming the file, and how many runs were checked. Runs training now are skipped."""
+    if not (root / "runs").is_dir():
+        raise ConfigError(f"no runs under {root / 'runs'}; nothing to verify")
+    infos = scan(root, thorough=True)
+    return [f"{r.id}: {r.problem}" for r in infos if r.status == "corrupt"], len(infos)
 
 
 def gc_candidates(root: Path, older_than: float, now: float | None = None) -> list[RunInfo]:

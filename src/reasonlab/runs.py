@@ -12,6 +12,8 @@ silently reused.
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,16 +21,20 @@ from typing import Any
 from reasonlab.errors import CheckpointError, ConfigError, ReasonlabError
 from reasonlab.locking import LeaseLost, LockHeld, RunLock, clear_stale, held, lock_path
 from reasonlab.store import (
+    CONFIG_CHECKSUM,
+    RESULT_CHECKSUMS,
     RunRecord,
     check_partial,
+    checkpoint_meta,
     flatten,
     last_start,
     make_dirs,
     read_result,
     remove_empty,
+    result_checksums,
     write_json_atomic,
 )
-from reasonlab.tracking import TrackerConfig, backfill, open_sink
+from reasonlab.tracking import TrackerConfig, backfill, hparams, open_sink
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig, config_id
 # below train.loop, so that loading a run's model (init stages: `init_from`) imports no cycle
 from reasonlab.train.init_stages import load_run_model
@@ -100,7 +106,7 @@ def _execute(config: TrainConfig, root: Path, quiet: bool, desc: str | None,
     if done is not None:
         clear_stale(lock_path(run_dir))  # left by a process killed after it finished the run
         if tracker is not None:
-            backfill(tracker, run_dir, done["curve"])
+            backfill(tracker, run_dir, done["curve"], hparams(config))
         return done
     if config.init_run is not None:  # its initialisation first: trained once, then reused
         if _execute(config.init_run, root, quiet, f"pretraining for {desc or 'run'}", position,
@@ -139,28 +145,33 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
                   desc: str | None, position: int | None, tracker: TrackerConfig | None
                   ) -> dict[str, Any]:
     """Train or resume the run while this process holds its lock."""
-    from reasonlab.train.loop import read_metrics, train
-
+    from reasonlab.train.checkpoint import settle_checkpoint
     from reasonlab.train.device import where_it_runs
+    from reasonlab.train.loop import read_metrics, train
 
     # Every write below is fenced (lock.check, locking.py): a process that stalled past its
     # lease and lost the run to another stops at its next write, and never removes the folder.
-    step = check_partial(run_dir)
-    where = where_it_runs(config.device, config.dtype, config.deterministic)
+    step = check_partial(run_dir)  # with the metrics lines and config.json it checkpointed
+    where = where_it_runs(config.device, config.dtype, config.deterministic,
+                          config.compile_mode if config.compile else "off")
     if step:
         check_same_place(run_dir, where)
+        settle_checkpoint(run_dir, fence=lock.check)  # no .ckpt.old is left beside it
     lock.check()
     created = make_dirs(run_dir)
     try:
-        write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"),
-                          fence=lock.check)
+        # a resume keeps the config.json its checkpoint verified (a rewrite in a newer
+        # schema would no longer match the checksum the checkpoint recorded)
+        if not (step and CONFIG_CHECKSUM in (checkpoint_meta(run_dir) or {})):
+            write_json_atomic(run_dir / "config.json", config.model_dump(mode="json"),
+                              fence=lock.check)
         record = RunRecord(run_dir, run_dir.name, config.task.name,
                            flatten(config.model_dump(mode="json", exclude_defaults=True)), step,
                            where, fence=lock.check)
     except OSError as e:
         _discard(run_dir, created, lock)
         raise ConfigError(f"cannot write into {run_dir} ({e.strerror})") from None
-    sink = open_sink(tracker, run_dir) if tracker is not None else None
+    sink = open_sink(tracker, run_dir, hparams(config)) if tracker is not None else None
     try:
         final = train(config, run_dir, quiet=quiet, desc=desc, position=position,
                       fence=lock.check, sink=sink)
@@ -169,12 +180,14 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
         raise  # the run is another process's now: nothing of it is touched
     except Exception as e:
         user = (e if isinstance(e, ReasonlabError)
-                else out_of_memory(e) or nondeterministic_op(e))
+                else out_of_memory(e) or nondeterministic_op(e) or disk_full(e, run_dir))
         if user is None:  # a bug: recorded, and its traceback shown
             with contextlib.suppress(LeaseLost):
                 record.end("failed", error=f"{type(e).__name__}: {e}".splitlines()[0][:300])
             raise
-        if created:  # a user error while starting: leave nothing behind
+        # a user error while starting leaves nothing behind; one after a checkpoint (a full
+        # disk) keeps it, to resume from
+        if created and not (run_dir / "ckpt").is_dir():
             _discard(run_dir, created, lock)
         else:
             record.end("partial")
@@ -183,6 +196,9 @@ def _train_locked(config: TrainConfig, run_dir: Path, lock: RunLock, quiet: bool
         if sink is not None:
             sink.close()
     result = {"id": run_dir.name, "final": final, "curve": read_metrics(run_dir)}
+    # JSON's own view of the values (tuples read back as lists), which the checksum covers
+    result = json.loads(json.dumps(result))
+    result[RESULT_CHECKSUMS] = result_checksums(run_dir, result)
     write_json_atomic(run_dir / "result.json", result, indent=None, fence=lock.check)
     record.end("finished", step=final.get("step"), acc=final.get("acc"))
     return result
@@ -216,6 +232,16 @@ def nondeterministic_op(e: BaseException) -> ConfigError | None:
     from reasonlab.train.device import nondeterministic_op as translate
 
     return translate(e)
+
+
+def disk_full(e: BaseException, run_dir: Path) -> ConfigError | None:
+    """A write into the run that found its disk full (a metrics line, run.json), or None; a
+    checkpoint says how much it needs itself (train/checkpoint.disk_full)."""
+    if not (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)):
+        return None
+    return ConfigError(f"no space left on the device to write {e.filename or run_dir}; free "
+                       "some space and run the same command again (the run resumes from its "
+                       "last checkpoint)")
 
 
 def out_of_memory(e: BaseException) -> ConfigError | None:

@@ -146,9 +146,62 @@ def read_result(run_dir: Path, verify: bool = False) -> dict[str, Any] | None:
                 run_dir / f".{CKPT_DIR}.old" / name).is_file():
             raise CorruptRunError(run_dir, f"{CKPT_DIR}/{name}",
                                   "is missing (a finished run keeps its final checkpoint)")
+    check_result_checksums(run_dir, result)
     if verify:
         check_checkpoint(run_dir)
     return result
+
+
+RESULT_CHECKSUMS = "sha256"
+"""The key in result.json holding the SHA-256 of the files a finished run's results rest on
+(`result_checksums`); absent in runs finished before it existed, which are read as before."""
+CHECKED_FILES = ("config.json", "metrics.jsonl", f"{CKPT_DIR}/state.json")
+"""Checksummed in result.json (state.json holds the checksum of state.safetensors in turn)."""
+
+
+def result_body_sha256(result: dict[str, Any]) -> str:
+    """SHA-256 of what result.json says (its id, final and curve, canonical JSON): an edited
+    value in result.json itself is caught as one in metrics.jsonl is."""
+    import hashlib
+
+    body = {k: result.get(k) for k in ("id", "final", "curve")}
+    blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def result_checksums(run_dir: Path, result: dict[str, Any]) -> dict[str, str]:
+    """What a finished run records in result.json (RESULT_CHECKSUMS), when it is written: the
+    SHA-256 of config.json, metrics.jsonl and the final checkpoint's state.json (which holds
+    that of state.safetensors), and of result.json's own content."""
+    sums = {name: file_sha256(run_dir / name) for name in CHECKED_FILES}
+    return {**sums, "result.json": result_body_sha256(result)}
+
+
+def check_result_checksums(run_dir: Path, result: dict[str, Any]) -> None:
+    """Every file result.json's checksums name hashes as recorded, or one CorruptRunError line
+    naming it. Hashing these three small files is cheap; state.safetensors is verified against
+    state.json (itself verified here) by check_checkpoint."""
+    sums = result.get(RESULT_CHECKSUMS)
+    if sums is None:  # finished before result.json carried checksums: read as before
+        return
+    if not isinstance(sums, dict):
+        raise CorruptRunError(run_dir, "result.json", f"has a malformed {RESULT_CHECKSUMS!r}")
+    if sums.get("result.json") != result_body_sha256(result):
+        raise CorruptRunError(run_dir, "result.json", "does not match its own checksum (a "
+                              "value in it changed after the run finished)")
+    for name in CHECKED_FILES:
+        if name not in sums:
+            continue
+        path = run_dir / name
+        if name.startswith(f"{CKPT_DIR}/"):  # killed between a checkpoint's renames
+            path = checkpoint_dir(run_dir) / path.name
+        try:
+            same = file_sha256(path) == sums[name]
+        except OSError:
+            raise CorruptRunError(run_dir, name, "is missing") from None
+        if not same:
+            raise CorruptRunError(run_dir, name, "does not match the checksum in result.json "
+                                  "(its bytes changed after the run finished)")
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
@@ -200,8 +253,25 @@ def checkpoint_meta(run_dir: Path) -> dict[str, Any] | None:
         if key not in meta or not isinstance(meta[key], kind):
             what = kind[0].__name__ if isinstance(kind, tuple) else kind.__name__
             raise CorruptRunError(run_dir, f"{rel}/state.json", f"lacks {key!r} (a {what})")
+    if META_CHECKSUM in meta and meta[META_CHECKSUM] != meta_sha256(meta):
+        raise CorruptRunError(run_dir, f"{rel}/state.json", "does not match its own checksum "
+                              "(a value in it changed after it was written)")
     check_safetensors(run_dir, f"{rel}/state.safetensors")
     return meta
+
+
+META_CHECKSUM = "state_sha256"
+"""The key in state.json holding the SHA-256 of its other values (`meta_sha256`): an edited
+step, optimizer scalar or checksum is caught. Absent in older checkpoints."""
+
+
+def meta_sha256(meta: dict[str, Any]) -> str:
+    """SHA-256 of state.json's values but META_CHECKSUM, as canonical JSON."""
+    import hashlib
+
+    body = {k: v for k, v in meta.items() if k != META_CHECKSUM}
+    blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def check_checkpoint(run_dir: Path, verify: bool = True) -> int | None:
@@ -274,7 +344,67 @@ def check_partial(run_dir: Path) -> int:
     if step and not any(r["step"] == step for r in rows):
         raise CorruptRunError(run_dir, "metrics.jsonl", f"lacks the line of step {step}, "
                               "which the checkpoint holds")
+    if step:
+        check_checkpointed_files(run_dir, checkpoint_meta(run_dir) or {})
     return step
+
+
+METRICS_CHECKSUM = "metrics_sha256"
+"""The key in state.json holding [bytes, SHA-256] of metrics.jsonl as the checkpoint was
+written: the lines up to its step, which a resume keeps and builds the run's result from (lines
+appended after it are dropped and replayed). Absent in older checkpoints."""
+CONFIG_CHECKSUM = "config_sha256"
+"""The key in state.json holding the SHA-256 of config.json when the checkpoint was written."""
+
+
+def checkpointed_files(run_dir: Path) -> dict[str, Any]:
+    """What save_checkpoint records of the run's other files (METRICS_CHECKSUM,
+    CONFIG_CHECKSUM), for those that exist."""
+    import hashlib
+
+    out: dict[str, Any] = {}
+    metrics = run_dir / "metrics.jsonl"
+    if metrics.is_file():
+        data = metrics.read_bytes()
+        out[METRICS_CHECKSUM] = [len(data), hashlib.sha256(data).hexdigest()]
+    if (run_dir / "config.json").is_file():
+        out[CONFIG_CHECKSUM] = file_sha256(run_dir / "config.json")
+    return out
+
+
+def check_checkpointed_files(run_dir: Path, meta: dict[str, Any],
+                             config: bool = True) -> None:
+    """metrics.jsonl up to the checkpoint's step (and config.json, with `config`) hash as the
+    checkpoint's state.json recorded them; one CorruptRunError line naming the file if not."""
+    import hashlib
+
+    rel = checkpoint_dir(run_dir).name
+    recorded = meta.get(METRICS_CHECKSUM)
+    if recorded is not None:
+        try:
+            size, sha = recorded
+            with open(run_dir / "metrics.jsonl", "rb") as f:
+                head = f.read(int(size))
+        except (OSError, TypeError, ValueError):
+            raise CorruptRunError(run_dir, "metrics.jsonl", "is missing or shorter than at "
+                                  f"the checkpoint (see {rel}/state.json)") from None
+        if len(head) != size or hashlib.sha256(head).hexdigest() != sha:
+            raise CorruptRunError(run_dir, "metrics.jsonl", "does not match the checksum in "
+                                  f"{rel}/state.json (its lines up to the checkpoint changed)")
+        # a resume keeps every line up to the checkpoint's step: one after the verified
+        # lines would be kept unverified
+        later = [r["step"] for r in read_metrics(run_dir)[head.count(b"\n"):]]
+        if any(s <= meta.get("step", 0) for s in later):
+            raise CorruptRunError(run_dir, "metrics.jsonl", "has a line of step "
+                                  f"{min(later)} after the lines {rel}/state.json verifies")
+    if config and meta.get(CONFIG_CHECKSUM) is not None:
+        try:
+            same = file_sha256(run_dir / "config.json") == meta[CONFIG_CHECKSUM]
+        except OSError:
+            raise CorruptRunError(run_dir, "config.json", "is missing") from None
+        if not same:
+            raise CorruptRunError(run_dir, "config.json", "does not match the checksum in "
+                                  f"{rel}/state.json (it changed after the checkpoint)")
 
 
 # ----------------------------------------------------------------------------- provenance
@@ -396,15 +526,18 @@ def mark_failed(run_dir: Path, error: str) -> bool:
         lock.release()
 
 
-FINGERPRINTED = ("result.json", f"{CKPT_DIR}/state.json", f"{CKPT_DIR}/state.safetensors")
+FINGERPRINTED = ("result.json", f"{CKPT_DIR}/state.json", f"{CKPT_DIR}/state.safetensors",
+                 "config.json", "metrics.jsonl")
 
 
-def fingerprints(run_dir: str | Path) -> dict[str, list[int]] | None:
-    """[size, mtime_ns] of the files a finished run is trusted by (None if one is missing).
-    A listing compares them instead of reading every result.json and checkpoint; `runs show`
-    and `runs gc` read and verify the files themselves."""
+def fingerprints(run_dir: str | Path, names: Any = FINGERPRINTED
+                 ) -> dict[str, list[int]] | None:
+    """[size, mtime_ns] of the files a finished run is trusted by (None if one is missing);
+    `names`: those a run.json recorded (older ones lack config.json and metrics.jsonl). A
+    listing compares them instead of reading every result.json and checkpoint; `runs show`,
+    `runs verify` and `runs gc` read and verify the files themselves."""
     out = {}
-    for name in FINGERPRINTED:
+    for name in names:
         try:
             st = os.stat(f"{run_dir}/{name}")
         except OSError:
@@ -479,7 +612,8 @@ def _finished_fast(path: str, name: str) -> RunInfo | None:
     except (OSError, ValueError):
         return None
     if (not isinstance(rec, dict) or rec.get("status") != "finished" or "acc" not in rec
-            or rec.get("files") is None or rec["files"] != fingerprints(path)):
+            or not isinstance(rec.get("files"), dict) or not rec["files"]
+            or rec["files"] != fingerprints(path, list(rec["files"]))):
         return None  # changed since it finished, or recorded before fingerprints: read it
     return RunInfo(name, Path(path), "finished", rec.get("step"), rec.get("task"),
                    rec.get("changed") or {}, rec["acc"], rec.get("wall_s"), rec.get("created"))

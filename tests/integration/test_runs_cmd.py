@@ -36,6 +36,14 @@ def copy(store, tmp_path):
     return tmp_path / "s", ids
 
 
+def written_before_checksums(run_dir) -> None:
+    """result.json as an older reasonlab wrote it: without the checksums of its files (which
+    the config.json edits below, standing for an older schema, would fail)."""
+    result = json.loads((run_dir / "result.json").read_text())
+    del result["sha256"]
+    (run_dir / "result.json").write_text(json.dumps(result))
+
+
 def cli(capsys, *args):
     rc = main(list(args))
     out, err = capsys.readouterr()
@@ -49,7 +57,8 @@ def test_run_json_records_provenance_and_keeps_the_id(copy):
     assert rec["host"] and rec["torch"] and "git_commit" in rec
     assert rec["id"] == ids[0] == config_id(TrainConfig.build(TINY))
     result = json.loads((root / "runs" / ids[0] / "result.json").read_text())
-    assert set(result) == {"id", "final", "curve"}  # provenance stays out of results
+    # provenance stays out of results (the checksums are of the files the results are)
+    assert set(result) == {"id", "final", "curve", "sha256"}
 
 
 def test_list_filter_show_diff(copy, capsys):
@@ -77,6 +86,7 @@ def test_diff_fills_defaults_of_fields_added_later(copy, capsys):
     data = json.loads(cfg.read_text())
     del data["model"]["mlp_bias"], data["task"]["root"]  # as written by an older reasonlab
     cfg.write_text(json.dumps(data))
+    written_before_checksums(cfg.parent)
     rc, out, _ = cli(capsys, "runs", "--out", str(root), "diff", ids[0], ids[2])
     head = out.split("final metrics")[0]
     assert rc == 0 and "optim.lr: 0.001 -> 0.01" in head
@@ -100,6 +110,8 @@ def test_diff_reads_old_flat_variant_keys(copy, capsys):
     data = json.loads(new.read_text())
     data["model"]["init"] = {"name": "rate", "gamma": 0.3}
     new.write_text(json.dumps(data))
+    for folder in (old.parent, new.parent):
+        written_before_checksums(folder)
     rc, out, _ = cli(capsys, "runs", "--out", str(root), "diff", ids[0], ids[2])
     head = out.split("final metrics")[0]
     assert rc == 0 and "optim.lr: 0.001 -> 0.01" in head

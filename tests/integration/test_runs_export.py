@@ -9,6 +9,7 @@ import json
 
 from reasonlab.cli import main
 from reasonlab.runs import execute, run_dir_for
+from reasonlab.store import flatten
 from reasonlab.train.config import TrainConfig
 
 TINY = {"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
@@ -40,16 +41,29 @@ def test_runs_exports_the_index_as_json_and_csv(tmp_path, capsys):
     assert by_id[run_dir_for(configs[2], tmp_path).name]["changed"]["optim.lr"] == 0.01
     assert by_id[run_dir_for(configs[1], tmp_path).name]["changed"]["seed"] == 1
     assert by_id[partial.name]["status"] == "partial" and by_id[partial.name]["acc"] is None
+    assert by_id[partial.name]["final"] == {}
+    for c in configs:  # every final metric, and the whole config with its defaults
+        d = run_dir_for(c, tmp_path)
+        r, final = by_id[d.name], json.loads((d / "result.json").read_text())["final"]
+        assert r["final"] == {k: v for k, v in final.items() if k != "step"}
+        assert {"acc", "loss", "train_loss", "acc_by_depth"} <= set(r["final"])
+        assert r["config"] == flatten(json.loads((d / "config.json").read_text()))
+        assert r["config"]["optim.lr"] == c.optim.lr and r["config"]["seed"] == c.seed
 
     assert main(["runs", "--out", str(tmp_path), "--format", "csv",
                  "--filter", "status=finished"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 3
-    assert {"id", "task", "status", "acc", "seed", "optim.lr", "steps"} <= set(rows[0])
+    assert {"id", "task", "status", "acc", "seed", "optim.lr", "steps", "final.acc",
+            "final.loss", "final.train_loss", "final.acc_by_depth"} <= set(rows[0])
     for row in rows:
         rec = by_id[row["id"]]
         assert float(row["acc"]) == rec["acc"] and row["status"] == "finished"
-        assert row["optim.lr"] == ("0.01" if "optim.lr" in rec["changed"] else "")
+        # a default is written out, not left blank
+        assert float(row["optim.lr"]) == rec["config"]["optim.lr"]
+        assert int(row["seed"]) == rec["config"]["seed"]
+        assert float(row["final.loss"]) == rec["final"]["loss"]
+        assert json.loads(row["final.acc_by_depth"]) == rec["final"]["acc_by_depth"]
 
     # `runs list --format` too; a bad format is one line
     assert main(["runs", "list", "--out", str(tmp_path), "--format", "json"]) == 0

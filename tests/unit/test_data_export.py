@@ -58,7 +58,12 @@ def assert_same_examples(rows, batch, task) -> None:
     for i, row in enumerate(rows):
         assert row["input_ids"] == batch.tokens[i].tolist()
         assert row["tokens"] == task.vocab.decode(batch.tokens[i])
-        assert row["text"] == task.render(batch, i)
+        assert row["readable"] == task.render(batch, i)
+        # `text` is the input written out: the words of the ids, padding left out (characters
+        # joined as they are, the character corpus's spaces and newlines among them)
+        real = task.vocab.decode([t for t in batch.tokens[i].tolist() if t != 0])
+        chars = all(len(t) == 1 for t in real)
+        assert row["text"] == ("" if chars else " ").join(real)
         keep = batch.label_pos[i] >= 0
         assert row["label_pos"] == batch.label_pos[i][keep].tolist()
         assert row["labels"] == batch.labels[i][keep].tolist()
@@ -71,6 +76,19 @@ def assert_same_examples(rows, batch, task) -> None:
         if batch.features is not None:
             assert np.array_equal(np.asarray(row["features"], dtype=np.float32),
                                   batch.features[i].numpy())
+
+
+def assert_tokenizer_round_trips(folder, ds) -> None:
+    """The folder's own tokenizer, loaded as any Hugging Face one, turns every row's `text`
+    into its `input_ids` (padding aside) and back."""
+    transformers = pytest.importorskip("transformers")
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder))
+    for split in ds.values():
+        for row in split:
+            real = [i for i in row["input_ids"] if i != 0]
+            assert tok(row["text"])["input_ids"] == real
+            assert tok.decode(real) == row["text"]
+        assert tok.pad_token_id == 0
 
 
 @pytest.mark.parametrize("task", [
@@ -87,12 +105,13 @@ def test_lego_export_loads_back_with_datasets_as_the_runs_own_examples(tmp_path,
     assert set(ds) == {"train", "validation", "test"}
     for name, batch in (("train", train), ("validation", val), ("test", test)):
         assert_same_examples(ds[name], batch, lego)
+    assert_tokenizer_round_trips(tmp_path / "ds", ds)
     # the labels' class names are the task's: the reference solver, reading the text alone,
     # gives every labelled variable the class name the row's label names
     names = ds["train"].features["labels"].feature.names
     assert names == list(lego.class_names())
     for row in ds["test"]:
-        answer = lego.solve(row["text"])
+        answer = lego.solve(row["readable"])
         got = {row["tokens"][p]: names[y] for p, y in zip(row["label_pos"], row["labels"])}
         assert got == answer
     # columnar readers: no nulls anywhere, labels a list column (the JSON-lines form made a
@@ -115,7 +134,7 @@ def test_anchors_export_gets_the_tasks_examples_and_answers(tmp_path):
     assert_same_examples(ds["test"], test, anchors)
     names = ds["test"].features["labels"].feature.names
     for row in ds["test"]:  # the answer the reference solver computes from the text
-        assert anchors.solve(row["text"])["answer"] == names[row["labels"][0]]
+        assert anchors.solve(row["readable"])["answer"] == names[row["labels"][0]]
     table = pq.read_table(next((tmp_path / "ds" / "data").glob("test-*.parquet")))
     assert all(table.column(c).null_count == 0 for c in table.column_names)
 
@@ -185,6 +204,7 @@ def test_every_task_family_exports_the_runs_splits(tmp_path, task):
         assert_same_examples(ds[name], batch, t)
     assert ds["train"].features["labels"].feature.names == list(t.class_names())
     assert len(t.class_names()) == t.n_classes
+    assert_tokenizer_round_trips(tmp_path / "ds", ds)
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "dataset_info:" in card and "results_version: " in card
     if "corpus" in task:  # masked-LM windows name the corpus they cut

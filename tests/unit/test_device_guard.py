@@ -38,8 +38,11 @@ FACTORIES = {torch.zeros, torch.ones, torch.empty, torch.full, torch.arange, tor
              torch.randperm, torch.linspace, torch.logspace}
 MOVES = {torch.Tensor.to, torch.Tensor.cuda}
 FREE = {torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.copy_,
-        torch.Tensor.cpu, torch.Tensor.index_put_}
-"""Ops CUDA runs across devices: indexing with CPU indices, copies, explicit moves."""
+        torch.Tensor.cpu, torch.Tensor.index_put_, torch._has_compatible_shallow_copy_type,
+        torch._C.TensorBase.data.__set__}
+"""Ops CUDA runs across devices: indexing with CPU indices, copies, explicit moves, and
+Module.to's own swap of a parameter's tensor (a type test and `param.data = moved`; a CPU
+"move" to cpu:0 keeps the tensor, so a shared one, e.g. a frozen backbone's, looks moved)."""
 COMPUTE = {torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.bmm,
            torch.nn.functional.linear, torch.nn.functional.scaled_dot_product_attention,
            torch.nn.functional.conv1d, torch.einsum}

@@ -34,6 +34,8 @@ CASES = {
                                         "AlbertForTokenClassification"),
     "gpt2": (GPT2, "GPT2ForTokenClassification"),
     "gpt2, tied LM head": (dict(GPT2, tie_head=True), "GPT2LMHeadModel"),
+    # not GPT-2's default 1e-5: an export that drops layer_norm_epsilon gives other logits
+    "gpt2, LayerNorm eps 0.1": (dict(GPT2, ln_eps=0.1), "GPT2ForTokenClassification"),
     "llama": (LLAMA, "LlamaForTokenClassification"),
     "llama, tied LM head": (dict(LLAMA, tie_head=True), "LlamaForCausalLM"),
 }
@@ -114,13 +116,15 @@ def test_variants_without_a_counterpart_are_refused():
             (dict(BERT, d_embed=16), "factorised embedding without tied layers")):
         with pytest.raises(ConfigError, match=f"no counterpart in transformers: .*{why}"):
             kind(build(fields))
-    with pytest.raises(ConfigError, match="boot_transformers"):
-        tl_state(build(BERT))
+    for fields, name in ((BERT, "BERT"), (CASES["albert"][0], "ALBERT")):
+        with pytest.raises(ConfigError, match=f"no post-LN {name} with this run's trained "
+                                              "head.*--format hf"):
+            tl_state(build(fields))
     with pytest.raises(ConfigError, match="pre-LN encoder.*--format transformer-lens"):
         hf_state(build(ENCODER))
 
 
-def test_cli_exports_a_trained_run(tmp_path, capsys):
+def test_cli_exports_a_trained_run(tmp_path, capsys, monkeypatch):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
                                "model": {"d_model": 16, "n_layers": 2, "n_heads": 2,
@@ -136,6 +140,12 @@ def test_cli_exports_a_trained_run(tmp_path, capsys):
     assert main(["export", str(run), "--format", "hf", "--out", str(tmp_path / "x")]) == 0
     card = (tmp_path / "x" / "README.md").read_text()
     assert run.name in card and "AlbertForTokenClassification" in card and "acc" in card
+    # the card names no path of this machine, and shows the whole task, defaults included
+    assert str(tmp_path) not in card and "from_pretrained('x')" in card
+    shown = json.loads(card.split("```json\n")[1].split("```")[0])
+    assert shown["task"]["n_vars"] == 26 and shown["task"]["group"] == "z2"
+    assert shown["model"]["n_layers"] == 2
+    monkeypatch.chdir(tmp_path)  # the load lines are relative to the folder holding the export
     from reasonlab.runs import load_run_model
     from reasonlab.tasks.base import build_task
     import numpy as np
@@ -153,7 +163,7 @@ def test_cli_exports_a_trained_run(tmp_path, capsys):
         build_task(config.task).vocab.tokens)
 
 
-def test_cli_exports_a_lego_recipe_run_to_transformer_lens(tmp_path, capsys):
+def test_cli_exports_a_lego_recipe_run_to_transformer_lens(tmp_path, capsys, monkeypatch):
     """The LEGO cpu recipes train pre-LN rotary encoders (tied layers for ALBERT): no
     transformers class has that shape, TransformerLens's bidirectional HookedTransformer does.
     The folder loads as its model card says, with our logits."""
@@ -179,6 +189,8 @@ def test_cli_exports_a_lego_recipe_run_to_transformer_lens(tmp_path, capsys):
     assert main(["export", str(run), "--format", "transformer-lens", "--out", str(out)]) == 0
     card = (out / "README.md").read_text()
     snippet = card.split("```python\n")[1].split("```")[0]
+    assert str(tmp_path) not in card
+    monkeypatch.chdir(tmp_path)
     scope: dict = {}
     exec(snippet, scope)  # the card's own lines load it
     bridge = scope["bridge"]
@@ -187,3 +199,40 @@ def test_cli_exports_a_lego_recipe_run_to_transformer_lens(tmp_path, capsys):
     with torch.no_grad():
         ours, theirs = model(batch.tokens), bridge(batch.tokens)
     assert (ours - theirs).abs().max().item() < TOL
+
+
+def test_post_ln_bert_is_refused_for_transformer_lens_because_its_route_drops_the_head(
+        tmp_path, capsys):
+    """TransformerLens 4's encoder route (boot_transformers on the hf folder) boots a BERT as
+    BertForMaskedLM, whose vocabulary-sized head replaces the trained classifier, and cannot
+    boot the BertForTokenClassification itself: so `--format transformer-lens` refuses a
+    post-LN run in one line and writes nothing. Should TransformerLens keep the head one day,
+    the second half fails, and the route can be offered."""
+    tl = pytest.importorskip("transformer_lens")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+                               "model": {"d_model": 16, "n_layers": 1, "n_heads": 2,
+                                         "d_mlp": 32}}))
+    assert main(["train", str(cfg), "steps=2", "eval_every=2", "ckpt_every=2", "n_train=64",
+                 "n_test=32", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    run = next((tmp_path / "o" / "runs").iterdir())
+    capsys.readouterr()
+    assert main(["export", str(run), "--format", "transformer-lens",
+                 "--out", str(tmp_path / "tl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: TransformerLens 4 has no post-LN BERT") and "\n" not in err
+    assert not (tmp_path / "tl").exists()
+
+    assert main(["export", str(run), "--format", "hf", "--out", str(tmp_path / "hf")]) == 0
+    bridge = tl.model_bridge.TransformerBridge.boot_transformers(str(tmp_path / "hf"),
+                                                                 device="cpu")
+    x = torch.randint(0, 10, (1, 5))
+    with torch.no_grad():
+        logits = bridge(x)
+    vocab = len(json.loads((tmp_path / "hf" / "tokens.json").read_text()))
+    assert type(bridge.original_model).__name__ == "BertForMaskedLM"
+    assert logits.shape[-1] == vocab != 2  # not the run's 2 classes
+    with pytest.raises(AttributeError):  # the classifier itself does not boot
+        tl.model_bridge.TransformerBridge.boot_transformers(
+            str(tmp_path / "hf"), device="cpu",
+            model_class=transformers.BertForTokenClassification)

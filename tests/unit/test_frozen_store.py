@@ -115,7 +115,11 @@ def test_frozen_weights_that_changed_are_caught(tmp_path):
     path = run_dir / "ckpt" / "state.json"
     meta = json.loads(path.read_text())
     meta[checkpoint.FROZEN]["sha256"] = "0" * 64  # as if the source gave other weights
-    path.write_text(json.dumps(meta))
+    del meta["state_sha256"]  # in a run written before state.json and result.json had
+    path.write_text(json.dumps(meta))  # checksums of their own (else they catch the edit)
+    result = json.loads((run_dir / "result.json").read_text())
+    del result["sha256"]
+    (run_dir / "result.json").write_text(json.dumps(result))
     with pytest.raises(ReasonlabError, match="frozen weights rebuilt from random init"):
         load_run_model(run_dir)
 

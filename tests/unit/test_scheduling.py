@@ -128,7 +128,7 @@ def test_run_json_records_where_a_run_computes(tmp_path):
     c = config("cpu")
     execute(c, tmp_path, quiet=True)
     data = json.loads((run_dir_for(c, tmp_path) / "run.json").read_text())
-    assert (data["device"], data["precision"]) == ("cpu", "fp32")
+    assert (data["device"], data["precision"], data["compile"]) == ("cpu", "fp32", "off")
     assert (data["starts"][-1]["device"], data["starts"][-1]["precision"]) == ("cpu", "fp32")
 
 
@@ -138,8 +138,10 @@ def test_where_it_runs_on_a_gpu(gpus, monkeypatch):
     gpus(1)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
     assert where_it_runs("auto", "auto", "strict") == {
-        "device": "cuda", "precision": "bf16", "gpu": "NVIDIA H100 80GB HBM3",
-        "deterministic": "strict"}
+        "device": "cuda", "precision": "bf16", "compile": "off",
+        "gpu": "NVIDIA H100 80GB HBM3", "deterministic": "strict"}
+    assert where_it_runs("auto", "auto", "strict", "reduce-overhead")["compile"] == \
+        "reduce-overhead"
     assert where_it_runs("cpu", "auto")["precision"] == "fp32"
 
 

@@ -20,7 +20,7 @@ from reasonlab.tasks.base import Batch
 def anchor_embeddings(model: nn.Module, task: AnchorsTask) -> np.ndarray:
     """Rows of W_E for anchors 1..k: [k, d_model]."""
     ids = [task.vocab.id(str(a)) for a in task.anchors]
-    return model.W_E[ids].detach().double().numpy()
+    return model.W_E[ids].detach().double().cpu().numpy()
 
 
 def cosine_matrix(x: np.ndarray) -> np.ndarray:
@@ -53,26 +53,28 @@ def shift_order_correlation(task: AnchorsTask, cos: np.ndarray) -> float:
 def readout_attention(model: nn.Module, data: Batch) -> np.ndarray:
     """Attention of the last position, per layer, to [key, anchor 1, anchor 2, others],
     averaged over examples and heads: [n_layers, 4]."""
-    _, cache = run_with_cache(model, data.tokens, data.label_pos)
-    kp = data.meta["key_pos"][:, 0]  # [N]
+    dev = model.W_E.device  # the examples go where the model is; one copy comes back
+    _, cache = run_with_cache(model, data.tokens.to(dev), data.label_pos.to(dev))
+    kp = data.meta["key_pos"][:, 0].to(dev)  # [N]
     rows = torch.arange(len(kp), device=kp.device)
     out = []
     for l in range(model.config.n_layers):
         pat = cache[f"blocks.{l}.attn.hook_pattern"][:, :, -1].mean(1)  # [N, k_pos]
         key, a1, a2 = pat[rows, kp], pat[rows, kp + 1], pat[rows, kp + 2]
         out.append(torch.stack([key, a1, a2, 1 - key - a1 - a2], 1).mean(0))
-    return torch.stack(out).double().numpy()
+    return torch.stack(out).double().cpu().numpy()
 
 
 @torch.no_grad()
 def pair_representations(model: nn.Module, task: AnchorsTask, data: Batch) -> np.ndarray:
     """Final residual stream at the read-out position, averaged per anchor pair over the
     examples of `data` (keys and positions balanced across pairs): [n_pairs, d_model]."""
-    _, cache = run_with_cache(model, data.tokens, data.label_pos)
+    dev = model.W_E.device  # the examples go where the model is; one copy comes back
+    _, cache = run_with_cache(model, data.tokens.to(dev), data.label_pos.to(dev))
     last = f"blocks.{model.config.n_layers - 1}.{block_output_hook(model.config)}"
     h = cache[last][:, -1].double()  # [N, d]: the last block's output
-    pair = data.meta["pair"][:, 0]
-    return torch.stack([h[pair == p].mean(0) for p in range(len(task.pairs))]).numpy()
+    pair = data.meta["pair"][:, 0].to(dev)
+    return torch.stack([h[pair == p].mean(0) for p in range(len(task.pairs))]).cpu().numpy()
 
 
 def additivity(task: AnchorsTask, reps: np.ndarray) -> dict[str, float]:

@@ -19,6 +19,10 @@ from reasonlab.config import StrictModel
 from reasonlab.config_compat import upgrade_model_keys
 from reasonlab.model.variants import MODELS, REGISTRIES, VariantConfig, resolve
 
+MAX_WEIGHT = 2**40
+"""Elements of one weight matrix above which no machine holds the model (4 TiB in fp32; the
+largest of GPT-3 has 6e8): a size beyond it is a typo, refused when the config is built."""
+
 
 class ModelConfig(StrictModel):
     """One config covers BERT-like, ALBERT-like, causal decoders and their variants."""
@@ -191,6 +195,21 @@ class ModelConfig(StrictModel):
         if self.tie_head and self.n_classes != self.vocab_size:
             raise ValueError(f"tie_head needs n_classes ({self.n_classes}) == vocab_size "
                              f"({self.vocab_size}): a task with symbolic labels")
+        self._check_sizes()
         for field, registry in REGISTRIES.items():  # the defaults too, which skip _resolve
             resolve(registry, getattr(self, field), where=f"model.{field}").check(self)
         return self
+
+    def _check_sizes(self) -> None:
+        """Sizes no machine holds fail here, in one line, before anything is built (a weight's
+        element count overflowed torch's storage size, even on the meta device, which the
+        free-disk check builds the model on)."""
+        d_head = self.d_head or max(1, self.d_model // self.n_heads)
+        widths = {"d_model": self.d_model, "d_mlp": self.d_mlp, "vocab_size": self.vocab_size,
+                  "max_seq_len": self.max_seq_len, "n_classes": self.n_classes,
+                  "n_heads * d_head": self.n_heads * d_head, "d_embed": self.d_embed or 1}
+        name, width = max(widths.items(), key=lambda kv: kv[1])
+        if self.d_model * width > MAX_WEIGHT:
+            raise ValueError(f"a d_model x {name} weight of {self.d_model} x {width} "
+                             f"({self.d_model * width:.3g} elements) is beyond any machine's "
+                             f"memory (at most {MAX_WEIGHT:.3g} per weight); lower them")

@@ -16,13 +16,13 @@ Our token-type-free BERT writes one token type of zeros; bias-free linears write
 in transformers, whose BERT and ALBERT are post-LN: it goes to TransformerLens. Anything else
 is refused in one line (a hardcoded or identity attention, the MLP baseline, FPT, the LSTM).
 
-`transformer-lens`: what TransformerLens 4 loads. A decoder, or a pre-LN encoder (a
-HookedTransformer with attention_dir="bidirectional"; tied layers written into every block):
-its native format, config.json with TransformerBridgeConfig's fields and model.safetensors
-under HookedTransformer's names (embed.W_E, pos_embed.W_pos, blocks.l.attn.W_Q [n_heads,
-d_model, d_head], ...), which `TransformerBridge.boot_native(config)` builds and
-`convert_tl_checkpoint` loads. A post-LN encoder: TransformerLens 4 reads BERT through
-transformers (`TransformerBridge.boot_transformers`), so the folder is the `hf` one.
+`transformer-lens`: what TransformerLens 4 loads. A decoder, or a pre-LN encoder (bidirectional
+attention; tied layers written into every block): its native format, config.json with
+TransformerBridgeConfig's fields and model.safetensors under TransformerLens's parameter names
+(embed.W_E, pos_embed.W_pos, blocks.l.attn.W_Q [n_heads, d_model, d_head], ...), which the
+native source's `boot(config)` builds and `convert_tl_checkpoint` loads. A post-LN encoder is
+refused: TransformerLens 4 reads BERT through transformers as a masked LM only, which would
+replace the run's trained head, and has no ALBERT.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def kind(model: Any) -> str:
 
 def _pre_ln_encoder(c: Any) -> str:
     """A pre-LN encoder (the LEGO cpu recipes': LayerNorm, a standard MLP, learned or rotary
-    positions, tied layers or not) is TransformerLens's HookedTransformer with bidirectional
+    positions, tied layers or not) is a TransformerLens model with bidirectional
     attention; transformers has no counterpart (its BERT and ALBERT are post-LN)."""
     if (c.norm_layer.name, c.mlp.name) != ("layernorm", "standard") or c.d_embed is not None \
             or c.tie_head or c.n_kv_heads_ != c.n_heads:
@@ -240,14 +240,20 @@ def _adjacent(t: torch.Tensor) -> torch.Tensor:
 
 
 def tl_state(model: Any) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """(TransformerBridgeConfig fields, tensors under HookedTransformer's names) of a decoder
-    run or a pre-LN encoder (bidirectional attention); a post-LN encoder's is the hf folder
-    (module docstring)."""
+    """(TransformerBridgeConfig fields, tensors under TransformerLens's names) of a decoder
+    run or a pre-LN encoder (bidirectional attention); a post-LN encoder is refused (module
+    docstring)."""
     k = kind(model)
     if k in ("bert", "albert"):
-        raise ConfigError("TransformerLens 4 loads BERT-like models through transformers: "
-                          "export with --format hf and load the folder with "
-                          "TransformerBridge.boot_transformers(DIR)")
+        # TL 4 reads BERT through transformers as a masked LM only (its adapter wires
+        # `cls.predictions`, so a BertForTokenClassification does not boot and a folder boots
+        # as BertForMaskedLM with a fresh vocabulary head) and has no ALBERT: the trained
+        # head would be lost, so nothing is written (tests/unit/test_export.py shows it)
+        raise ConfigError(f"TransformerLens 4 has no post-LN {k.upper()} with this run's "
+                          "trained head (it boots BERT as a masked LM with a new vocabulary "
+                          "head, and has no ALBERT): export with --format hf for transformers, "
+                          "hook the run itself with PyTorch hooks or nnsight, or train a "
+                          "pre-LN encoder (model.norm_position=pre) for TransformerLens")
     c = model.config
     H, d_head = c.n_heads, c.d_head_
     rotary = c.positions == "rotary"

@@ -23,6 +23,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,15 +70,34 @@ def _need(module: str, extra: str = "site") -> Any:
 def find_reports(store: Path) -> list[ReportInfo]:
     """Every folder under `store` holding report.md and verdicts.json (runs/ is not entered;
     a file that is a symlink out of the store is not read)."""
-    found = []
+    found = [read_report(store, Path(folder), "study.json" in files)
+             for folder, files in report_folders(store)]
+    found.sort(key=lambda r: (r.study, r.scale, -r.written))
+    return found
+
+
+def report_folders(store: Path) -> Iterator[tuple[str, list[str]]]:
+    """(folder, its file names) of every report folder under `store`, as find_reports reads
+    them."""
     for folder, dirs, files in os.walk(store):  # os.walk does not enter symlinked folders
         dirs[:] = sorted(d for d in dirs if d not in ("runs", "ckpt", "site", "sweeps") and
                          not d.startswith("."))
-        if "report.md" not in files or "verdicts.json" not in files:
-            continue
-        found.append(read_report(store, Path(folder), "study.json" in files))
-    found.sort(key=lambda r: (r.study, r.scale, -r.written))
-    return found
+        if "report.md" in files and "verdicts.json" in files:
+            yield folder, files
+
+
+def report_files(store: Path) -> list[str]:
+    """Path, size and modification time of every file find_reports reads: what a cached
+    `reasonlab claims` text depends on in the store (reasonlab.listing)."""
+    out = []
+    for folder, files in report_folders(store):
+        for name in ("report.md", "verdicts.json", "study.json"):
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:  # absent (study.json is optional) or removed meanwhile
+                continue
+            out.append(f"{folder}/{name}\0{st.st_size}\0{st.st_mtime_ns}")
+    return out
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -220,6 +240,15 @@ def _curve(root: Path | None, run_id: str) -> list[dict[str, Any]]:
             and isinstance(m.get("acc"), int | float)]
 
 
+SCALE_NOTES = {
+    "smoke": "<p id=scale-note><strong>Scale smoke</strong>: a plumbing scale, seconds of "
+             "training that check the study runs end to end. Its verdicts say nothing about "
+             "the paper's claims; the cpu, long and paper scales judge them.</p>",
+}
+"""A note under a report's title, per scale (the site is shared: a path of the machine that
+built it is never shown, only where a report lies in the store)."""
+
+
 def report_pages(r: ReportInfo, folder: Path, store: Path) -> None:
     folder.mkdir(parents=True)
     for png in r.folder.glob("*.png"):
@@ -236,8 +265,10 @@ def report_pages(r: ReportInfo, folder: Path, store: Path) -> None:
     verdicts = "".join(f"<li>{badge(v.get('status', '?'))} {html.escape(v.get('text', ''))}"
                        f"<div class=muted>{html.escape(v.get('evidence', ''))}</div></li>"
                        for v in r.verdicts)
+    where = r.folder.relative_to(store) if r.folder.is_relative_to(store) else r.folder.name
     body = (f"<p class=muted>{html.escape(r.study)} · scale {html.escape(r.scale)} · "
-            f"{html.escape(str(r.folder))}</p><ul id=verdicts>{verdicts}</ul>"
+            f"{html.escape(where.as_posix() if isinstance(where, Path) else where)} (in the "
+            f"store)</p>{SCALE_NOTES.get(r.scale, '')}<ul id=verdicts>{verdicts}</ul>"
             + (f'<p>Runs (<a href="runs.html">accuracy curves</a>): {run_links}</p>'
                if curves else "")
             + '<article id="report">'

@@ -138,6 +138,19 @@ class Task(Protocol):
         template tasks: the split's symbols); None, the default, = every class."""
         return None
 
+    held_out_revised: ClassVar[Literal["test", "val"] | None] = None
+    """Which held-out split lost rows equal to training rows when draw_splits began to leave
+    them out (tasks/disjoint.py): "test" (always) or "val" (only runs with n_val > 0). Such a
+    task's runs get new ids (train/config.py `config_id`), so a store never reuses a run whose
+    held-out metrics counted repeats of its training rows; None, the default: no task data
+    changed, ids as before."""
+
+    def overlap(self) -> str | None:
+        """Why this task's test or validation examples may equal training ones (its paper's
+        protocol, with the source; an export's card states it), or None, the default: they
+        may not, and train/loop.draw_splits leaves such repeats out (tasks/disjoint.py)."""
+        return None
+
     def class_names(self) -> tuple[str, ...]:
         """The name of every class, as `example_json` writes an answer: the label names of an
         exported dataset (data_export.py). The default: the class indices, "0", "1", ..."""

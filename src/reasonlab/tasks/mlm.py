@@ -121,6 +121,8 @@ def _framed(stream: np.ndarray, start: np.ndarray, T: int) -> np.ndarray:
 class MLMTask(Task):
     """Predict the chosen tokens of a window of the corpus from the corrupted window."""
 
+    held_out_revised = "test"  # held-out rows equal to training rows now left out
+
     Config = MLMConfig
 
     def __init__(self, config: MLMConfig):

@@ -190,6 +190,8 @@ class TemplatesConfig(TaskConfig):
 class TemplatesTask(Task):
     """Template tasks: vectorised generator, text <-> tokens, and a reference solver."""
 
+    held_out_revised = "val"  # held-out rows equal to training rows now left out
+
     Config = TemplatesConfig
 
     def __init__(self, config: TemplatesConfig):

@@ -25,6 +25,7 @@ The file's checksum is taken from the bytes as they are written (one pass; no re
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -41,8 +42,9 @@ from safetensors.torch import load_file, save
 from torch import nn
 
 from reasonlab.errors import CheckpointError
-from reasonlab.store import (CHECKSUM, MODEL_CHECKSUM, CorruptRunError, check_checkpoint,
-                             checkpoint_dir, checkpoint_meta, file_sha256)
+from reasonlab.store import (CHECKSUM, META_CHECKSUM, MODEL_CHECKSUM, CorruptRunError,
+                             check_checkpoint, check_safetensors, checkpoint_dir,
+                             checkpoint_meta, checkpointed_files, file_sha256, meta_sha256)
 
 if TYPE_CHECKING:
     from reasonlab.train.config import TrainConfig
@@ -127,32 +129,76 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
     }
     if frozen is not None:
         meta[FROZEN] = frozen.meta()
+    # metrics.jsonl as of this step (its line of `step` is written before the checkpoint) and
+    # config.json: a resume then verifies the lines it keeps and builds the result from
+    meta.update(checkpointed_files(run_dir))
     fence()
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(f".{CKPT_DIR}.tmp*"):  # left by a killed writer of this run
         shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{CKPT_DIR}.tmp."))  # never shared
-    tmp.chmod(0o755)  # mkdtemp's 0700 would hide ckpt/ from a shared store's other users
     data = save(tensors)  # the bytes save_file writes
     # the file's checksum, from the bytes written: a flipped byte in the tensors is then
     # detected before it is used
     meta[CHECKSUM] = hashlib.sha256(data).hexdigest()
-    with open(tmp / "state.safetensors", "wb") as f:
-        f.write(data)
+    meta = json.loads(json.dumps(meta))  # as it reads back (tuples as lists), then its checksum
+    meta[META_CHECKSUM] = meta_sha256(meta)
+    state = json.dumps(meta, indent=1)
+    tmp = None
+    try:
+        tmp = Path(tempfile.mkdtemp(dir=run_dir, prefix=f".{CKPT_DIR}.tmp."))  # never shared
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide ckpt/ from a shared store's other users
+        with open(tmp / "state.safetensors", "wb") as f:
+            f.write(data)
+        (tmp / "state.json").write_text(state)
+        fence()
+    except BaseException as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise disk_full(run_dir, step, len(data) + len(state)) from None
+        raise
+    size = len(data)
     del data
-    (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     final = run_dir / CKPT_DIR
     old = run_dir / f".{CKPT_DIR}.old"
-    try:
-        fence()
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     if final.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
     os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
+    # the previous checkpoint goes once the new one reads back whole (its header, its size)
+    check_safetensors(run_dir, f"{CKPT_DIR}/state.safetensors")
+    if (final / "state.safetensors").stat().st_size == size:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def disk_full(run_dir: Path, step: int, need: int) -> CheckpointError:
+    """The one-line error of a checkpoint that did not fit on the disk (nothing of it is left;
+    the previous checkpoint is intact)."""
+    try:
+        free = f"{shutil.disk_usage(run_dir).free / 1e6:,.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    return CheckpointError(
+        f"no space left to write the checkpoint of step {step} into {run_dir / CKPT_DIR}: it "
+        f"needs {need / 1e6:,.1f} MB ({free}); free some space and run the same command again "
+        "(the run resumes from its previous checkpoint)")
+
+
+def settle_checkpoint(run_dir: Path, fence: Callable[[], None] = lambda: None) -> None:
+    """Before a resume (its checkpoint verified by store.check_partial): a writer killed
+    between save_checkpoint's renames left the previous checkpoint as `.ckpt.old`, which
+    becomes ckpt/ again; one killed after them left `.ckpt.old` beside a whole ckpt/, which
+    goes. `fence` before either."""
+    old = run_dir / f".{CKPT_DIR}.old"
+    if not old.exists():
+        return
+    fence()
+    final = run_dir / CKPT_DIR
+    if checkpoint_dir(run_dir) == final:
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(old, final)
 
 
 def tensors_sha256(tensors: Mapping[str, torch.Tensor]) -> str:

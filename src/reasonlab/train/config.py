@@ -140,6 +140,13 @@ class TrainConfig(StrictModel):
     naming it, and shared by all of them (model/pretrained.py, load_run); this run's id hashes
     its config. None = random init. (Older configs wrote `pretrained` for a checkpoint and
     `pretrain` for a run; they are converted on load.)"""
+    # Left out of dumps (so of run ids) while empty: adding it kept existing run ids valid.
+    diagnostics: list[Literal["attention"]] = Field(default_factory=list,
+                                                    exclude_if=lambda v: not v)
+    """Diagnostics logged with every evaluation under `diag` (train/diagnostics.py):
+    "attention" = per layer the attention entropy and the W_Q / W_K / W_V gradient norms on a
+    fixed probe batch (Hoffmann et al. 2024's plateau mechanism). They read the model without
+    changing its training: the run's other numbers are those of the run without them."""
     mimic: MimicConfig | None = Field(None, exclude_if=lambda v: v is None)
     """Mimicking initialisation (LEGO §4.2.2): before training, chosen heads learn to imitate
     target attention patterns on random task sentences (after `init_from`, if both)."""
@@ -269,13 +276,45 @@ def config_id(config: TrainConfig) -> str:
 
     dtype "fp32" hashes as the default "auto" does: before "auto" existed "fp32" was the
     default, so every stored run's config.json names it, and on the CPU (where those runs
-    trained) the two compute alike. On a GPU they differ, as device="auto" does on machines
-    with and without one: the id does not say where a run trained (README, "Running at paper
-    scale on a GPU")."""
+    trained) the two compute alike. A run that computes on a GPU also hashes where it computes
+    (`id_place`): with device="auto" and dtype="auto", one config is a CPU fp32 run on one
+    machine and a GPU bf16 run on another, two computations that must not share a folder."""
     changed = id_view(config.model_dump(mode="json", exclude_defaults=True))
-    blob = json.dumps({"task": config.task.name, "config": changed, "v": RESULTS_VERSION},
-                      sort_keys=True)
+    body: dict[str, Any] = {"task": config.task.name, "config": changed, "v": RESULTS_VERSION}
+    place = id_place(config)
+    if place is not None:  # absent on the CPU: every CPU run keeps the id it always had
+        # the resolved place stands for what device and dtype ask: auto and bf16 on a bf16
+        # GPU are one computation, so one run
+        body["config"] = {k: v for k, v in changed.items() if k not in ("device", "dtype")}
+        body["where"] = place
+    if held_out_revised(config):  # absent for every other task: their ids are unchanged
+        body["held_out"] = "disjoint"
+    blob = json.dumps(body, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def held_out_revised(config: TrainConfig) -> bool:
+    """Whether the run's held-out rows changed when draw_splits began to leave out those equal
+    to training rows (tasks/disjoint.py; `Task.held_out_revised`): its test split, or its
+    validation split when it has one. Training data and weights are unchanged; the held-out
+    metrics are not, so such a run gets a new id instead of reusing one that counted repeats."""
+    which = getattr(TASKS[config.task.name], "held_out_revised", None)
+    return which == "test" or (which == "val" and config.n_val > 0)
+
+
+def id_place(config: TrainConfig) -> dict[str, str] | None:
+    """Where the run computes, as its id hashes it: None on the CPU; on CUDA the device class
+    and the precision `dtype` resolves to there (bf16, or tf32 on a GPU that only emulates
+    bf16). Resolved on this machine, as training resolves it (train/device.py)."""
+    import torch
+
+    from reasonlab.train.device import resolve_dtype
+
+    if config.device == "cpu" or (config.device == "auto" and not torch.cuda.is_available()):
+        return None
+    if config.dtype == "auto" and not torch.cuda.is_available():  # planned on a host
+        return {"device": "cuda", "precision": "auto"}  # without a GPU to resolve it on
+    return {"device": "cuda", "precision": resolve_dtype(config.dtype, torch.device("cuda"))}
 
 
 TrainConfig.model_rebuild()  # `init_from` may itself be a TrainConfig

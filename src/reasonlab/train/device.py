@@ -72,14 +72,16 @@ def resolve_dtype(name: str, device: torch.device) -> Precision:
     return "bf16" if native_bf16() else "tf32"
 
 
-def where_it_runs(device_name: str, dtype: str, deterministic: Determinism = "strict"
-                  ) -> dict[str, str]:
+def where_it_runs(device_name: str, dtype: str, deterministic: Determinism = "strict",
+                  compile_mode: str = "off") -> dict[str, str]:
     """What run.json records of where a run computes: the resolved device ("cpu", or "cuda"
-    with the GPU's name), the resolved precision and, on CUDA, the determinism mode. The run id
-    does not say these (a config with device=auto is one run wherever it trains), so
-    run.json does, and a resume elsewhere is refused (runs.py)."""
+    with the GPU's name), the resolved precision, torch.compile's mode ("off" without it) and,
+    on CUDA, the determinism mode. The run id says the device class and precision
+    (train/config.id_place), not the GPU's model, so run.json does, and a resume in another
+    place is refused (runs.py)."""
     device = resolve_device(device_name)
-    out = {"device": device.type, "precision": resolve_dtype(dtype, device)}
+    out = {"device": device.type, "precision": resolve_dtype(dtype, device),
+           "compile": compile_mode}
     if device.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(device)
         out["deterministic"] = deterministic

@@ -31,7 +31,8 @@ from torch import nn
 from reasonlab.errors import CheckpointError, ConfigError
 from reasonlab.model import MODELS
 from reasonlab.model.pretrained import map_tokens
-from reasonlab.store import CorruptRunError, read_result
+from reasonlab.store import (CorruptRunError, check_checkpointed_files, checkpoint_meta,
+                             read_result)
 from reasonlab.tasks.base import Task, build_task
 from reasonlab.train.checkpoint import frozen_meta, load_weights, read_model_weights
 from reasonlab.train.config import TrainConfig
@@ -117,6 +118,10 @@ def load_run_model(run_dir: Path | str, device: torch.device | str | None = None
     if not (run_dir / "config.json").is_file():
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "config.json); pass a directory under <out>/runs/")
+    # what config.json and the metrics say is what the run recorded: result.json's checksums
+    # (a finished run), or its checkpoint's (one that has not finished)
+    if read_result(run_dir) is None:
+        check_checkpointed_files(run_dir, checkpoint_meta(run_dir) or {})
     data = _config_json(run_dir)
     config = TrainConfig.build(data, where=f"{run_dir}/config.json")
     if not (run_dir / "ckpt" / "state.safetensors").is_file():

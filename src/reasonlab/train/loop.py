@@ -24,15 +24,17 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from reasonlab.errors import CheckpointError
+from reasonlab.errors import CheckpointError, ConfigError
 from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
+from reasonlab.tasks.disjoint import overlap, without_seen
 from reasonlab.tracking import Sink
 from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
                                        load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
 from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
                                     resolve_device, resolve_dtype)
+from reasonlab.train.diagnostics import PROBE_N, run_diagnostics
 from reasonlab.train.init_stages import build_model
 from reasonlab.train.metrics import evaluate, headline, model_inputs, param_counts, slot_loss
 from reasonlab.train.optim import lr_at, make_optimizer
@@ -62,10 +64,17 @@ def draw_splits(task: Task, seed: int, n_train: int, n_test: int, n_val: int = 0
     """The splits of a run with this seed and these sizes (`make_splits` without the rest of
     the config: what `reasonlab data export` writes)."""
     train, test = task.splits(np.random.default_rng(seeds(seed, DATA)), n_train, n_test)
-    if not n_val:
-        return train, None, test
-    cut = n_train - n_val
-    return train[:cut], train[cut:], test
+    val = None
+    if n_val:
+        cut = n_train - n_val
+        train, val = train[:cut], train[cut:]
+    if overlap(task) is None:  # no held-out example equals a training one (tasks/disjoint.py)
+        test = without_seen(train, test)
+        val = None if val is None else without_seen(train, val)
+        if len(test) == 0 or (val is not None and len(val) == 0):
+            raise ConfigError(f"task {task.config.name}: every held-out example equals a "
+                              "training one at these sizes; lower n_train")
+    return train, val, test
 
 
 def epoch_permutation(config: TrainConfig, n: int, epoch: int) -> torch.Tensor:
@@ -168,7 +177,8 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     """Train (or resume) the run in `run_dir`; returns the final evaluation. `fence` is called
     immediately before every write to the folder (runs.execute: the run lock's check, which
     raises once another process has taken the run over). `sink` (tracking.py) mirrors every
-    metrics line: it starts from the lines the run keeps, then gets each new one."""
+    metrics line: it starts from the lines the run keeps, then gets each new one, after the
+    losses of the steps since the evaluation before it."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -215,10 +225,21 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     # a run that stopped at its level (config.stop_at) and was killed before its result was
     # written resumes to nothing more: its last metrics line is the stop
     end = start if stopped(config, run_dir, start) else config.steps
+    # variants whose maths follow the training step (heat treatment's temperature schedule)
+    scheduled = [m for m in model.modules() if hasattr(m, "set_step")]
+    probe = train_set[:PROBE_N] if config.diagnostics else None
+    # each step's loss for the sink, kept on the device until the evaluation that reads
+    # loss_sum reads them too: a read per step would wait for the GPU at every step
+    step_losses = torch.zeros(config.eval_every, device=device) if sink is not None else None
     for step in range(start, end):
+        for m in scheduled:
+            m.set_step(step)
         lr = lr_at(step, config.steps, config.optim)
-        loss_sum += train_step(config, forward, optimizer, train_set, step, lr, autocast,
-                               classes["train"], order)
+        loss = train_step(config, forward, optimizer, train_set, step, lr, autocast,
+                          classes["train"], order)
+        loss_sum += loss
+        if step_losses is not None:  # evaluations fall on multiples of eval_every (or the end)
+            step_losses[step % config.eval_every] = loss
         bar.update(1)
 
         done = step + 1
@@ -231,6 +252,9 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             if val_set is not None:
                 last["val"] = evaluate(forward, val_set, config.eval_batch_size, autocast,
                                        classes["train"])
+            if probe is not None:  # after the evaluations: they need not see its graph
+                last["diag"] = run_diagnostics(config.diagnostics, model, probe, autocast,
+                                               classes["train"])
             if config.eval_train:
                 last["train_acc"] = evaluate(forward, train_set[: config.n_test],
                                              config.eval_batch_size, autocast,
@@ -240,7 +264,10 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             fence()
             with metrics_path.open("a") as f:
                 f.write(line)
-            if sink is not None:
+            if sink is not None and step_losses is not None:
+                fence()
+                sink.log_steps(list(zip(range(done - since + 1, done + 1),
+                                        step_losses[:since].tolist(), strict=True)))
                 fence()
                 sink.log(last)
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")

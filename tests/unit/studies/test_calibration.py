@@ -1,14 +1,33 @@
 """Every verdict rule under its null: false "reproduced" at most MAX_FALSE at the per-seed noise
 our runs show (kit/calibration.py; each family's cases in <family>/calibration.py, its noise
-in <family>/noise.toml). A rule that judges a claim without a calibration case fails here."""
+in <family>/noise.toml). A rule that judges a claim without a calibration case fails here;
+the rules are found from the code (kit/rules.py), so an unannotated function, a static method
+or a lambda is found too. Sim cases (kit/calibration_engine.py) are also drawn two-mode and
+skewed, at the study's units at every scale, over the looks of --until-decided, and under
+their alternative (power, false "not reproduced")."""
+
+import importlib
+import sys
+import textwrap
+from functools import cache
 
 import pytest
 
-from reasonlab.studies.kit.calibration import (MAX_FALSE, Case, Exempt, families_cases,
-                                               noise_entries, rule_functions, run_case)
+from reasonlab.studies.kit import rules, stats
+from reasonlab.studies.kit import verdicts as kv
+from reasonlab.studies.kit.calibration import (MAX_FALSE, MIN_DECIDED, Case, Exempt,
+                                               case_problems,
+                                               exempt_problems, families_cases, noise,
+                                               noise_entries, rule_functions, run_case,
+                                               sim_problems)
+from reasonlab.studies.kit.calibration_engine import Sim, run_sim
+from reasonlab.studies.kit.core import Claim
 
 ALL = [(f, c) for f, cases in families_cases() for c in cases]
 CASES = [(f, c) for f, c in ALL if isinstance(c, Case)]
+SIMS = [(f, c) for f, c in ALL if isinstance(c, Sim)]
+EVERY = [c for _, c in ALL]
+CLAIM = Claim("c", "a calibration claim", "simulation")
 
 
 def test_every_rule_that_judges_a_claim_has_a_calibration_case():
@@ -18,18 +37,156 @@ def test_every_rule_that_judges_a_claim_has_a_calibration_case():
     assert all(c.why for _, c in ALL if isinstance(c, Exempt))
 
 
+def test_every_exempt_is_of_a_checked_kind():
+    problems = [p for _, c in ALL if isinstance(c, Exempt) for p in exempt_problems(c, EVERY)]
+    assert not problems, problems
+
+
 def test_every_case_draws_with_measured_noise():
-    for family, case in CASES:
+    for family, case in CASES + SIMS:
         entries = noise_entries(family)
         assert case.noise in entries, (family, case.name, case.noise)
         assert entries[case.noise]["sd"] > 0 and entries[case.noise]["source"]
-        assert case.units >= 1
+    assert all(case.units >= 1 for _, case in CASES)
+
+
+outcome = cache(run_case)  # each Case drawn once, read by the two tests below
 
 
 @pytest.mark.parametrize("family,case", CASES,
                          ids=[f"{f}:{c.rule.__qualname__}:{c.label}" for f, c in CASES])
 def test_rule_reads_reproduced_at_most_five_percent_under_its_null(family, case):
-    out = run_case(case)
+    out = outcome(case)
     assert out.false_rate <= MAX_FALSE, (
         f"{case.name} ({case.label or 'default'}): false 'reproduced' {out.false_rate:.3f} "
         f"under its null at {case.units} units per arm; statuses {out.statuses}")
+
+
+def test_no_rule_is_always_inconclusive():
+    """A rule whose every case (a precondition's null aside) stays inconclusive would pass its
+    null test vacuously: some case of each rule must decide (reproduce under its alternative,
+    or decide either way under its null), or it is a Sim that declares where it decides."""
+    deciding = {c.name for _, c in SIMS}
+    for _, c in CASES:
+        o = outcome(c)
+        if (o.power or 0.0) >= MIN_DECIDED or 1 - o.statuses.get("inconclusive", 0) >= MIN_DECIDED:
+            deciding.add(c.name)
+    never = sorted({c.name for _, c in CASES} - deciding)
+    assert not never, f"rules inconclusive in every case: {never}"
+
+
+@pytest.mark.parametrize("family,case", SIMS,
+                         ids=[f"{f}:{c.rule.__qualname__}:{c.label}" for f, c in SIMS])
+def test_sim_case_under_every_noise_shape_scale_and_look(family, case):
+    out = run_sim(case, noise(family, case.noise), null_draws=300, power_draws=100,
+                  seq_draws=100)
+    assert not sim_problems(out), (case.name, case.label, sim_problems(out))
+
+
+# -- the suite catches what used to slip past ---------------------------------------------------
+
+DUMMY = '''
+from reasonlab.studies.kit import stats
+from reasonlab.studies.kit.core import Verdict
+from reasonlab.studies.kit.verdicts import decided
+
+
+def plain(claim, xs):  # no annotation
+    return decided(claim, stats.at_least(stats.mean_of(xs), 0.9), "x")
+
+
+class Holder:
+    @staticmethod
+    def static(claim, xs):
+        return Verdict(claim, "reproduced", "x")
+
+
+bound = lambda claim, xs: plain(claim, xs)  # noqa: E731
+
+
+def helper(xs):  # no verdict: not a rule
+    return sum(xs)
+'''
+
+
+@pytest.fixture()
+def dummy(tmp_path, monkeypatch):
+    (tmp_path / "calib_dummy_rules.py").write_text(textwrap.dedent(DUMMY))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module("calib_dummy_rules")
+    sys.modules.pop("calib_dummy_rules", None)
+
+
+def test_rules_are_found_without_annotation_as_static_methods_and_lambdas(dummy):
+    found = rules.rules(["calib_dummy_rules"])
+    assert "calib_dummy_rules.plain" in found
+    assert "calib_dummy_rules.Holder.static" in found
+    assert any(k.startswith("calib_dummy_rules.<lambda>@") for k in found)
+    assert "calib_dummy_rules.helper" not in found
+
+
+def test_a_noisy_rule_declared_exempt_fails(dummy):
+    for e in (Exempt(dummy.plain, "any text at all"),
+              Exempt(dummy.plain, "combines", parts=()),
+              Exempt(dummy.plain, "exact", example=lambda: dummy.plain(CLAIM, [1.0, 1.0, 1.0]))):
+        assert exempt_problems(e, EVERY), e
+    # an exact rule with a deterministic example passes
+    ok = Exempt(kv.exact_verdict, "exact", example=lambda: kv.exact_verdict(
+        CLAIM, 0.4, "FLOPs", kv.below(0.5)))
+    assert exempt_problems(ok, EVERY) == []
+
+
+def _always_inconclusive(x):
+    v = kv.gain_verdict(CLAIM, x["a"], x["b"], ("a", "b"), "accuracy")
+    return kv.requires(v, False, "never")
+
+
+def test_an_always_inconclusive_rule_fails_instead_of_passing_vacuously():
+    case = Sim(kv.gain_verdict, _always_inconclusive, {"a": 0.5, "b": 0.5},
+               {"a": 0.7, "b": 0.5}, "accuracy", None, at={"cpu": 3})
+    problems = sim_problems(run_sim(case, 0.05, 100, 50))
+    assert any("power" in p for p in problems), problems
+    no_alt = Sim(kv.gain_verdict, _always_inconclusive, {"a": 0.5, "b": 0.5}, None,
+                 "accuracy", None, at={"cpu": 3})
+    assert any("always inconclusive" in p for p in sim_problems(run_sim(no_alt, 0.05, 100)))
+
+
+def _mean_rule(x):
+    """The old one-arm rule: the mean's t interval against the bar."""
+    return kv.decided(CLAIM, stats.at_least(stats.mean_of(x["a"]), 0.95), "x")
+
+
+def test_the_mean_rule_fails_the_fit_or_not_null_and_the_share_rule_passes():
+    """The regime of issue 56: seeds that either fit or not, their mean exactly at the bar."""
+    mean_rule = Sim(kv.gain_verdict, _mean_rule, {"a": 0.95}, None, "accuracy", None,
+                    at={"cpu": 3}, shapes=("two-mode",))
+    out = run_sim(mean_rule, 0.05, 300)
+    assert out.false_rate[("two-mode", 3)] > 0.3, out.false_rate
+
+    def share(x):
+        return kv.every_unit_verdict(CLAIM, x["a"], kv.at_least(0.95), ">= 0.95", "acc")
+
+    for center, n in (("mean", 3), ("median", 6), ("median", 12), ("mean", 12)):
+        rule = Sim(kv.every_unit_verdict, share, {"a": 0.95}, None, "accuracy", None,
+                   at={"cpu": n}, center=center, shapes=("two-mode",))
+        r = run_sim(rule, 0.05, 300).false_rate[("two-mode", n)]
+        # centred on the mean, 90% of seeds fit and the share reads the truth (most fit) at
+        # n = 6 or more; at 3 it cannot decide. Centred on the median, half fit: the null.
+        assert r <= MAX_FALSE if (center, n) != ("mean", 12) else r > 0.5, (center, n, r)
+
+
+def test_case_units_match_the_studys_at_every_scale():
+    from reasonlab.studies import STUDIES
+
+    anchors = [c for f, c in SIMS if c.study is not None]
+    assert anchors
+    for c in anchors:
+        cls = STUDIES[c.study]
+        assert c.units() == {s: cls.default_seeds[s] for s in cls.scales if s != "smoke"}
+
+
+def test_old_cases_state_their_problems():
+    """case_problems flags an always-inconclusive Case (the fpt matches-full form)."""
+    case = Case(kv.gain_verdict, lambda rng: _always_inconclusive(
+        {"a": rng.normal(0.5, 0.05, 3), "b": rng.normal(0.5, 0.05, 3)}), None, 3, "accuracy")
+    assert any("always inconclusive" in p for p in case_problems(run_case(case, 0, 100, 0)))

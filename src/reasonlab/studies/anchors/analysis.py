@@ -102,7 +102,7 @@ def phase_figures(cells, gammas, depths, out: Path, read: dict[str, tuple[float,
 
 
 def mechanism_record(spec: RunSpec, result: dict[str, Any], out: Path) -> dict[str, Any]:
-    _, model = load_run_model(Path(result["dir"]))
+    _, model = load_run_model(Path(result["dir"]), device="run")
     task = build_task(spec.config.task)
     _, test = make_data(spec.config)
     (sol,) = heldout_solutions(model, task, test)
@@ -186,15 +186,16 @@ def mechanism_figures(recs: list[dict[str, Any]], out: Path) -> list[tuple[str, 
 @torch.no_grad()
 def layer1_rms(result: dict[str, Any]) -> float:
     """RMS of the first block's input over the run's test set."""
-    config, model = load_run_model(Path(result["dir"]))
+    config, model = load_run_model(Path(result["dir"]), device="run")
     _, test = make_data(config)
-    _, cache = run_with_cache(model, test.tokens[:500], names_filter="blocks.0.hook_resid_pre")
+    tokens = test.tokens[:500].to(next(model.parameters()).device)  # where the model is
+    _, cache = run_with_cache(model, tokens, names_filter="blocks.0.hook_resid_pre")
     return float(cache["blocks.0.hook_resid_pre"].pow(2).mean().sqrt())
 
 
 def run_solution(spec: RunSpec, result: dict[str, Any], out: Path) -> HeldoutSolution:
     """Load the run's model, rebuild its (seeded) test set, classify its held-out answers."""
-    _, model = load_run_model(Path(result["dir"]))
+    _, model = load_run_model(Path(result["dir"]), device="run")
     task = build_task(spec.config.task)
     assert isinstance(task, AnchorsTask)
     _, test = make_data(spec.config)

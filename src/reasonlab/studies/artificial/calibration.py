@@ -214,9 +214,11 @@ CASES = [
     Case(lv.speed_verdict, _speed(0.0), _speed(0.10), N, "lego-auc",
          note="null: every corpus alike; alternative: structured +0.10"),
     Exempt(sv.moved, "combines: a precondition that only turns a verdict inconclusive "
-           "(calibrated through the three equality claims)"),
-    Exempt(sv.gated, "combines: `requires` unless the verdict already lacks units"),
-    Exempt(sv.every, "combines: all_of (intersection-union) carrying the deciding part's effect"),
+           "(calibrated through the three equality claims)",
+           through=(sv.distribution_random, sv.distribution_stack, sv.other_language)),
+    Exempt(sv.gated, "combines: `requires` unless the verdict already lacks units", parts=()),
+    Exempt(sv.every, "combines: all_of (intersection-union) carrying the deciding part's effect",
+           parts=()),
     Exempt(sv.judge, "dispatches to RULES (each calibrated here) or reads inconclusive for "
-           "rows not run"),
+           "rows not run", parts=tuple(sv.RULES.values())),
 ]

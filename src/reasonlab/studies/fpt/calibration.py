@@ -22,7 +22,8 @@ from reasonlab.studies.fpt._support.freezing import ALL, OUT, OUT_LN
 from reasonlab.studies.fpt._support.other_backbones import OtherBackbones
 from reasonlab.studies.fpt.common import FPT, FULL, LSTM, RANDOM, RANDOM_LSTM
 from reasonlab.studies.kit.calibration import Case, Exempt, noise
-from reasonlab.studies.kit.core import Claim
+from reasonlab.studies.kit.calibration_engine import Sim
+from reasonlab.studies.kit.core import Claim, Verdict
 
 N = 3
 """Seeds per arm of every FPT study at cpu scale."""
@@ -227,6 +228,21 @@ def _fitting(gap_fpt: float, gap_scratch: float):
     return one
 
 
+def fitting_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    """fitting_verdict with test accuracies 0.72 (FPT) and 0.74 (scratch), train at test +
+    each seed's drawn gap."""
+    n = len(x["fpt"])
+    return sv.fitting_verdict(CLAIM, FASHION, ((0.72 + x["fpt"]).tolist(), [0.72] * n),
+                              ((0.74 + x["scratch"]).tolist(), [0.74] * n), ("FPT", "Full"))
+
+
+def attention_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    """attention_verdict on the drawn masses after and before training, uniform 0.2, a
+    learned task."""
+    return sv.attention_verdict(CLAIM, "bit XOR", x["trained"].tolist(), x["initial"].tolist(),
+                                0.2, [0.99] * len(x["trained"]))
+
+
 def _scaling(rise: float):
     sd = noise("fpt", "accuracy")
 
@@ -336,20 +352,22 @@ CASES = [
          note="null: no gain on one backbone; alternative: the slides' FPT - Bit on both"),
     Case(sv.both_backbones, _both_backbones((0.0, 0.1)), _both_backbones((0.1, 0.1)), N,
          "accuracy", note="null: no gain on one backbone; alternative: +0.10 on both"),
-    Case(sv.fitting_verdict, _fitting(sv.UNDERFIT, 0.28), _fitting(-0.001, 0.28), N,
-         "train-test-gap", "FPT gap at 0.05",
-         "null: FPT's gap at the threshold, scratch's 0.28; alternative: the slides' -0.001 / "
-         "0.28"),
+    Sim(sv.fitting_verdict, fitting_of, {"fpt": sv.UNDERFIT, "scratch": 0.28},
+        {"fpt": -0.001, "scratch": 0.28}, "train-test-gap", "fpt-fitting", center="median",
+        side=-1.0, decides_at=6, label="FPT gap at 0.05",
+        note="null: half the seeds' FPT gap above the threshold (fit-or-overfit), scratch's "
+        "0.28; alternative: the slides' -0.001 / 0.28; a unanimous share decides from 6 seeds"),
     Case(sv.fitting_verdict, _fitting(0.0, 0.0), _fitting(-0.001, 0.28), N, "train-test-gap",
          "no extra overfitting", "null: both gaps 0"),
     Case(sv.scaling_verdict, _scaling(0.0), _scaling(0.039), N, "accuracy",
          note="null: flat; alternative: the slides' +0.039 from Small to Large"),
     Case(sv.lead_verdict, _lead((0.065, 0.058, 0.0)), _lead(SLIDES_LEADS), N, "accuracy",
          note="null: no lead at the largest size; alternative: the slides' leads"),
-    Case(sv.attention_verdict, _attention(2 * 0.2, 0.2 - 0.1), _attention(0.6, 0.25), N,
-         "attention-mass", "lift at 2x",
-         "null: the mass at exactly 2x uniform's, risen during training; alternative: 3x, "
-         "risen by 0.35"),
+    Sim(sv.attention_verdict, attention_of, {"trained": sv.LIFT * 0.2, "initial": 0.1},
+        {"trained": 0.6, "initial": 0.25}, "attention-mass", "fpt-attention", center="median",
+        decides_at=6, label="lift at 2x",
+        note="null: half the seeds' mass at or above 2x uniform's (0.2), risen during "
+        "training; alternative: 3x, risen by 0.35; a unanimous share decides from 6 seeds"),
     Case(sv.attention_verdict, _attention(0.6, 0.6), _attention(0.6, 0.25), N,
          "attention-mass", "no rise", "null: 3x uniform's already before training"),
     Case(bv.like_verdict, _other(bv.like_verdict, (LISTOPS, "CIFAR-10"),
@@ -370,8 +388,13 @@ CASES = [
          "Longformer less (fpt-backbones, paper: 5 seeds)",
          "null: Longformer = GPT-2 on CIFAR-10; alternative: the slides' -0.014"),
     Exempt(v.unmet, "builds the inconclusive verdict of an unmet precondition: never "
-           "reproduced"),
+           "reproduced", parts=()),
     Exempt(v.share_verdict_of, "the share rule of share_verdict and statistics_verdict, "
-           "calibrated through them (above)"),
-    Exempt(v.with_evidence, "appends to a verdict's evidence; its status is the verdict's"),
+           "calibrated through them (above)", through=(v.share_verdict, sv.statistics_verdict)),
+    Exempt(v.with_evidence, "appends to a verdict's evidence; its status is the verdict's",
+           parts=()),
+    Exempt(v._every_task, "every task's decision of universal_verdicts and lstm_verdicts",
+           through=(v.universal_verdicts, v.lstm_verdicts)),
+    Exempt(v._mean_gain, "the task-mean gain of universal_verdicts and lstm_verdicts",
+           through=(v.universal_verdicts, v.lstm_verdicts)),
 ]

@@ -162,7 +162,7 @@ def universal_verdicts(claim: Callable[[str], Claim], values: Values) -> list[Ve
     better_by(MIN_ACCURACY_GAIN) (slides, Performance on Multimodal Sequence Benchmarks;
     Importance of language pre-training)."""
     match = _every_task(claim("matches-full"), values, list(values), FPT, FULL,
-                        lambda e: stats.at_least(e, -MATCH), "FPT - Full")
+                        lambda e: stats.at_least(e, -MATCH, MATCH), "FPT - Full")
     random_v = _mean_gain(claim("random-worse"), values, FPT, RANDOM, MIN_ACCURACY_GAIN,
                           "FPT - frozen random")
     return [match, random_v]
@@ -223,7 +223,7 @@ def capped(est: Estimate, lo: float = 0.0, hi: float = 1.0) -> Estimate:
 
 
 def share_verdict_of(claim: Claim, values: Values, arm: str, base: str, top: str,
-                     threshold: float, what: str) -> Verdict:
+                     threshold: float, what: str, paper: float | None = None) -> Verdict:
     """The share of `top`'s gain over `base` that `arm` recovers. Aggregation: the share of the
     summed gains over every task, sum(arm - base) / sum(top - base), with Fieller's interval
     (kit stats.ratio): reproduced when its lower bound >= threshold, not reproduced when its
@@ -231,13 +231,14 @@ def share_verdict_of(claim: Claim, values: Values, arm: str, base: str, top: str
     what there is to recover on it and needs no gate that noise could move (a task where `top`
     gains little weighs little in the denominator; what `arm` gains there still counts).
     Precondition: `top` beats `base` (the lower bound of the summed gain above 0): without a
-    gain there is nothing to share."""
+    gain there is nothing to share. `paper`: the share the paper shows, whose distance above
+    the threshold an inconclusive verdict's power is quoted at (None: none quoted)."""
     tasks = list(values)
     groups = {_key(t, a): values[t][a] for t in tasks for a in (arm, base, top)}
     num = {**{_key(t, arm): 1.0 for t in tasks}, **{_key(t, base): -1.0 for t in tasks}}
     den = {**{_key(t, top): 1.0 for t in tasks}, **{_key(t, base): -1.0 for t in tasks}}
     raw = stats.ratio(groups, num, den, f"{what}, over {len(tasks)} tasks")
-    d = stats.at_least(raw, threshold)
+    d = stats.at_least(raw, threshold, None if paper is None else paper - threshold)
     gain = stats.contrast(groups, den, f"{top} - {base}, summed over tasks")
     per = ", ".join(
         f"{t} {np.mean(values[t][arm]) - np.mean(values[t][base]):+.3f} of "
@@ -291,7 +292,8 @@ def no_help_verdict(claim: Claim, values: Values, arm: str, base: str, reference
     for t in tasks:
         a, b = values[t][arm], values[t][base]
         v = decided(claim, stats.at_most(stats.difference(a, b, f"{arm} - {base}"),
-                                         MIN_ACCURACY_GAIN), f"{arm} {pm(a)} vs {base} {pm(b)}")
+                                         MIN_ACCURACY_GAIN, MIN_ACCURACY_GAIN),
+                    f"{arm} {pm(a)} vs {base} {pm(b)}")
         per[t] = requires(v, learned(t, float(np.mean(a))),
                           f"{arm} is not {LEARNED} above chance on {t} ({np.mean(a):.3f}, "
                           f"chance {CHANCE[t]})")

@@ -57,6 +57,14 @@ class Study(ABC):
     """Seeds per scale. A subclass lists only the scales where it differs (merged with its
     parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""
 
+    sequential: ClassVar[bool] = True
+    """Whether `reasonlab run STUDY --until-decided` may add units (seeds) in batches
+    (kit/sequential.py): its runs at n seeds must be among those at more (checked at every
+    look). False for a study whose units cannot grow."""
+    max_units: ClassVar[dict[Scale, int]] = {}
+    """The study's budget in units for `--until-decided` per scale (default: MAX_FACTOR times
+    its seeds there)."""
+
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
         unique_keys(cls, cls.__dict__.get("claims", ()))
@@ -184,6 +192,79 @@ def run_study(name: str, scale: Scale = "cpu", seeds: int | None = None,
         check_runs([s.config for s in specs], root, executor)
         return _run_study(study, specs, scale, seeds, root, out, workers, quiet, executor,
                           address, trial)
+
+
+def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = None,
+                      out: Path | None = None, workers: int | None = None,
+                      quiet: bool = False, executor: Executor = "local",
+                      address: str | None = None, overrides: Mapping[str, Any] | None = None,
+                      seeds: int | None = None) -> tuple[Report, Path]:
+    """`run_study` in looks (kit/sequential.py): `seeds` (the study's default) units, then as
+    many more at a time up to `max_units` (the study's budget by default), analysed after each
+    batch at the look's nominal level; a claim keeps the first look's decided verdict, and the
+    study stops adding units once every claim is decided. Each look's runs are the store's, so
+    a later look trains only its new seeds. The report is the last look's with every claim's
+    verdict from the look that decided it (and at which look, with how many units)."""
+    from reasonlab.studies.kit import sequential, stats
+    from reasonlab.console import check_seeds
+
+    check_seeds(max_units)
+    cls = STUDIES[name]
+    first = seeds or cls.default_seeds.get(scale, 1)
+    if not cls.trains or not cls.sequential:
+        raise ConfigError(f"study {name} cannot add units (it "
+                          + ("trains no runs" if not cls.trains else "does not opt in: "
+                             "Study.sequential is False") + "); run it without --until-decided")
+    cap = max_units or cls.max_units.get(scale) or sequential.MAX_FACTOR * first
+    if cap <= first:
+        raise ConfigError(f"--max-units {cap} must exceed the first look's {first} seeds")
+    looks = sequential.plan(first, cap)
+    root = out or Path("reasonlab-out")
+    judge, before, wall, cpu = None, set(), 0.0, 0.0
+    for look in looks:
+        study, specs, n, trial = prepare_study(name, scale, look.units, overrides, quiet)
+        if judge is None:
+            judge = sequential.Judge([c.key for c in study.claims], looks)
+        ids = {run_dir_for(s.config, root) for s in specs}
+        if not before <= ids:  # a look must keep every earlier look's runs (seed k is seed k)
+            raise ConfigError(f"study {name}'s runs at {n} seeds do not include those at fewer; "
+                              "it cannot be run --until-decided")
+        before = ids
+        folder = root / name / (f"{scale}-{overrides_tag(trial)}" if trial else scale)
+        with output_dir(folder), stats.nominal(look.level):
+            check_runs([s.config for s in specs], root, executor)
+            report, folder = _run_study(study, specs, scale, n, root, folder, workers, quiet,
+                                        executor, address, trial)
+        timing = json.loads((folder / "study.json").read_text())["timing"]
+        wall, cpu = wall + timing["wall_s"], cpu + timing["cpu_s"]
+        judge.see(look, report.verdicts)
+        if judge.done:
+            break
+    assert judge is not None
+    report.verdicts = judge.verdicts()
+    with RunLock(folder / REPORT_LOCK):
+        report.sections.insert(0, sequential_section(looks, look))
+        report.write(folder)
+        record = json.loads((folder / "study.json").read_text())
+        record["timing"].update(wall_s=round(wall, 1), cpu_s=round(cpu, 1))
+        record["sequential"] = {
+            "looks": [{"look": k.index, "units": k.units, "level": k.level} for k in looks],
+            "stopped_at": look.index, "spending": "Lan-DeMets O'Brien-Fleming-type"}
+        write_json_atomic(folder / "study.json", record)
+    return report, folder
+
+
+def sequential_section(looks: list[Any], last: Any) -> str:
+    """The report's section on a sequential run: the looks planned, their levels, where it
+    stopped."""
+    rows = "\n".join(f"| {k.index} | {k.units} | {k.level:.5f} | "
+                     f"{'run' if k.index <= last.index else 'not needed'} |" for k in looks)
+    return ("## Sequential replication\n\nRun with `--until-decided`: the study was judged after "
+            "each batch of seeds, each look at its share of the one-sided 2.5% (Lan-DeMets "
+            "O'Brien-Fleming-type alpha spending, Bonferroni over the looks: "
+            "kit/sequential.py), and every claim keeps the verdict of the look that decided it "
+            f"(the verdicts above say which). Stopped at look {last.index} of {len(looks)}."
+            "\n\n| look | seeds | one-sided level | |\n|---|---|---|---|\n" + rows)
 
 
 def prepare_study(name: str, scale: Scale, seeds: int | None,

@@ -2,11 +2,28 @@
 read "reproduced" at most MAX_FALSE of the time, at the noise our own runs show; under the
 paper's effect, its power at the study's seed count is reported (`reasonlab calibrate`).
 
-A family lists its cases in `<family>/calibration.py` as `CASES`, one or more per rule; the
-per-seed noise they draw with is data, `<family>/noise.toml` (each entry: `sd` and the store
-and report it was measured from). tests/unit/studies/test_calibration.py runs every case and
-fails when a rule that judges a claim (a public function of a family module, or of the kit's
-verdicts, that returns a Verdict) has none.
+A family lists its cases in `<family>/calibration.py` as `CASES`; the per-seed noise they draw
+with is data, `<family>/noise.toml` (each entry: `sd` and the store and report it was measured
+from). Two kinds of case:
+
+- `Sim` (kit/calibration_engine.py): the rule's null and alternative as data -- the per-unit
+  mean (or median) of each arm under each, the noise entry, the study whose units it runs --
+  and a one-line `call` that hands the drawn arms to the rule. One engine draws every Sim at
+  the study's units at each of its scales, under normal, fit-or-not (two-mode) and skewed
+  noise, checks false "reproduced" <= MAX_FALSE under the null, at a fixed seed count and over
+  the looks of `--until-decided`, false "not reproduced" <= MAX_FALSE under the alternative,
+  and the power at the alternative (>= MIN_POWER at the planned units, or `decides_at`: the
+  units at which it reaches TARGET_POWER, written in the ledger).
+- `Case` (the older form, kept for the rules not yet written as Sim): a hand-written draw under
+  the null and the alternative at a fixed unit count.
+
+tests/unit/studies/test_calibration.py runs every case and fails when a rule that judges a
+claim has none. The rules are found from the code, not from an annotation (`rule_functions`):
+every function, method, static method, nested function or lambda of a family module (or the
+kit's verdicts) that builds a Verdict or calls a rule. `Exempt` is for the three kinds of rule
+no noise reaches directly, each checked: a combinator of other rules (`parts`), a helper
+calibrated through the rules that call it (`through`), and a rule on a quantity computed
+exactly (`example`: a call whose verdict must be exact and the same twice).
 """
 
 from __future__ import annotations
@@ -23,9 +40,17 @@ import numpy as np
 
 from reasonlab.studies.kit.core import Verdict
 from reasonlab.studies.kit.families import SUPPORT_PACKAGE
+from reasonlab.studies.kit.rules import code_key
+from reasonlab.studies.kit.stats import TARGET_POWER
 
 MAX_FALSE = 0.05
-"""The most a rule may read "reproduced" under its null."""
+"""The most a rule may read "reproduced" under its null (and "not reproduced" under its
+alternative)."""
+MIN_POWER = 0.5
+"""Below this power at the study's units a case must declare `decides_at`."""
+MIN_DECIDED = 0.01
+"""A rule that decides in fewer of its draws than this (null and alternative together) is
+always inconclusive: its null test would pass vacuously."""
 NULL_DRAWS = 1000
 POWER_DRAWS = 300
 NOISE_FILE = "noise.toml"
@@ -51,6 +76,9 @@ class Case:
     label: str = ""
     note: str = ""
     """What the null and the alternative are, in a few words."""
+    decides_at: int | None = None
+    """Declared where the power at `units` is below MIN_POWER: the units per arm at which the
+    rule can decide (the ledger says so)."""
 
     @property
     def name(self) -> str:
@@ -59,11 +87,18 @@ class Case:
 
 @dataclass(frozen=True)
 class Exempt:
-    """A rule that no noise can move: it reads a deterministic quantity (a FLOP count, a
-    property of one fixed pretrained checkpoint) or combines other rules' verdicts."""
+    """A rule no noise reaches directly, of one of three checked kinds (exactly one given):
+    `parts`, the calibrated rules it combines or gates (its code may compute no interval);
+    `through`, the calibrated rules that call it (a shared helper); `example`, a call on
+    representative inputs of a rule on a quantity computed exactly (a FLOP count, a property
+    of one fixed checkpoint): its verdict must be exact and the same on a second call, and its
+    code may compute no interval."""
 
     rule: Callable[..., Any]
     why: str
+    parts: tuple[Callable[..., Any], ...] | None = None
+    through: tuple[Callable[..., Any], ...] | None = None
+    example: Callable[[], Verdict] | None = None
 
     @property
     def name(self) -> str:
@@ -78,8 +113,12 @@ class Outcome:
     statuses: dict[str, float] = field(default_factory=dict)
 
 
-def qualified(f: Callable[..., Any]) -> str:
-    return f"{f.__module__}.{f.__qualname__}"
+def qualified(f: Any) -> str:
+    """module.qualname of a rule; a lambda's also names its line (module.<lambda>@12), a
+    static method is its function's."""
+    f = getattr(f, "__func__", f)
+    code = f.__code__
+    return code_key(f.__module__, code)
 
 
 @cache
@@ -141,12 +180,10 @@ def families_cases(only: str | None = None) -> Iterator[tuple[str, Sequence[Case
         yield f, mod.CASES
 
 
-def rule_functions(only: str | None = None) -> dict[str, Callable[..., Any]]:
-    """Every public function that judges a claim: those of the kit's verdicts and of every
-    module of every family (its `_support/` subpackage's too; plugins' families too; or of the
-    one keyed `only`) annotated to return a Verdict (or a list of them)."""
-    import inspect
-
+def rule_modules(only: str | None = None) -> list[str]:
+    """The modules whose rules are calibrated: the kit's verdicts and every module of every
+    family (its `_support/` subpackage's too; plugins' families too; or of the one keyed
+    `only`), calibration modules aside."""
     from reasonlab.studies.kit.families import families
 
     modules = ["reasonlab.studies.kit.verdicts"] if only in (None, "kit") else []
@@ -160,15 +197,15 @@ def rule_functions(only: str | None = None) -> dict[str, Callable[..., Any]]:
                         for c in (folder.iterdir() if folder.is_dir() else ())
                         if c.name.endswith(".py") and c.name not in ("__init__.py",
                                                                      "calibration.py")]
-    out = {}
-    for m in modules:
-        mod = importlib.import_module(m)
-        for name, fn in inspect.getmembers(mod, inspect.isfunction):
-            if name.startswith("_") or fn.__module__ != m:
-                continue
-            if "Verdict" in str(inspect.signature(fn).return_annotation):
-                out[qualified(fn)] = fn
-    return out
+    return modules
+
+
+def rule_functions(only: str | None = None) -> dict[str, Any]:
+    """Every piece of code that judges a claim, found from the code itself (kit/rules.py):
+    qualified name -> its code object."""
+    from reasonlab.studies.kit.rules import rules
+
+    return rules(rule_modules(only))
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
@@ -182,3 +219,97 @@ def table(outcomes: Sequence[Outcome]) -> str:
                     f"{c.label or '-'} | {c.units} | {c.noise} | {o.false_rate:.3f} | "
                     + ("-" if o.power is None else f"{o.power:.2f}") + " |")
     return "\n".join(rows)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _code(f: Any) -> Any:
+    return getattr(f, "__func__", f).__code__
+
+
+def exempt_problems(e: Exempt, cases: Sequence[Any]) -> list[str]:
+    """Why an Exempt does not hold (empty: it does). `cases`: every case and Exempt of the
+    suite (a part or caller must itself be calibrated)."""
+    from reasonlab.studies.kit.rules import ESTIMATORS, names
+
+    kinds = [k for k in ("parts", "through", "example") if getattr(e, k) is not None]
+    if len(kinds) != 1:
+        return [f"{e.name}: an Exempt gives exactly one of parts, through, example "
+                f"(got {kinds or 'none'})"]
+    calibrated = {c.name for c in cases if not isinstance(c, Exempt)}
+    covered = {c.name for c in cases}
+    out = []
+    own = names(_code(e.rule))
+    if e.through is not None:
+        if not e.through:
+            out.append(f"{e.name}: `through` names no rule")
+        for f in e.through:
+            if qualified(f) not in calibrated:
+                out.append(f"{e.name}: {qualified(f)} has no calibration case")
+            if _code(e.rule).co_name not in names(_code(f)):
+                out.append(f"{e.name}: {qualified(f)} does not call it")
+        return out
+    if own & ESTIMATORS:  # it computes an interval itself: a case must calibrate it
+        out.append(f"{e.name}: computes from noisy units ({', '.join(sorted(own & ESTIMATORS))})"
+                   "; it needs a calibration case, not an Exempt")
+    for f in e.parts or ():
+        if qualified(f) not in covered:
+            out.append(f"{e.name}: part {qualified(f)} is not calibrated")
+    if e.example is not None:
+        a, b = e.example(), e.example()
+        if a.effect is not None and not a.effect.exact or "exact" not in a.evidence:
+            out.append(f"{e.name}: its example's verdict is not exact ({a.evidence})")
+        if (a.status, a.evidence) != (b.status, b.evidence):
+            out.append(f"{e.name}: two calls of its example differ: not deterministic")
+    return out
+
+
+def sim_problems(o: Any) -> list[str]:
+    """Why a Sim's outcome fails the suite (empty: it passes)."""
+    c, out = o.case, []
+    for (shape, n), r in o.false_rate.items():
+        if r > MAX_FALSE:
+            out.append(f"false 'reproduced' {r:.3f} under the {shape} null at {n} units")
+    for shape, r in o.sequential_false.items():
+        if r > MAX_FALSE:
+            out.append(f"false 'reproduced' {r:.3f} over the looks of --until-decided "
+                       f"({shape} null)")
+    for n, r in o.false_not.items():
+        if r > MAX_FALSE:
+            out.append(f"false 'not reproduced' {r:.3f} under the alternative at {n} units")
+    scales = c.units()
+    if not scales:
+        out.append("no units: give the study (or `at`)")
+    if c.alternative is None:
+        if o.decided_null < MIN_DECIDED:
+            out.append(f"always inconclusive: decides in {o.decided_null:.3f} of null draws "
+                       "and has no alternative")
+        return out
+    low = {s: n for s, n in scales.items() if o.power.get(n, 0.0) < MIN_POWER}
+    if low and c.decides_at is None:
+        out.append("power " + ", ".join(f"{o.power.get(n, 0.0):.2f} at {n} units ({s})"
+                                        for s, n in low.items())
+                   + f" < {MIN_POWER}: declare decides_at (the units that reach power "
+                   f"{TARGET_POWER})")
+    if low and c.decides_at is not None and o.power.get(c.decides_at, 0.0) < TARGET_POWER:
+        out.append(f"declares decides_at {c.decides_at} but its power there is "
+                   f"{o.power.get(c.decides_at, 0.0):.2f} < {TARGET_POWER}")
+    if max(o.power.values(), default=0.0) < MIN_DECIDED and o.decided_null < MIN_DECIDED:
+        out.append("always inconclusive")
+    return out
+
+
+def case_problems(o: Outcome) -> list[str]:
+    """Why an old-form Case's outcome fails the suite (empty: it passes)."""
+    c, out = o.case, []
+    if o.false_rate > MAX_FALSE:
+        out.append(f"false 'reproduced' {o.false_rate:.3f} under its null at {c.units} units; "
+                   f"statuses {o.statuses}")
+    decided = 1.0 - o.statuses.get("inconclusive", 0.0)
+    if (o.power is None or o.power < MIN_DECIDED) and decided < MIN_DECIDED:
+        out.append(f"always inconclusive (decides in {decided:.3f} of null draws, power "
+                   f"{o.power})")
+    if o.power is not None and o.power < MIN_POWER and c.decides_at is None:
+        out.append(f"power {o.power:.2f} at {c.units} units < {MIN_POWER}: declare decides_at")
+    return out

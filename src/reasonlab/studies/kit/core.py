@@ -64,13 +64,29 @@ class Verdict:
     why: str = ""
     """For an inconclusive verdict, why: 'too few units (...)', 'underpowered (power 0.31 at 3
     units ...)', 'precondition not met (...)', 'rows not run at this scale'."""
+    look: int | None = None
+    """A sequential run's (`--until-decided`, kit/sequential.py) look that decided the claim,
+    or its last look when none did; None for a run at a fixed seed count."""
+    looks: int | None = None
+    """The looks the sequential run planned."""
+    units: int | None = None
+    """The units (seeds) the study had at that look."""
 
     def summary(self) -> str:
-        """The effect with its interval and, for an inconclusive verdict, why: one table cell."""
+        """The effect with its interval and, for an inconclusive verdict, why: one table cell;
+        a sequential run's verdict also says at which look it was decided and with how many
+        units."""
         parts = [self.effect.text()] if self.effect is not None else []
         if self.status == "inconclusive" and self.why:
             parts.append(self.why)
+        if self.look is not None:
+            parts.append(self.sequence_text())
         return "; ".join(parts)
+
+    def sequence_text(self) -> str:
+        """'decided at look 2 of 4 (6 units)' / 'undecided after look 4 of 4 (12 units)'."""
+        done = "undecided after" if self.status == "inconclusive" else "decided at"
+        return f"{done} look {self.look} of {self.looks} ({self.units} units)"
 
 
 merge = deep_merge

@@ -93,6 +93,11 @@ def write_family(family: str, root: Path | None, out: Path | None) -> list[Path]
     plugin = out is not None
     check_name(family, plugin)
     folder, test = targets(family, root, out)
+    if out is not None:  # a file where the folder (or one above it) should be: one line
+        above = next(p for p in (out, *out.parents) if p.exists() or p == Path(p.anchor))
+        if not above.is_dir():
+            where = "is" if above == out else f"lies under {above}, which is"
+            raise ConfigError(f"--out {out} {where} a file, not a folder; choose another --out")
     for p in (folder, test):
         if p.exists():
             raise ConfigError(f"{p} exists; nothing was written (choose another name or --out)")
@@ -111,9 +116,12 @@ def write_family(family: str, root: Path | None, out: Path | None) -> list[Path]
                 continue
             write_text_atomic(path, text)
             written.append(path)
-    except BaseException:
+    except BaseException as e:
         for p in reversed(written):
             shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+        if isinstance(e, OSError):  # unwritable, a file in the way: nothing is left behind
+            raise ConfigError(f"cannot write {e.filename or folder} ({e.strerror}); nothing was "
+                              "written: choose another --out") from None
         raise
     return [p for p in written if p.is_file()]
 

@@ -123,6 +123,8 @@ def verdict_record(v: Verdict) -> dict[str, Any]:
         e = v.effect
         rec["effect"] = {"what": e.what, "value": _finite(e.value), "lo": _finite(e.lo),
                          "hi": _finite(e.hi), "n": list(e.n), "exact": e.exact}
+    if v.look is not None:  # a sequential run's (kit/sequential.py)
+        rec["look"] = {"look": v.look, "looks": v.looks, "units": v.units}
     return rec
 
 

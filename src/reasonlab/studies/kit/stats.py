@@ -28,13 +28,26 @@ Every decision is a one-sided test at ALPHA = 2.5% (the bound of a two-sided 95%
 decide nothing: the verdict reads inconclusive and says how many units it needs. A rule about a
 deterministic quantity (a FLOP count, a fixed checkpoint's heads) says so with `exact(...)`, and
 its threshold is read on the value itself.
+
+Sequential looks (kit/sequential.py) judge a study more than once as its units grow; each look
+reads its intervals at a smaller nominal level, `alpha()`, set by `nominal(alpha)` around the
+analysis, so that the error over all looks stays within ALPHA. Every interval and exact test
+here reads `alpha()`, never the constant.
+
+Power is quoted only at an effect size declared before the run (the paper's effect, or the
+rule's minimum effect), never at the observed estimate: "observed power" is a function of the
+p-value and says nothing more (Hoenig & Heisey 2001, "The abuse of power", Am. Stat. 55:19).
+The TOST's power is its own: the chance both one-sided tests reject when the true difference
+is 0 (Schuirmann 1987).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -49,6 +62,28 @@ TARGET_POWER = 0.8
 """The power a study's seed count should reach at the claim's effect size ("about N needed")."""
 MAX_UNITS = 200
 """Where the needed-units search stops ("more than 200")."""
+
+_ALPHA: ContextVar[float] = ContextVar("alpha", default=ALPHA)
+
+
+def alpha() -> float:
+    """The one-sided level the intervals and tests read now: ALPHA, or a sequential look's
+    nominal level inside `nominal(...)`."""
+    return _ALPHA.get()
+
+
+@contextmanager
+def nominal(level: float) -> Iterator[None]:
+    """Decide at one-sided level `level` inside the block (a sequential look, kit/sequential.py:
+    its share of ALPHA)."""
+    if not 0 < level <= ALPHA:
+        raise ValueError(f"a nominal level must lie in (0, {ALPHA}], got {level}")
+    token = _ALPHA.set(level)
+    try:
+        yield
+    finally:
+        _ALPHA.reset(token)
+
 
 Status = Literal["reproduced", "not reproduced", "inconclusive"]
 Values = Sequence[float] | np.ndarray
@@ -73,6 +108,8 @@ class Estimate:
     exact: bool = False
     """A deterministic quantity: no replication, the interval is the value."""
     scale: Literal["linear", "log", "ratio", "proportion"] = "linear"
+    alpha: float = field(default_factory=alpha)
+    """The one-sided level its interval was read at (ALPHA, or a sequential look's)."""
 
     @property
     def units(self) -> int:
@@ -91,7 +128,12 @@ class Estimate:
         if self.units < 2 or not math.isfinite(self.se):
             return f"{fmt(self.value, digits)} (no interval: n = {n_text(self.n)})"
         return (f"{fmt(self.value, digits)} [{fmt(self.lo, digits)}, {fmt(self.hi, digits)}] "
-                f"({LEVEL:.0%} CI, n = {n_text(self.n)})")
+                f"({level_text(self.alpha)} CI, n = {n_text(self.n)})")
+
+
+def level_text(a: float) -> str:
+    """'95%'; a sequential look's level with the digits it needs ('99.6%')."""
+    return f"{100 * (1 - 2 * a):.3f}".rstrip("0").rstrip(".") + "%"
 
 
 def _bound(x: float, digits: int) -> str:
@@ -116,8 +158,9 @@ def n_text(n: Sequence[int]) -> str:
 def _t(df: float) -> float:
     """The t quantile of one-sided level ALPHA (scipy.special's ufuncs: the distribution
     objects of scipy.stats cost about 1 ms a call, which the calibration tests pay 10^5 times)."""
-    return float(special.stdtrit(df, 1 - ALPHA)) if math.isfinite(df) else float(
-        special.ndtri(1 - ALPHA))
+    a = alpha()
+    return float(special.stdtrit(df, 1 - a)) if math.isfinite(df) else float(
+        special.ndtri(1 - a))
 
 
 def _clean(values: Values) -> np.ndarray:
@@ -222,8 +265,9 @@ def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[s
 
 def proportion(k: int, n: int, what: str = "share") -> Estimate:
     """k of n units with a property: the share with its exact (Clopper-Pearson) interval."""
-    lo = float(special.betaincinv(k, n - k + 1, ALPHA)) if k > 0 else 0.0
-    hi = float(special.betaincinv(k + 1, n - k, 1 - ALPHA)) if k < n else 1.0
+    a = alpha()
+    lo = float(special.betaincinv(k, n - k + 1, a)) if k > 0 else 0.0
+    hi = float(special.betaincinv(k + 1, n - k, 1 - a)) if k < n else 1.0
     p = k / n if n else math.nan
     return Estimate(p, lo, hi, (n,), math.sqrt(p * (1 - p) / n) if n else math.inf, math.inf,
                     p * (1 - p), what, scale="proportion")
@@ -246,10 +290,35 @@ def log_contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
 def _powers(est: Estimate, effect: float, ns: np.ndarray) -> np.ndarray:
     """Power at each unit count of `ns` (vectorised: scipy.special's noncentral t)."""
     se = np.sqrt(est.unit_var / ns)
+    a = alpha()
     if math.isfinite(est.df):
         df = np.maximum(1.0, est.df * (ns - 1) / max(est.units - 1, 1))
-        return 1 - special.nctdtr(df, abs(effect) / se, special.stdtrit(df, 1 - ALPHA))
-    return special.ndtr(abs(effect) / se - special.ndtri(1 - ALPHA))
+        return 1 - special.nctdtr(df, abs(effect) / se, special.stdtrit(df, 1 - a))
+    return special.ndtr(abs(effect) / se - special.ndtri(1 - a))
+
+
+def _tost_powers(est: Estimate, margin: float, ns: np.ndarray) -> np.ndarray:
+    """The TOST's power at each unit count when the true difference is 0: the chance that
+    -margin < estimate -+ t se < margin, 2 F_t(margin / se - t_crit) - 1 (the usual
+    approximation with the variance taken as known; Schuirmann 1987, Chow & Liu 2008 §5.3)."""
+    se = np.sqrt(est.unit_var / ns)
+    a = alpha()
+    if math.isfinite(est.df):
+        df = np.maximum(1.0, est.df * (ns - 1) / max(est.units - 1, 1))
+        p = 2 * special.stdtr(df, margin / se - special.stdtrit(df, 1 - a)) - 1
+    else:
+        p = 2 * special.ndtr(margin / se - special.ndtri(1 - a)) - 1
+    return np.maximum(p, 0.0)
+
+
+def tost_power(est: Estimate, margin: float, n: int | None = None) -> float:
+    """Probability that two one-sided tests declare equivalence within +-margin with n units
+    per group (default: those it has) when the true difference is 0, at the estimate's noise.
+    NaN when the noise is unknown."""
+    n = est.units if n is None else n
+    if est.exact or est.unit_var <= 0 or est.units < 2 or n < 2:
+        return math.nan
+    return float(_tost_powers(est, margin, np.array([float(n)]))[0])
 
 
 def power(est: Estimate, effect: float, n: int | None = None) -> float:
@@ -263,13 +332,15 @@ def power(est: Estimate, effect: float, n: int | None = None) -> float:
     return float(_powers(est, effect, np.array([float(n)]))[0])
 
 
-def units_needed(est: Estimate, effect: float, target: float = TARGET_POWER) -> int | None:
-    """The fewest units per group with power >= target at `effect` (None: noise unknown;
-    MAX_UNITS + 1: more than MAX_UNITS)."""
+def units_needed(est: Estimate, effect: float, target: float = TARGET_POWER,
+                 tost: bool = False) -> int | None:
+    """The fewest units per group with power >= target at `effect` (the TOST's power at the
+    margin `effect` when `tost`; None: noise unknown; MAX_UNITS + 1: more than MAX_UNITS)."""
     if math.isnan(power(est, effect, 2)):
         return None
     ns = np.arange(MIN_UNITS, MAX_UNITS + 1, dtype=float)
-    ok = np.nonzero(_powers(est, effect, ns) >= target)[0]
+    ok = np.nonzero((_tost_powers(est, effect, ns) if tost else _powers(est, effect, ns))
+                    >= target)[0]
     return int(ns[ok[0]]) if len(ok) else MAX_UNITS + 1
 
 
@@ -303,15 +374,23 @@ def distance(est: Estimate, a: float, b: float) -> float:
     return abs(a - b)
 
 
-def underpowered(est: Estimate, effect: float, at: str | None = None) -> str:
+def underpowered(est: Estimate, effect: float | None, at: str | None = None,
+                 tost: bool = False) -> str:
     """Why an interval that spans a threshold decides nothing: 'underpowered (power 0.31 at 3
-    units for an effect of 0.05; about 6 needed)', or, where the power at `effect` (on the
-    estimate's own scale; `at` names it in words) is already adequate, that the estimate lies
-    near the threshold."""
+    units for an effect of 0.05; about 6 needed)', or, where the power at `effect` (a size
+    declared before the run, on the estimate's own scale; `at` names it in words; the TOST's
+    own power at the margin `effect` when `tost`) is already adequate, that the estimate lies
+    near the threshold. With no declared effect (None) no power is quoted: never at the
+    observed estimate."""
     if est.exact:
         return "the value lies between the thresholds"
-    at = at or f"an effect of {effect:.3g}"
-    p, need = power(est, effect), units_needed(est, effect)
+    if effect is None:
+        return ("the interval spans the threshold (no effect size declared for this rule, so "
+                "no power is quoted)")
+    at = at or (f"equivalence within +-{effect:.3g} (TOST)" if tost
+                else f"an effect of {effect:.3g}")
+    p = tost_power(est, effect) if tost else power(est, effect)
+    need = units_needed(est, effect, tost=tost)
     if math.isnan(p) or need is None:
         return "underpowered (the interval spans both thresholds)"
     if p >= TARGET_POWER:
@@ -342,9 +421,11 @@ def better_by(est: Estimate, min_effect: float, effect: float | None = None) -> 
                                  else size))
 
 
-def at_least(est: Estimate, threshold: float) -> Decision:
+def at_least(est: Estimate, threshold: float, effect: float | None = None) -> Decision:
     """The quantity (a share, a ratio, an accuracy) is at least `threshold`: reproduced when
-    the lower bound reaches it, not reproduced when the upper bound is below it."""
+    the lower bound reaches it, not reproduced when the upper bound is below it. `effect`: the
+    distance above the threshold the paper shows (or the rule's declared minimum) that the
+    power of an inconclusive verdict is quoted at; None quotes none."""
     rule = f"reproduced when the lower bound >= {threshold:g}"
     if (why := too_few(est)) is not None:
         return Decision("inconclusive", est, rule, why)
@@ -352,14 +433,14 @@ def at_least(est: Estimate, threshold: float) -> Decision:
         return Decision("reproduced", est, rule)
     if est.hi < threshold:
         return Decision("not reproduced", est, rule)
-    return Decision("inconclusive", est, rule,
-                    underpowered(est, distance(est, est.value, threshold)))
+    return Decision("inconclusive", est, rule, underpowered(est, effect))
 
 
-def at_most(est: Estimate, threshold: float) -> Decision:
+def at_most(est: Estimate, threshold: float, effect: float | None = None) -> Decision:
     """The quantity is at most `threshold` (non-inferiority, 'at least as low', 'stays at
     chance'): reproduced when the upper bound is at or below it, not reproduced when the lower
-    bound is above it."""
+    bound is above it. `effect`: the distance below the threshold the power is quoted at (as
+    at_least)."""
     rule = f"reproduced when the upper bound <= {threshold:g}"
     if (why := too_few(est)) is not None:
         return Decision("inconclusive", est, rule, why)
@@ -367,8 +448,7 @@ def at_most(est: Estimate, threshold: float) -> Decision:
         return Decision("reproduced", est, rule)
     if est.lo > threshold:
         return Decision("not reproduced", est, rule)
-    return Decision("inconclusive", est, rule,
-                    underpowered(est, distance(est, est.value, threshold)))
+    return Decision("inconclusive", est, rule, underpowered(est, effect))
 
 
 def equivalent(est: Estimate, margin: float) -> Decision:
@@ -382,7 +462,7 @@ def equivalent(est: Estimate, margin: float) -> Decision:
         return Decision("reproduced", est, rule)
     if est.lo > margin or est.hi < -margin:
         return Decision("not reproduced", est, rule)
-    return Decision("inconclusive", est, rule, underpowered(est, margin))
+    return Decision("inconclusive", est, rule, underpowered(est, margin, tost=True))
 
 
 def majority(est: Estimate, share: float = 0.5) -> Decision:
@@ -406,15 +486,20 @@ def _units_to_decide(p: float, share: float, units: int) -> str:
     Vectorised over n: the calibration asks this of many simulated studies."""
     ns = np.arange(max(units + 1, MIN_UNITS), MAX_UNITS + 1)
     ks = np.round(p * ns)
+    a = alpha()
     if p > share:
-        lo = np.where(ks > 0, special.betaincinv(np.maximum(ks, 1), ns - ks + 1, ALPHA), 0.0)
+        lo = np.where(ks > 0, special.betaincinv(np.maximum(ks, 1), ns - ks + 1, a), 0.0)
         decides = lo > share
-        every = np.arange(MIN_UNITS, MAX_UNITS + 1)
-        unanimous = int(every[special.betaincinv(every, 1, ALPHA) > share][0])
-        tail = f"; unanimous ones from {unanimous}"
+        tail = f"; unanimous ones from {unanimous_units(share)}"
     else:
-        hi = np.where(ks < ns, special.betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - ALPHA), 1.0)
+        hi = np.where(ks < ns, special.betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - a), 1.0)
         decides, tail = hi <= share, ""
     if p == share or not decides.any():
         return f"no count up to {MAX_UNITS} decides at the observed share {p:.2f}{tail}"
     return f"at the observed share {p:.2f} about {int(ns[decides][0])} units decide{tail}"
+
+
+def unanimous_units(share: float) -> int:
+    """The fewest units that, all with the property, put the share's exact lower bound above
+    `share` (alpha^(1/n) > share): 6 for a majority at ALPHA."""
+    return max(MIN_UNITS, math.floor(math.log(alpha()) / math.log(share)) + 1)

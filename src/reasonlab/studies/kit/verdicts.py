@@ -59,7 +59,9 @@ def no_gain_verdict(claim: Claim, a: Sequence[float], b: Sequence[float], names:
     mean(a) - mean(b) is at most `margin`, not reproduced when its lower bound is above it."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     est = stats.difference(a, b, f"gain {names[0]} - {names[1]}")
-    return decided(claim, stats.at_most(est, margin), f"{what}: {arms_text(a, b, names)}")
+    # power quoted where a and b are truly equal: a distance of the margin from it
+    return decided(claim, stats.at_most(est, margin, margin),
+                   f"{what}: {arms_text(a, b, names)}")
 
 
 def no_worse_verdict(claim: Claim, a: Sequence[float], b: Sequence[float],
@@ -69,7 +71,8 @@ def no_worse_verdict(claim: Claim, a: Sequence[float], b: Sequence[float],
     mean(a) - mean(b) is at least -margin, not reproduced when its upper bound is below it."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     est = stats.difference(a, b, f"{names[0]} - {names[1]}")
-    return decided(claim, stats.at_least(est, -margin), f"{what}: {arms_text(a, b, names)}")
+    return decided(claim, stats.at_least(est, -margin, margin),
+                   f"{what}: {arms_text(a, b, names)}")
 
 
 def equal_verdict(claim: Claim, a: Sequence[float], b: Sequence[float], names: tuple[str, str],
@@ -96,6 +99,33 @@ def trend_verdict(claim: Claim, by_x: Mapping[float, Sequence[float]], min_chang
     ev = "; ".join([f"{what}: " + ", ".join(f"{x}={k} {pm(v)}" for k, v in sorted(by_x.items())),
                     *notes])
     return decided(claim, stats.better_by(est, min_change), ev)
+
+
+# -- one arm against a bar, unit by unit ------------------------------------------------------
+
+FIT_SHARE = 0.5
+"""A claim that one arm's seeds reach a bar ("both models fit", "stays at chance", "the heads
+beat random init") reads: more than this share of seeds pass, by the exact lower bound of the
+share (stats.majority)."""
+
+
+def every_unit_verdict(claim: Claim, values: Sequence[float], passes: Check, bar: str,
+                       what: str, note: str = "") -> Verdict:
+    """One arm's per-unit values against a bar: each unit passes or not (`passes`, described
+    by `bar`, e.g. ">= 0.95"), and the claim is reproduced when the Clopper-Pearson lower bound
+    of the share that passes is above FIT_SHARE; not reproduced when its upper bound is at or
+    below it. Why not the mean's t interval: when each seed either fits or does not (the LEGO
+    and FPT regime), all units in one mode collapse the interval to a point, and a mean exactly
+    at the bar read "reproduced" in 68% of 3-seed draws. The share's exact interval holds
+    whatever the values' distribution; its price is units: a unanimous share decides from
+    stats.unanimous_units(FIT_SHARE) (6) units, so a study that runs fewer says so (the
+    calibration ledger) or runs `--until-decided`. `note`: evidence written before the units'
+    values."""
+    v = np.asarray(values, float)
+    k = int(sum(bool(passes(float(x))) for x in v))
+    est = stats.proportion(k, len(v), f"share of seeds with {what} {bar}")
+    ev = f"{what} per seed {', '.join(f'{x:.3f}' for x in v)}: {k} of {len(v)} {bar}"
+    return decided(claim, stats.majority(est, FIT_SHARE), f"{note}; {ev}" if note else ev)
 
 
 # -- deterministic quantities ------------------------------------------------------------------

@@ -260,11 +260,14 @@ def one_hop_rule(task: Any, batch: Any) -> np.ndarray:
 def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[float]:
     """Per chain position, the fraction of n fresh sentences on which a trained model's answer
     equals `one_hop_rule`; 1.0 on every position says the model computes that shortcut."""
-    config, model = load_run_model(run_dir)
+    config, model = load_run_model(run_dir, device="run")  # where the run trained
     task = build_task(config.task)
     b = task.sample(np.random.default_rng(seed), n)
+    dev = next(model.parameters()).device  # the sentences go where the model is
     with torch.no_grad():
-        pred = model(b.tokens, b.label_pos, b.pad_mask).argmax(-1).numpy()  # [n, chain]
+        pred = model(b.tokens.to(dev), b.label_pos.to(dev),
+                     None if b.pad_mask is None else b.pad_mask.to(dev)
+                     ).argmax(-1).cpu().numpy()  # [n, chain], one copy back
     return (pred == one_hop_rule(task, b)).mean(0).tolist()
 
 
@@ -339,7 +342,7 @@ def op_split_section(rep: Report, results: Results, positions: tuple[int, ...] =
     rows, names = [], []
     n_fresh = results.sample_size(4000)
     for s, r in results:
-        config, model = load_run_model(Path(r["dir"]))
+        config, model = load_run_model(Path(r["dir"]), device="run")
         names, acc = op_split(model, build_task(config.task), positions, n=n_fresh)
         final = r["final"]["acc_by_depth"]
         rows += [[f"{s.arm} seed {s.seed}", f"#{k}", f"{final[k]:.2f}"]
@@ -426,7 +429,7 @@ def probe_run(run_dir: Path) -> tuple[np.ndarray, np.ndarray, float]:
 
     Probe sentences: n_test for fitting and n_test // 2 held out, disjoint (task.splits).
     """
-    config, model = load_run_model(run_dir)
+    config, model = load_run_model(run_dir, device="run")  # probes send batches to it
     task = build_task(config.task)
     train, test = task.splits(np.random.default_rng([PROBE_SEED, config.seed]), config.n_test,
                               max(1, config.n_test // 2))
@@ -504,3 +507,128 @@ def probe_sections(rep: Report, results: Results, out: Path) -> dict[str, np.nda
     rep.figure("probe_maps.png", "Probe accuracy over (layer, depth); dashed: the "
                "one-layer-per-step for-loop")
     return scores
+
+
+# -- the wall at #2: attention diagnostics on the plateau (lego-plateau) ---------------------
+def plateau_window(curve: list[dict[str, Any]]) -> tuple[float, float]:
+    """The #2 plateau of one run, as steps (start, end]: from #1's first pass (0 if never) to
+    #2's first pass (the run's last step if never). Where #1 is never learned the whole run is
+    the window."""
+    first = first_pass_steps(curve)
+    end = first[2] if np.isfinite(first[2]) else curve[-1]["step"]
+    return (first[1] if np.isfinite(first[1]) else 0.0), float(end)
+
+
+def diag_rows(curve: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """Per evaluation with attention diagnostics: step, mean entropy over layers, mean over
+    layers of the W_Q, W_K and W_V gradient norms, and qk_v = (|dW_Q| + |dW_K|) / (2 |dW_V|)."""
+    rows = []
+    for m in curve:
+        d = m.get("diag", {}).get("attention")
+        if d is None:
+            continue
+        q, k, v = (float(np.mean(d[key])) for key in ("grad_W_Q", "grad_W_K", "grad_W_V"))
+        rows.append({"step": m["step"], "entropy": float(np.mean(d["entropy"])), "grad_W_Q": q,
+                     "grad_W_K": k, "grad_W_V": v, "qk_v": (q + k) / (2 * v) if v else np.nan})
+    return rows
+
+
+def on_plateau(curve: list[dict[str, Any]]) -> dict[str, float]:
+    """The diagnostics averaged over the evaluations inside the run's #2 plateau window (NaN
+    where the window holds none, e.g. #2 passed at #1's step)."""
+    lo, hi = plateau_window(curve)
+    inside = [r for r in diag_rows(curve) if lo < r["step"] <= hi]
+    keys = ("entropy", "grad_W_Q", "grad_W_K", "grad_W_V", "qk_v")
+    return {k: float(np.mean([r[k] for r in inside])) if inside else float("nan") for k in keys}
+
+
+def plot_diagnostics(curves: Mapping[str, list[list[dict[str, Any]]]], path: Path,
+                     uniform: float) -> None:
+    """Two panels over training steps, one line per arm (mean over seeds): the attention
+    entropy (mean over layers; dashed: uniform attention) and the W_Q/W_K gradient norm over
+    W_V's (log scale)."""
+    import matplotlib.pyplot as plt
+
+    from reasonlab.report import legend_outside, save
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for arm, cs in curves.items():
+        runs = [diag_rows(c) for c in cs]
+        if not runs or not runs[0]:
+            continue
+        n = min(len(r) for r in runs)
+        steps = [r["step"] for r in runs[0][:n]]
+        for ax, key in ((a1, "entropy"), (a2, "qk_v")):
+            ax.plot(steps, np.mean([[r[key] for r in run[:n]] for run in runs], axis=0),
+                    label=f"{arm} ({len(cs)})")
+    a1.axhline(uniform, color="grey", ls="--", lw=0.8)
+    a1.set(xlabel="step", ylabel="attention entropy (nats, mean over layers)",
+           title="Attention entropy (dashed: uniform)")
+    a2.set(xlabel="step", ylabel="(|dL/dW_Q| + |dL/dW_K|) / (2 |dL/dW_V|)", yscale="log",
+           title="Query/key gradients relative to value gradients")
+    for ax in (a1, a2):
+        ax.grid()
+    legend_outside(a2)
+    save(fig, path)
+
+
+def plateau_diagnostics_section(rep: Report, results: Results, out: Path,
+                                name: str = "diagnostics.png") -> Report:
+    """Per run: the #2 plateau window and, averaged over the evaluations inside it, the
+    attention entropy and the W_Q / W_K / W_V gradient norms (train/diagnostics.py) -- the
+    mechanism Hoffmann et al. 2024 name: near-uniform attention with vanishing W_Q / W_K
+    gradients. The figure shows them over the whole run."""
+    curves = results.curves()
+    seq = results.first.config.model.max_seq_len
+    rows = []
+    for arm, cs in curves.items():
+        for i, c in enumerate(cs):
+            lo, hi = plateau_window(c)
+            d = on_plateau(c)
+            rows.append([f"{arm} seed {i}", f"{lo:.0f}-{hi:.0f}", f"{d['entropy']:.2f}",
+                         f"{d['grad_W_Q']:.2e}", f"{d['grad_W_K']:.2e}", f"{d['grad_W_V']:.2e}",
+                         f"{d['qk_v']:.3f}"])
+    rep.table("Attention on the #2 plateau (means over the window's evaluations)",
+              ["run", "window (steps)", "entropy", "|dW_Q|", "|dW_K|", "|dW_V|",
+               "(|dW_Q| + |dW_K|) / 2|dW_V|"], rows,
+              after=f"Window: from #1's first pass at {PASS} to #2's (or the run's end). Entropy "
+              f"in nats, mean over layers, heads and queries of a fixed probe batch (uniform "
+              f"attention over {seq} tokens: {np.log(seq):.2f}); gradient norms of the training "
+              "loss on that batch, mean over layers.")
+    plot_diagnostics(curves, out / name, float(np.log(seq)))
+    return rep.figure(name, "Attention entropy and query/key gradients during training")
+
+
+def reached(passes: list[float]) -> int:
+    """How far up the chain a run got: the largest k such that #0..#k all passed PASS within
+    the run (-1: not even #0)."""
+    k = -1
+    while k + 1 < len(passes) and np.isfinite(passes[k + 1]):
+        k += 1
+    return k
+
+
+def fitted_section(rep: Report, passes: Mapping[str, list[list[float]]],
+                   finals: Mapping[str, list[list[float]]], n_train: int) -> Report:
+    """What fitted: per arm, how many seeds fit #0..#n_train-1 (>= PASS at the end on every
+    supervised position), how far up the chain each seed got within the run (#k: #0..#k all
+    passed PASS at some evaluation) and the steps each stair took (first pass of #k minus that
+    of #k-1, mean over the seeds that climbed it)."""
+    rows = []
+    for arm, ps in passes.items():
+        fits = sum(all(a >= PASS for a in f[:n_train]) for f in finals[arm])
+        ks = [reached(p) for p in ps]
+        stairs = []
+        for k in range(n_train):
+            gaps = [p[k] - (p[k - 1] if k else 0.0) for p in ps
+                    if np.isfinite(p[k]) and (k == 0 or np.isfinite(p[k - 1]))]
+            stairs.append(f"{np.mean(gaps):.0f}" if gaps else "-")
+        rows.append([arm, f"{fits} of {len(ps)}",
+                     ", ".join(f"#{k}" if k >= 0 else "none" for k in ks)] + stairs)
+    return rep.table(
+        f"What fitted: #0-#{n_train - 1} at >= {PASS} in every seed?",
+        ["arm", "seeds fitting", "furthest stair per seed"]
+        + [f"steps to #{k}" for k in range(n_train)], rows,
+        after=f"A seed fits when its final accuracy is >= {PASS} on each of #0-#{n_train - 1}. "
+        "Steps to #k: from #(k-1)'s first pass to #k's (from step 0 for #0), mean over the "
+        "seeds that climbed both; '-': no seed did.")

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
+from reasonlab.studies.kit.calibration_engine import Sim
 from reasonlab.studies.kit.core import Claim, Verdict
 from reasonlab.studies.lego._support import programs
 from reasonlab.studies.lego import verdicts as v
@@ -174,6 +175,32 @@ def heads(assoc_gap: float, manip_gap: float) -> Draw:
     return draw
 
 
+ASSOC, MANIP = 0.63, 0.98
+"""all-MiniLM-L6-v2's best association and manipulation heads (lego/README.md)."""
+
+
+def heads_of(x: dict[str, np.ndarray]) -> Verdict:
+    """heads_verdict on the pretrained heads above and one random-init model per unit with
+    the drawn best heads; positional controls far below."""
+    def grid(v: float) -> torch.Tensor:
+        t = torch.zeros(2, 2)
+        t[1, 0] = float(v)
+        return t
+
+    controls = {PRETRAINED: {"variables": grid(ASSOC), "variables, permuted": grid(0.0),
+                             "positional head": torch.tensor(0.0)},
+                RANDOM: [{"variables": grid(a)} for a in x["assoc"]]}
+    scores = {PRETRAINED: {"manipulation": grid(MANIP)},
+              RANDOM: [{"manipulation": grid(m)} for m in x["manip"]]}
+    return v.heads_verdict(CLAIM, scores, controls)
+
+
+def classical_of(x: dict[str, np.ndarray]) -> Verdict:
+    """classical_verdict with each seed's #0-#5 at its drawn value, #6-#11 at 0.5."""
+    return v.classical_verdict(CLAIM, {arm: [[float(a)] * 6 + [0.5] * 6 for a in vals]
+                                       for arm, vals in x.items()})
+
+
 # -- validation-loss curves (LEGO §5) ----------------------------------------------------------
 
 STEPS = np.arange(50, 501, 50)
@@ -217,23 +244,31 @@ CASES = [
          note="null: equal #6-#10; alternative +0.30 (§4.3: 'significantly degraded')"),
     Case(v.span_gain, span(0.0, "partly-fitted"), span(0.3, "partly-fitted"), N,
          "partly-fitted", "noisy"),
-    Case(v.classical_verdict, classical(v.CLASSICAL_THRESHOLD, "supervised"),
-         classical(0.99, "supervised"), N, "supervised",
-         note="null: one arm's #0-#5 mean exactly 0.95; alternative 0.99 (§3 Fig. 3)"),
-    Case(v.classical_verdict, classical(v.CLASSICAL_THRESHOLD, "partly-fitted"),
-         classical(0.99, "partly-fitted"), N, "partly-fitted", "noisy"),
+    *(Sim(v.classical_verdict, classical_of, {"BERT": v.CLASSICAL_THRESHOLD, "ALBERT": 1.1},
+          {"BERT": 1.1, "ALBERT": 1.1}, key, "lego-extrapolation", center="median",
+          clip=(0.0, 1.0), decides_at=6, label=key,
+          note="null: half of one arm's seeds reach 0.95 on #0-#5 (fit-or-not: fit 1.0 or "
+          "not); alternative: every seed fits (§3 Fig. 3); a unanimous share decides from 6 "
+          "seeds, the study runs 3") for key in ("supervised", "partly-fitted")),
     Case(v.converge_verdict, converge(1.0, 100, math.inf), converge(v.SPEEDUP, 100, math.inf),
          N, "first-pass", "every run converges",
          note="null: exchangeable steps on a grid of 25; alternative 2x fewer steps"),
     Case(v.converge_verdict, converge(1.0, 150, 200), converge(v.SPEEDUP, 100, 200), N,
          "first-pass", "censored at 200 steps",
          note="null: exchangeable, most runs never converge; alternative 2x fewer steps"),
-    Case(v.heads_verdict, heads(v.HEAD_MARGIN, 0.9), heads(0.6, 0.89), N,
-         "random-init-association",
-         note="null: association exactly HEAD_MARGIN above random init (manipulation far); "
-         "alternative: the gaps all-MiniLM-L6-v2 shows (0.63 / 0.98 vs 0.03 / 0.09)"),
-    Case(v.heads_verdict, heads(0.9, v.HEAD_MARGIN), None, N, "random-init-manipulation",
-         "manipulation at the margin"),
+    Sim(v.heads_verdict, heads_of, {"assoc": ASSOC - v.HEAD_MARGIN, "manip": mean(
+        "random-init-manipulation")}, {"assoc": mean("random-init-association"),
+                                       "manip": mean("random-init-manipulation")},
+        "random-init-association", "lego-pretraining", center="median", side=-1.0,
+        clip=(0.0, 1.0), decides_at=6,
+        note="null: half the random-init seeds' best association head within HEAD_MARGIN of "
+        "the pretrained one (manipulation far); alternative: the gaps all-MiniLM-L6-v2 shows "
+        "(0.63 / 0.98 vs 0.03 / 0.09)"),
+    Sim(v.heads_verdict, heads_of, {"assoc": mean("random-init-association"),
+                                    "manip": MANIP - v.HEAD_MARGIN},
+        {"assoc": mean("random-init-association"), "manip": mean("random-init-manipulation")},
+        "random-init-manipulation", "lego-pretraining", center="median", side=-1.0,
+        clip=(0.0, 1.0), decides_at=6, label="manipulation at the margin"),
     Case(v.closed_verdict, closed(0.3, v.CLOSED), closed(0.3, 0.9), N, "minilm-extrapolated",
          note="null: a gap of 0.30 closed exactly half; alternative 90% closed (§4.2.2: "
          "mimicking 'closes the gap')"),
@@ -264,7 +299,96 @@ CASES = [
     Case(programs.edge_verdict, edge(0.0), None, N, "programs-accuracy",
          note="null: equal accuracy; the abstract gives no size"),
     Case(programs.edge_verdict, edge(0.0, "partly-fitted"), None, N, "partly-fitted", "noisy"),
-    Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)"),
-    Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above"),
-    Exempt(v.cheaper, "FLOPs per token counted from the config: deterministic, read exactly"),
+    Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)",
+           parts=()),
+    Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above",
+           parts=(v.last_first_verdict,)),
+    Exempt(v.cheaper, "FLOPs per token counted from the config: deterministic, read exactly",
+           example=lambda: v.cheaper(CLAIM, {"64 x 512": (0.721, 1.0),
+                                             "parameters": (0.813, 1.0)})),
+    Exempt(v._both_views, "the two views (same step, same FLOPs) of the loss rules",
+           through=(v.at_least_as_low,)),
+    Exempt(v._loss_gain, "the loss-gain form of _both_views", through=(v.faster_early,
+                                                                       v.worse_at_end)),
+]
+
+
+# -- the wall at #2 (lego-plateau): 3 seeds per arm, 3000 steps evaluated every 100 --------------
+
+PLATEAU_STEPS, PLATEAU_EVERY = 3000, 100
+
+
+def second_passes(rng: np.random.Generator, n: int, never: float, center: float) -> list[float]:
+    """n seeds' first pass of #2: never (inf) with probability `never`, else log-normal around
+    `center` (the first-pass noise) on the evaluation grid, inf past the run."""
+    x = steps(rng, center, n, PLATEAU_EVERY, PLATEAU_STEPS)
+    return np.where(rng.random(n) < never, math.inf, x).tolist()
+
+
+def plateau(remedy_never: float, recipe_never: float, remedy_center: float = 1500.0,
+            recipe_center: float = 1500.0, units: int = N) -> Draw:
+    return lambda rng: v.plateau_verdict(
+        CLAIM, {"r": second_passes(rng, units, remedy_never, remedy_center),
+                "base": second_passes(rng, units, recipe_never, recipe_center)}, "r", "base")
+
+
+def more_seeds(p_remedy: float, p_recipe: float, units: int = N) -> Draw:
+    return lambda rng: v.more_seeds_verdict(
+        CLAIM, {"r": second_passes(rng, units, 1 - p_remedy, 1000),
+                "base": second_passes(rng, units, 1 - p_recipe, 1000)}, "r", "base")
+
+
+def fit_gain(gain: float, key: str | None, p_fit: float = 0.0) -> Draw:
+    """Each seed's #0-#5 mean: N(level, sd) around the one-hop rule's 0.667 (+ gain for the
+    better arm); with `p_fit`, fit-or-not seeds: a seed fits (0.99) with that probability,
+    else sits at the one-hop rule, the same in both arms (the two-mode null)."""
+    s = sd(key) if key else 0.0
+
+    def seeds(rng: np.random.Generator, level: float) -> list[list[float]]:
+        means = rng.normal(level, s, N) if s else np.full(N, level)
+        means = np.where(rng.random(N) < p_fit, 0.99, means)
+        return [[float(m)] * 6 + [0.5] * 6 for m in means]
+
+    return lambda rng: v.fit_gain_verdict(
+        CLAIM, {"a": seeds(rng, 0.667 + gain), "b": seeds(rng, 0.667)}, "a", "b", 6)
+
+
+ORDER_UNITS = 4
+"""Seeds per arm at which an exact order or Fisher test of two arms can decide (1/70 and 1/70
+for a complete split, <= ALPHA); at the study's 3 (1/20) neither can."""
+
+CASES += [
+    Case(v.plateau_verdict, plateau(0.6, 0.6), plateau(0.0, 1.0, 500), N, "first-pass",
+         "exchangeable, most pass", decides_at=ORDER_UNITS,
+         note="null: #2's first pass exchangeable between arms (never in 60% of seeds); "
+         "alternative: every remedy seed passes near step 500, no recipe seed passes (what "
+         "Hoffmann et al.'s fixes do to the intermediate step); 3 seeds per arm cannot decide"),
+    Case(v.plateau_verdict, plateau(0.6, 0.6, units=ORDER_UNITS),
+         plateau(0.0, 1.0, 500, units=ORDER_UNITS), ORDER_UNITS, "first-pass",
+         f"at {ORDER_UNITS} seeds per arm", note="the same at the units where it decides"),
+    Case(v.plateau_verdict, plateau(0.9, 0.9, units=ORDER_UNITS), None, ORDER_UNITS,
+         "first-pass", "exchangeable, rare",
+         note="null: #2 passes in 10% of seeds of either arm (our recipe: none passes)"),
+    Case(v.plateau_verdict, plateau(0.0, 0.0, units=ORDER_UNITS),
+         plateau(0.0, 0.0, 500, 2000, units=ORDER_UNITS), ORDER_UNITS, "first-pass",
+         "every seed passes", note="null: every seed passes, steps exchangeable; "
+         "alternative: the remedy 4x sooner"),
+    Case(v.more_seeds_verdict, more_seeds(0.3, 0.3), more_seeds(0.95, 0.05), N, "first-pass",
+         "p = 0.3", decides_at=ORDER_UNITS,
+         note="null: #2 passes with probability 0.3 in either arm; alternative: 0.95 against "
+         "0.05 (a 'much higher likelihood to learn the intermediate task'); 3 per arm cannot "
+         "decide"),
+    Case(v.more_seeds_verdict, more_seeds(0.3, 0.3, ORDER_UNITS),
+         more_seeds(0.95, 0.05, ORDER_UNITS), ORDER_UNITS, "first-pass",
+         f"p = 0.3, at {ORDER_UNITS} seeds per arm"),
+    Case(v.more_seeds_verdict, more_seeds(0.7, 0.7, ORDER_UNITS), None, ORDER_UNITS,
+         "first-pass", "p = 0.7"),
+    Case(v.fit_gain_verdict, fit_gain(0.0, "supervised"), fit_gain(0.15, "supervised"), N,
+         "supervised", note="null: equal #0-#5 means; alternative +0.15 (#2 learned: one of "
+         "six positions from 0.5 to 1.0 is +0.083, two +0.17)"),
+    Case(v.fit_gain_verdict, fit_gain(0.0, "partly-fitted"), fit_gain(0.15, "partly-fitted"),
+         N, "partly-fitted", "noisy"),
+    Case(v.fit_gain_verdict, fit_gain(0.0, None, 0.4), None, N, "supervised",
+         "fit-or-not", note="null: seeds fit (0.99) or sit at the one-hop rule (0.667) with "
+         "the same probability 0.4 in both arms"),
 ]

@@ -63,7 +63,7 @@ READOUTS = ("all tokens", "test symbols")
 def readout_accuracies(result: dict[str, Any]) -> dict[str, float]:
     """A finished run's test accuracy under both read-outs: argmax over every token, and
     argmax among the test symbols."""
-    config, model = load_run_model(Path(result["dir"]))
+    config, model = load_run_model(Path(result["dir"]), device="run")
     _, test = make_data(config)
     task = build_task(config.task)
     only_test = torch.zeros(len(task.vocab), dtype=torch.bool)

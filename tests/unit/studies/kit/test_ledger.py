@@ -62,11 +62,15 @@ def test_latest_verdict_per_study_and_scale(tmp_path):
                    "extrapolation": (NOT_RUN, "inconclusive", NOT_RUN)}
     c = counts(entries, "cpu")
     n_untested = len(paper.untested)
+    # claims of a study without a cpu scale (lego-plateau runs at long scale only)
+    n_no_cpu = sum(e.study is not None and "cpu" not in STUDIES[e.study].scales
+                   for e in entries)
+    assert n_no_cpu == len(STUDIES["lego-plateau"].claims)
     assert c == {"claims": len(entries), "reproduced": 0, "not reproduced": 1,
-                 "inconclusive": 1, NOT_RUN: len(entries) - 2 - n_untested, NO_SCALE: 0,
-                 UNTESTED: n_untested}
-    assert f"| {len(entries)} | 0 | 1 | 1 | {c[NOT_RUN]} | 0 | {n_untested} |" in \
-        summary_markdown([(paper, entries)])
+                 "inconclusive": 1, NOT_RUN: len(entries) - 2 - n_untested - n_no_cpu,
+                 NO_SCALE: n_no_cpu, UNTESTED: n_untested}
+    assert (f"| {len(entries)} | 0 | 1 | 1 | {c[NOT_RUN]} | {n_no_cpu} | {n_untested} |"
+            in summary_markdown([(paper, entries)]))
     text = ledger_text([(paper, entries)])
     assert "lego-extrapolation / classical" in text and "cpu: not reproduced" in text
     assert "untested / length-switch" in text and "untested: " in text

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import special
 
 from reasonlab.studies.kit import stats
-from reasonlab.studies.kit.stats import ALPHA, MIN_UNITS, Decision, Estimate
+from reasonlab.studies.kit.stats import MIN_UNITS, Decision, Estimate, alpha
 
 NUISANCE_POINTS = 201
 """Grid of the nuisance p2 over which each tail probability is maximized."""
@@ -93,13 +93,18 @@ def _p_upper(k1: int, n1: int, k2: int, n2: int, deltas: np.ndarray) -> np.ndarr
     return tail.max(axis=1)
 
 
-@cache
 def lower_bound(k1: int, n1: int, k2: int, n2: int) -> float:
-    """The exact one-sided (1 - ALPHA) lower bound of p1 - p2: the smallest delta that the
+    """The exact one-sided (1 - alpha()) lower bound of p1 - p2: the smallest delta that the
     upper-tail test does not reject (on a grid from -1 in steps of DELTA_STEP, then bisection
-    to 1e-4 between the last rejected and the first accepted value)."""
+    to 1e-4 between the last rejected and the first accepted value). alpha() is ALPHA, or a
+    sequential look's nominal level (kit/sequential.py)."""
+    return _lower_bound(k1, n1, k2, n2, alpha())
+
+
+@cache
+def _lower_bound(k1: int, n1: int, k2: int, n2: int, level: float) -> float:
     grid = np.round(np.arange(-1.0, 1.0 + DELTA_STEP / 2, DELTA_STEP), 10)  # 0 exactly
-    accepted = np.flatnonzero(_p_upper(k1, n1, k2, n2, grid) > ALPHA)
+    accepted = np.flatnonzero(_p_upper(k1, n1, k2, n2, grid) > level)
     if not len(accepted):
         return 1.0
     if accepted[0] == 0:
@@ -107,7 +112,7 @@ def lower_bound(k1: int, n1: int, k2: int, n2: int) -> float:
     lo, hi = float(grid[accepted[0] - 1]), float(grid[accepted[0]])  # rejected, accepted
     while hi - lo > 1e-4:
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _p_upper(k1, n1, k2, n2, np.array([mid]))[0] <= ALPHA else (
+        lo, hi = (mid, hi) if _p_upper(k1, n1, k2, n2, np.array([mid]))[0] <= level else (
             lo, mid)
     return lo
 

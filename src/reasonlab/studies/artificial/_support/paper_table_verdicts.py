@@ -229,7 +229,7 @@ def non_language(claim: Claim, s: Scores) -> Verdict:
     for c in ("amino", "javascript"):
         values = {i: avg(s, i) for i in (c, "uniform", "unigram")}
         est = contrast(values, [c], ["uniform", "unigram"], f"gain {c} - uniform+unigram")
-        parts[c] = decided(claim, stats.at_most(est, MIN_GAIN),
+        parts[c] = decided(claim, stats.at_most(est, MIN_GAIN, MIN_GAIN),
                            f"average score: {inits_text(values)}")
     return gated(every(claim, parts), *english_pre(s))
 
@@ -279,7 +279,7 @@ def sentence_pair(claim: Claim, s: Scores) -> Verdict:
         parts[f"{c} on single-sentence tasks"] = decided(
             claim, stats.at_most(stats.difference(single[c], single[SCRATCH],
                                                   f"single-task gain {c} - scratch"),
-                                 EQUAL_MARGIN),
+                                 EQUAL_MARGIN, EQUAL_MARGIN),
             f"single-sentence average: {inits_text(single)}")
     return gated(every(claim, parts), gain.status == "reproduced",
                  f"{gain.estimate.what}: {gain.estimate.text()} (needs the lower bound > 0 and >= "

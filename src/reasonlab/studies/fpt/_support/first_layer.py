@@ -44,7 +44,7 @@ def run_masses(spec: RunSpec, result: dict[str, Any], n: int
     task = build_task(spec.config.task)
     batch = task.sample(np.random.default_rng(0), n)
     targets = task.attention_targets(batch)  # type: ignore[attr-defined]
-    trained = first_layer(load_run_model(Path(result["dir"]))[1], batch)
+    trained = first_layer(load_run_model(Path(result["dir"]), device="run")[1], batch)
     before = first_layer(build_model(spec.config).eval(), batch)
     flat = uniform(batch.tokens.shape[1], spec.config.model.causal, n)
     after, initial, chance = (mass(p, targets, batch) for p in (trained, before, flat))

@@ -1,0 +1,110 @@
+"""What `reasonlab studies` and `reasonlab claims` print, remembered between commands.
+
+Listing needs every study class, and importing them imports torch, scipy, scikit-learn and
+matplotlib: about 4 CPU-seconds before the first line, for text that changes only when the
+source does. So the text is kept in a cache file named by a fingerprint of everything it is
+computed from -- reasonlab's own files (their paths, sizes and modification times: study
+classes, claims.toml, measured.json), the Python and reasonlab versions, the command line and,
+for `claims`, the report files of the store it reads -- and a command whose fingerprint
+matches prints it without importing a study. Any edit changes the fingerprint, so a stale text
+is never shown.
+
+Only a process that has not imported the studies yet uses the cache (a fresh `reasonlab`
+command): one that has (a test registering a study of its own, a notebook) may hold studies no
+file shows, so it computes the text and leaves the cache alone. Plugins (--include,
+REASONLAB_PLUGINS, entry points) live outside the package's files, so with any the text is
+computed every time. The cache is `$REASONLAB_CACHE`, else `$XDG_CACHE_HOME/reasonlab`, else
+`~/.cache/reasonlab`; one that cannot be written costs the speed, never the command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import reasonlab
+
+ENV = "REASONLAB_CACHE"
+PACKAGE = Path(reasonlab.__file__).resolve().parent
+SKIP_DIRS = ("__pycache__",)
+KEEP = 64
+"""Texts kept; older ones (of edits since undone, of other stores) are removed."""
+
+
+def cache_dir() -> Path:
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "reasonlab"
+
+
+def _stats(root: Path, skip: Iterable[str] = SKIP_DIRS) -> list[str]:
+    """One line per file under `root`: its path, size and modification time (ns)."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        for name in sorted(files):
+            p = os.path.join(folder, name)
+            try:
+                st = os.stat(p)
+            except OSError:  # removed while walked: its absence is part of the fingerprint
+                continue
+            out.append(f"{p}\0{st.st_size}\0{st.st_mtime_ns}")
+    return out
+
+
+def fingerprint(command: list[str], extra: Iterable[str] = ()) -> str:
+    """The key of a listing's text: the command, reasonlab's files, the interpreter and
+    `extra` (e.g. the store's report files)."""
+    h = hashlib.sha256()
+    for part in [reasonlab.__version__, sys.version, sys.executable, *command, "\1",
+                 *_stats(PACKAGE), "\1", *extra]:
+        h.update(part.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
+
+
+def usable() -> bool:
+    """Whether this process may read and write the cache: the studies are not imported yet
+    (so nothing registered outside the files) and no plugin is configured."""
+    if "reasonlab.studies" in sys.modules:
+        return False
+    from reasonlab import plugins
+
+    return not plugins.sources()
+
+
+def remembered(key: str, compute: Callable[[], str]) -> str:
+    """The text cached under `key`, or `compute()`'s, cached for the next command."""
+    path = cache_dir() / "listing" / f"{key}.txt"
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass
+    text = compute()
+    try:  # through a temporary file, so a reader never sees half a text
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        _prune(path.parent)
+    except OSError:  # a read-only home: the command still answers, only not faster
+        pass
+    return text
+
+
+def _prune(folder: Path) -> None:
+    kept = sorted(folder.glob("*.txt"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in kept[KEEP:]:
+        old.unlink(missing_ok=True)
+
+
+def listing(command: list[str], compute: Callable[[], str], extra: Iterable[str] = ()) -> str:
+    """`compute()`'s text, from the cache where this process may use it."""
+    if not usable():
+        return compute()
+    return remembered(fingerprint(command, extra), compute)
