@@ -31,13 +31,10 @@ folder is never written into.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import math
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +47,7 @@ from pydantic import Field, SerializeAsAny, field_validator, model_validator
 from reasonlab import tokenizer
 from reasonlab.config import StrictModel
 from reasonlab.errors import ConfigError
+from reasonlab.store import publish_folder
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, build_task
 from reasonlab.train.config import RESULTS_VERSION, TrainConfig
 
@@ -252,10 +250,7 @@ def export(config: DataConfig, out: Path, quiet: bool = False) -> dict[str, int]
     cols = columns_of(list(splits.values()))
     features = features_of(task, cols)
     schema = features.arrow_schema
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
-    try:
+    with publish_folder(out) as tmp:  # `out` was checked empty (check_out)
         (tmp / "data").mkdir()
         files = {name: write_split(task, name, b, cols, schema, tmp / "data", quiet)
                  for name, b in splits.items()}
@@ -265,13 +260,6 @@ def export(config: DataConfig, out: Path, quiet: bool = False) -> dict[str, int]
         (tmp / "README.md").write_text(card(task, config, features, sizes, nbytes, cols, first),
                                        encoding="utf-8")
         tokenizer.save(task.vocab.tokens, tmp, task.seq_len)  # `text` -> `input_ids`
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the dataset from a shared disk's users
-        with contextlib.suppress(FileNotFoundError):
-            out.rmdir()  # empty (check_out): replaced by the finished folder
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return sizes
 
 

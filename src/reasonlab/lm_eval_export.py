@@ -21,17 +21,14 @@ reasoning-gym adapter (gym.py) use.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from reasonlab.data_export import DataConfig, check_out, source, versions
+from reasonlab.store import publish_folder
 from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.tasks.text import text_items, view_of
 
@@ -122,10 +119,7 @@ def export(config: DataConfig, out: Path) -> dict[str, int]:
     # a generous budget in tokens: no tokenizer makes more tokens than the answer has
     # characters, plus a few for a model that says something first
     longest = max(len(r["answer"]) for s in splits.values() for r in s)
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
-    try:
+    with publish_folder(out) as tmp:  # `out` was checked empty (check_out)
         (tmp / "data").mkdir()
         for split, items in splits.items():
             with open(tmp / "data" / f"{split}.jsonl", "w", encoding="utf-8") as f:
@@ -137,13 +131,6 @@ def export(config: DataConfig, out: Path) -> dict[str, int]:
             '"""', 2)[2].lstrip(), encoding="utf-8")
         (tmp / "README.md").write_text(card(task, config, name, splits, out.name),
                                        encoding="utf-8")
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the folder from a shared disk's users
-        with contextlib.suppress(FileNotFoundError):
-            out.rmdir()  # empty (check_out): replaced by the finished folder
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {split: len(items) for split, items in splits.items()}
 
 

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -439,6 +440,25 @@ def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{k}"] = v
     return out
+
+
+@contextlib.contextmanager
+def publish_folder(out: Path) -> Iterator[Path]:
+    """A temporary folder beside `out` to fill; when the block ends normally it becomes `out`
+    in one rename (an empty `out`, which the caller checked, is replaced), and when it raises
+    it is removed: a reader never sees half a folder, and a failed export leaves nothing."""
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the folder from a shared disk's users
+        with contextlib.suppress(FileNotFoundError):
+            out.rmdir()  # empty: replaced by the finished folder
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def write_json_atomic(path: Path, data: Any, indent: int | None = 1,

@@ -74,7 +74,21 @@ def by_step(rows: list[dict[str, Any]], steps: Steps | None
     return sorted(points.items())
 
 
-class WandbSink:
+class PointSink:
+    """A tracker that writes points (step -> scalars): a metrics line and a block of step
+    losses both go through `_write`, one point per step."""
+
+    def log(self, row: dict[str, Any]) -> None:
+        self._write(by_step([row], []))
+
+    def log_steps(self, steps: Steps) -> None:
+        self._write(by_step([], steps))
+
+    def _write(self, points: list[tuple[int, dict[str, float]]]) -> None:
+        raise NotImplementedError
+
+
+class WandbSink(PointSink):
     """A W&B run per session of a run, offline by default (the module docstring)."""
 
     def __init__(self, folder: Path, params: dict[str, Any] | None = None,
@@ -117,12 +131,6 @@ class WandbSink:
                               settings=settings, reinit="create_new")
         self._write(by_step(rows, steps))
 
-    def log(self, row: dict[str, Any]) -> None:
-        self._write(by_step([row], []))
-
-    def log_steps(self, steps: Steps) -> None:
-        self._write(by_step([], steps))
-
     def _write(self, points: list[tuple[int, dict[str, float]]]) -> None:
         for step, point in points:
             self.run.log(point, step=step)
@@ -143,7 +151,7 @@ class WandbSink:
             (self.folder / self.SHOWN).write_text(json.dumps({"step": self.step}))
 
 
-class MlflowSink:
+class MlflowSink(PointSink):
     """An MLflow run per session of a run, in a file store in `folder` (module docstring)."""
 
     EXPERIMENT = "reasonlab"
@@ -193,12 +201,6 @@ class MlflowSink:
         for i in range(0, len(params), 100):  # MLflow's limit per batch
             client.log_batch(self.run_id, params=params[i:i + 100])
         self._write(by_step(rows, steps))
-
-    def log(self, row: dict[str, Any]) -> None:
-        self._write(by_step([row], []))
-
-    def log_steps(self, steps: Steps) -> None:
-        self._write(by_step([], steps))
 
     def _write(self, points: list[tuple[int, dict[str, float]]]) -> None:
         from mlflow.entities import Metric

@@ -11,8 +11,10 @@ from reasonlab.studies import STUDIES, run_study
 from reasonlab.studies.kit.core import SCALES
 
 
-NO_CPU = {"fpt-backbones", "fpt-vit"}
-"""Studies without a cpu scale: each claim's weights reach no machine offline."""
+NO_CPU = {"fpt-backbones", "fpt-vit", "lego-plateau"}
+"""Studies without a cpu scale: each claim's weights reach no machine offline (FPT), or its
+claims are about a plateau the cpu recipe's 750 steps never reach the end of (lego-plateau:
+long and paper)."""
 NUMBER = re.compile(r"\d+\.\d+|\d+|\binf\b")  # inf: a step never reached
 
 

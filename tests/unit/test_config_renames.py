@@ -42,7 +42,9 @@ CASES = {
         {"task": GLOSS, "model": {}, "init_from": {
             **OLD_RUN, "model": {**{k: v for k, v in OLD_RUN["model"].items() if k != "norm"},
                                  "norm_position": "post_no_embed_ln"}}, **STEPS},
-        "af448945db94"),
+        # renewed once (was af448945db94): gloss_class's test split lost the rows equal to
+        # training rows (Task.held_out_revised), which no renaming undoes
+        "022be1c58e60"),
 }
 
 

@@ -90,7 +90,7 @@ def combined_config(scale: Scale, seed: int = 0) -> dict[str, Any]:
 @STUDIES.register("lego-plateau")
 class LegoPlateau(Study):
     title = "LEGO: the wall at #2 and the field's plateau remedies"
-    scales = ("smoke", "long")
+    scales = ("smoke", "long", "paper")  # paper: the authors' BERT-base recipe, for a GPU
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         return remedy_runs(scale, seeds)
