@@ -88,3 +88,14 @@ def test_config_json_round_trips_diagnostics(tmp_path):
     run(tmp_path, cfg)
     saved = json.loads((tmp_path / "runs" / config_id(cfg) / "config.json").read_text())
     assert TrainConfig.build(saved) == cfg
+
+
+def test_diagnostics_on_a_model_without_attention_layers_is_one_config_error():
+    import pytest
+
+    from reasonlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="diagnostics"):
+        TrainConfig.build({"task": {"name": "lego", "n_clauses": 3, "n_train_vars": 2},
+                           "model": {"arch": "lnlstm", "d_model": 8},
+                           "diagnostics": ["attention"]})

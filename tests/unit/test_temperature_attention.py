@@ -140,8 +140,9 @@ def test_norm_softmax_gamma_bounds_the_divisor():
 
 
 def test_norm_softmax_gradient_flows_through_the_spread():
-    """The spread is part of the function: d/dW_Q differs from a version that detaches it
-    (compared by a finite difference on one weight)."""
+    """The spread is part of the function: autograd's d/dW_Q equals a finite difference on
+    one weight, which a version that detached the spread (or its clamp) would not match
+    (gamma 100: every row is divided by its own spread)."""
     model = model_({"name": "norm_softmax", "gamma": 100.0})
     tokens = tokens_()
     w = model.layers[0].attn.qkv.weight

@@ -26,8 +26,9 @@ them Softmax_sigma and Softmax_sigma^2); the heat-treatment schedule (a low temp
 the start of training, then the standard one) is our reading of the name, and its two numbers
 are options. docs/papers.md §7 says which numbers the lab uses and why.
 
-In every entry `hook_attn_scores` holds q k^T / sqrt(d_head) as in softmax attention (what the
-model computed before the remedy rescales it), and `hook_pattern` the rescaled softmax.
+`hook_attn_scores` holds the logits the softmax reads in `temperature` and `heat_treatment`
+(q k^T / tau), and q k^T / sqrt(d_head) before the row normalisation in `norm_softmax`;
+`hook_pattern` is in every entry the pattern that mixes the values.
 """
 
 from __future__ import annotations

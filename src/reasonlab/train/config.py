@@ -227,6 +227,9 @@ class TrainConfig(StrictModel):
         if self.ckpt_every % self.eval_every:
             raise ValueError(f"ckpt_every={self.ckpt_every} must be a multiple of "
                              f"eval_every={self.eval_every}")
+        if self.diagnostics and self.model.arch.name != "transformer":
+            raise ValueError(f"diagnostics={self.diagnostics} reads a Transformer's attention "
+                             f"layers; model.arch={self.model.arch.name!r} has none: remove it")
         if self.compile_mode != "default" and not self.compile:
             raise ValueError(f"compile_mode={self.compile_mode!r} needs compile=true")
         if self.optim.warmup_steps > self.steps:

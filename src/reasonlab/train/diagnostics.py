@@ -15,7 +15,8 @@ applied layer l:
 Computed in eval mode (no dropout draw, so the training RNG is untouched) at full depth, with
 torch.autograd.grad (no parameter's .grad is written), so a run with diagnostics trains
 bitwise as one without (a test). A tied (ALBERT) model has one W_Q per unique layer: the
-gradient lists have n_unique_layers entries, the entropies n_layers.
+gradient lists have n_unique_layers entries, the entropies n_layers; a frozen projection's
+gradients are null. Transformer models only (TrainConfig checks `arch`).
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ def attention_diagnostics(model: nn.Module, probe: Batch,
     """The "attention" diagnostics of `model` (a Transformer) on `probe` (module docstring)."""
     was_training = model.training
     model.eval()
-    patterns: dict[str, torch.Tensor] = {}
+    patterns: list[torch.Tensor] = []  # one per applied layer: the hooks fire in forward order
 
     def keep(x: torch.Tensor, hook: Any) -> None:
-        patterns[hook.name] = x
+        patterns.append(x)
 
     try:
         with hooks(model, [(lambda n: n.endswith("attn.hook_pattern"), keep)]), autocast:
@@ -60,14 +61,13 @@ def attention_diagnostics(model: nn.Module, probe: Batch,
         every = [p for p in model.parameters() if p.requires_grad]
         total = torch.autograd.grad(loss, every, allow_unused=True)  # one backward pass
         by_param = {id(p): g for p, g in zip(every, total, strict=True)}
-        grads = [by_param[id(layer.attn.qkv.weight)] for layer in layers]
+        grads = [by_param.get(id(layer.attn.qkv.weight)) for layer in layers]  # None: frozen
     finally:
         model.train(was_training)
     out: dict[str, Any] = {"probe_loss": loss.item()}
-    names = sorted(patterns, key=lambda n: int(n.split(".")[1]))  # blocks.{l}.attn.hook_pattern
-    out["entropy"] = [entropy(patterns[n]).item() for n in names]
+    out["entropy"] = [entropy(p).item() for p in patterns]
     for i, key in enumerate(("grad_W_Q", "grad_W_K", "grad_W_V")):
-        out[key] = [g.split(layer.attn.sizes, dim=0)[i].norm().item()
+        out[key] = [None if g is None else g.split(layer.attn.sizes, dim=0)[i].norm().item()
                     for g, layer in zip(grads, layers, strict=True)]
     out["grad_all"] = torch.sqrt(sum(g.float().square().sum() for g in total
                                      if g is not None)).item()

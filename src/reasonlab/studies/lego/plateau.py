@@ -32,6 +32,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from reasonlab.store import write_text_atomic
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
 from reasonlab.studies.lego.analysis import (accuracy_report, first_pass_section,
                                              fitted_section, on_plateau, op_split_section,
@@ -121,7 +122,8 @@ def write_run_records(results: Results, path: Path) -> None:
     """Every run's numbers as data (runs.json beside the report; the family keeps a copy of the
     measured one in _support/, so its README never depends on a store): arm, seed, run id,
     first step at PASS per chain position (null: never), final accuracy per position, the
-    attention diagnostics on the #2 plateau and the wall time per 1,000 steps."""
+    attention diagnostics on the #2 plateau and the wall time per 1,000 steps. One run per
+    line, written atomically."""
     rows = []
     for spec, r in results:
         first = first_pass_steps(r["curve"])
@@ -131,5 +133,4 @@ def write_run_records(results: Results, path: Path) -> None:
                      "final_acc": r["final"]["acc_by_depth"],
                      "plateau": on_plateau(r["curve"]),
                      "wall_s_per_1000": wall_per_1000(Path(r["dir"]))})
-    path.write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n",
-                    encoding="utf-8")  # a run per line
+    write_text_atomic(path, "[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
