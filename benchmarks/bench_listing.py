@@ -1,15 +1,16 @@
-"""Listing at once: the CPU time of `reasonlab studies` and `reasonlab claims` answered from the
-listing cache (reasonlab/listing.py) against computing them as the commands did before it,
-importing every study (an empty cache: the same code path, so the reference is measured in the
-same run on the same machine).
+"""Listing at once: the CPU time of `reasonlab studies`, `reasonlab claims` and `reasonlab
+studies --scale S` with what they remember between commands (reasonlab/listing.py's texts,
+plan.py's op counts) against computing everything as the commands did before (an empty cache:
+the same code path, so the reference is measured in the same run on the same machine).
 
 CPU time (user + system of the child process), not wall time: on a machine shared with
 training runs the wall clock measures the load. Prints each command's CPU seconds both ways
 and the ratio; the target is under 1 CPU-second for the cached listing on 2 cores, which
-Python's own start and `reasonlab.cli`'s import bound from below (printed as `python -c pass`
-and `reasonlab --help`).
-Run: `python benchmarks/bench_listing.py [--rounds 3] [--smoke]` (--smoke: one round of
-`studies`, to show it runs).
+Python's own start and `reasonlab.cli`'s import bound from below (printed as `python -c pass`,
+`reasonlab --version` and `reasonlab --help`). `reasonlab data lego --n 1` is printed beside
+`import torch`, its floor (tasks hold their examples as torch tensors).
+Run: `python benchmarks/bench_listing.py [--rounds 3] [--scale cpu] [--smoke]` (--smoke: one
+round of `studies`, to show it runs; --scale none skips the cost table).
 """
 
 from __future__ import annotations
@@ -40,24 +41,36 @@ def cpu_seconds(args: list[str], cache: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale", default="cpu", help="the scale of `studies --scale` measured "
+                    "(smoke, cpu, long, paper), or none")
     ap.add_argument("--smoke", action="store_true", help="one round of `studies`")
     a = ap.parse_args()
-    rounds, commands = (1, ["studies"]) if a.smoke else (a.rounds, ["studies", "claims"])
     cli = ["-m", "reasonlab.cli"]
+    commands = [[*cli, "studies"]]
+    if not a.smoke:
+        commands.append([*cli, "claims"])
+        if a.scale != "none":
+            commands.append([*cli, "studies", "--scale", a.scale])
+    rounds = 1 if a.smoke else a.rounds
     with tempfile.TemporaryDirectory() as tmp:
-        floor = {"python -c pass": ["-c", "pass"], "reasonlab --help": [*cli, "--help"]}
+        floor = {"python -c pass": ["-c", "pass"], "reasonlab --version": [*cli, "--version"],
+                 "reasonlab --help": [*cli, "--help"]}
+        if not a.smoke:
+            floor |= {"python -c 'import torch'": ["-c", "import torch"],
+                      "reasonlab data lego --n 1": [*cli, "data", "lego", "--n", "1"]}
         for name, args in floor.items():
             t = statistics.median(cpu_seconds(args, Path(tmp) / "x") for _ in range(rounds))
-            print(f"{name:<24} {t:6.2f} CPU-s")
-        warm = Path(tmp) / "warm"
-        for command in commands:
-            cold = [cpu_seconds([*cli, command], Path(tmp) / f"cold{i}")  # a new cache each
-                    for i in range(rounds)]
-            cpu_seconds([*cli, command], warm)  # fills it
-            cached = [cpu_seconds([*cli, command], warm) for _ in range(rounds)]
+            print(f"{name:<32} {t:6.2f} CPU-s")
+        for i, command in enumerate(commands):
+            cold = [cpu_seconds(command, Path(tmp) / f"cold{i}-{r}")  # a new cache each
+                    for r in range(rounds)]
+            warm = Path(tmp) / f"warm{i}"
+            cpu_seconds(command, warm)  # fills it
+            cached = [cpu_seconds(command, warm) for _ in range(rounds)]
             c, w = statistics.median(cold), statistics.median(cached)
-            print(f"reasonlab {command:<14} {c:6.2f} CPU-s importing every study, {w:5.2f} "
-                  f"CPU-s cached: {c / w:5.1f}x less")
+            name = "reasonlab " + " ".join(command[len(cli):])
+            print(f"{name:<32} {c:6.2f} CPU-s computing it all, {w:5.2f} CPU-s with what the "
+                  f"last command remembered: {c / w:5.1f}x less")
 
 
 if __name__ == "__main__":

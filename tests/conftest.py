@@ -2,6 +2,17 @@ import pytest
 import torch
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache(tmp_path_factory):
+    """The listing texts and op counts (reasonlab/listing.py, plan.py OpCounts) that commands
+    remember go to a folder of the test session's, never the user's cache."""
+    from reasonlab import listing
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(listing.ENV, str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _one_thread():
     # Tests compare runs bitwise; fix the thread count so reductions split the same way.

@@ -30,7 +30,7 @@ def cmd_studies(args: argparse.Namespace) -> None:
     from reasonlab.listing import listing
 
     if args.scale is not None:
-        print_costs(args.scale)
+        print_costs(args.scale)  # no study imported when cached either
         return
     print(listing(["studies"], studies_text), end="")  # no study imported when cached
 
@@ -109,12 +109,37 @@ def cmd_readme(args: argparse.Namespace) -> None:
 
 def print_costs(scale: str) -> None:
     """`studies --scale S`: per study, runs, training FLOPs, estimated GPU time with its
-    launch floor and bound, disk, and CPU time (plan.py)."""
+    launch floor and bound, checkpoints and disk, and CPU time (plan.py); then what the
+    studies need from this machine. The table follows from the code alone, so it is
+    remembered between commands as `studies` is (reasonlab/listing.py), with the assets the
+    runs read as data; whether each is on this machine is looked up every time."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from reasonlab.listing import listing
+
+    try:  # the op counts depend on torch's dispatch: an upgrade lists anew
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "none"
+    costs = json.loads(listing(["studies", "--scale", scale], lambda: costs_json(scale),
+                               extra=[f"torch {torch_version}"]))
+    print(costs["table"])
+    if costs["needs"]:  # weights and data from outside the lab, looked for now
+        from reasonlab.assets import look_for  # the library's: imports no study
+
+        print("\nWhat the studies need from this machine (pretrained weights, data sets):\n"
+              + "\n".join(f"- {study}: {a.line()}" for study, specs in costs["needs"]
+                           for a in look_for([tuple(s) for s in specs])))
+
+
+def costs_json(scale: str) -> str:
+    """print_costs's table and, per study, the specs of the assets its runs read
+    (reasonlab/assets.py asset_specs), as JSON: what `studies --scale` remembers."""
     from reasonlab import plan
     from reasonlab.report import table
     from reasonlab.studies import STUDIES
 
-    from reasonlab.studies.kit.assets import needed
+    from reasonlab.assets import asset_specs
 
     rows, every, needs = [], [], []
     for name, cls in STUDIES.items():
@@ -124,40 +149,53 @@ def print_costs(scale: str) -> None:
         minutes = cls.measured(scale)
         measured = "-" if minutes is None else f"{minutes:g} min"
         if not study.trains:
-            rows.append([name, "0", "-", "-", "-", "-", "-", "-", measured])
+            rows.append([name, "0", *["-"] * 9, measured])
             continue
         configs = [s.config for s in study.runs(scale, study.default_seeds[scale])]
-        needs += [f"- {name}: {a.line()}" for a in needed(configs)]
+        if specs := asset_specs(configs):
+            needs.append([name, specs])
         every += configs
-        rows.append([name, *_cost_cells(plan, plan.study_cost(configs)), measured])
+        # what its finished runs would keep with keep_checkpoints=none, where its analysis
+        # reads metrics alone (Study.reads_weights); a pretraining run keeps its weights
+        slim = ("-" if cls.reads_weights else plan.fmt_bytes(plan.study_cost(
+            [c.model_copy(update={"keep_checkpoints": "none"}) for c in configs],
+            launches=False).peak))
+        rows.append([name, *_cost_cells(plan, plan.study_cost(configs), slim), measured])
     total = plan.study_cost(every)  # a run two studies share is trained once
-    rows.append(["all studies (shared runs once)", *_cost_cells(plan, total), "-"])
-    print(table(["study", "runs", "training FLOPs", "1 H100, bf16", "bound", "launch floor",
-                 "disk", "this CPU, 1 run at a time", "measured, 2 cores"], rows))
-    print(f"\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
-          f"{plan.GPU_UTILISATION:.0%} utilisation plus the optimizer's memory traffic "
-          f"({plan.OPTIMIZER_BYTES} bytes per trained parameter and step at "
-          f"{plan.H100_HBM_BYTES_PER_S / 1e12:g} TB/s), and each run at least its launch floor: "
-          f"the kernel-launching ops of its steps and evaluations (counted from the shapes) at "
-          f"{plan.PER_OP_SECONDS * 1e6:g} us each; 'bound' says which of the two dominates the "
-          "study (launches: small kernels, the GPU mostly idle; run several at once with "
-          "--runs-per-gpu). Disk: the finished runs' checkpoints (trained weights only where "
-          "a frozen part is rebuilt from the config). CPU: "
-          f"{plan.CPU_FLOPS / 1e9:.0f} GFLOP/s measured (plan.py says how); the CPU time was "
-          "0.06x to 1.3x the measured column at the cpu scales. Runs of one study go one per "
-          "GPU: divide by the GPUs you have. The last column is the study's wall clock as "
-          "measured on the 2-core reference machine (two runs side by side), '-' where not "
-          "measured. None of the GPU figures has been measured on a GPU yet (scripts/gpu-check "
-          "measures them).")
-    if needs:  # weights and data from outside the lab, looked for now (nothing downloads)
-        print("\nWhat the studies need from this machine (pretrained weights, data sets):\n"
-              + "\n".join(needs))
+    rows.append(["all studies (shared runs once)", *_cost_cells(plan, total, "-"), "-"])
+    text = table(["study", "runs", "training FLOPs", "1 H100, bf16", "bound", "launch floor",
+                  "checkpoints written", "disk kept", "disk at most",
+                  "at most, keep_checkpoints=none", "this CPU, 1 run at a time",
+                  "measured, 2 cores"], rows)
+    text += (f"\n\nH100: {plan.H100_BF16_DENSE / 1e12:.0f} TFLOP/s dense bf16 at "
+             f"{plan.GPU_UTILISATION:.0%} utilisation plus the optimizer's memory traffic "
+             f"({plan.OPTIMIZER_BYTES} bytes per trained parameter and step at "
+             f"{plan.H100_HBM_BYTES_PER_S / 1e12:g} TB/s), and each run at least its launch floor: "
+             f"the kernel-launching ops of its steps and evaluations (counted from the shapes) at "
+             f"{plan.PER_OP_SECONDS * 1e6:g} us each; 'bound' says which of the two dominates the "
+             "study (launches: small kernels, the GPU mostly idle; run several at once with "
+             "--runs-per-gpu). Checkpoints: every one the runs write (every ckpt_every steps and "
+             "at the end; those before a run's last step hold Adam's moments too) and their bytes; "
+             "a run keeps one at a time, so the disk kept is the finished runs' last checkpoints "
+             "(trained weights only where a frozen part is rebuilt from the config) and the disk "
+             "at most adds the two side by side of the run training (one at a time; add as much "
+             "per run training at once). keep_checkpoints=none (`reasonlab run STUDY "
+             "keep_checkpoints=none`, for a study whose analysis reads metrics alone, '-' for the "
+             "others) keeps no weights of a finished run. CPU: "
+             f"{plan.CPU_FLOPS / 1e9:.0f} GFLOP/s measured (plan.py says how); the CPU time was "
+             "0.06x to 1.3x the measured column at the cpu scales. Runs of one study go one per "
+             "GPU: divide by the GPUs you have. The last column is the study's wall clock as "
+             "measured on the 2-core reference machine (two runs side by side), '-' where not "
+             "measured. None of the GPU figures has been measured on a GPU yet (scripts/gpu-check "
+             "measures them).")
+    return json.dumps({"table": text, "needs": needs})
 
 
-def _cost_cells(plan: Any, cost: Any) -> list[str]:
+def _cost_cells(plan: Any, cost: Any, slim: str) -> list[str]:
     return [str(cost.runs), f"{cost.flops:.2e}", plan.fmt_hours(cost.gpu_hours), cost.bound,
-            plan.fmt_hours(cost.launch_hours), plan.fmt_bytes(cost.disk),
-            plan.fmt_hours(cost.cpu_hours)]
+            plan.fmt_hours(cost.launch_hours),
+            f"{cost.checkpoints} ({plan.fmt_bytes(cost.written)})", plan.fmt_bytes(cost.disk),
+            plan.fmt_bytes(cost.peak), slim, plan.fmt_hours(cost.cpu_hours)]
 
 
 def scale_cost(cls: Any, scale: str) -> str:
@@ -247,7 +285,7 @@ def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
     from reasonlab.store import output_dir, write_text_atomic
     from reasonlab.studies import STUDIES
     from reasonlab.runs import check_runs
-    from reasonlab.studies.kit.base import overrides_tag
+    from reasonlab.studies.kit.base import check_keep, overrides_tag
     from reasonlab.studies.kit.core import overridden
 
     study = STUDIES[args.study]()
@@ -262,7 +300,9 @@ def submit_study(args: argparse.Namespace, overrides: dict[str, Any],
         raise ConfigError(f"study {args.study} trains no runs: run it without --executor "
                           "slurm")
     seeds = args.seeds or study.default_seeds[args.scale]
+    check_keep(study, overrides)
     configs = [s.config for s in overridden(study.runs(args.scale, seeds), overrides)]
+    check_keep(study, {}, configs)
     root = (args.out or Path("reasonlab-out")).resolve()
     left = sum(load_result(run_dir_for(c, root)) is None for c in configs)
     config = slurm.SlurmConfig.build({"array": max(1, left), **given}, where="slurm")
@@ -703,7 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("studies", help="list studies, their claims and CPU budget; with "
-                       "--scale, what each costs (runs, FLOPs, estimated GPU and CPU hours)")
+                       "--scale, what each costs (runs, FLOPs, estimated GPU and CPU hours, "
+                       "checkpoints and disk)")
     s.add_argument("--scale", choices=["smoke", "cpu", "long", "paper"], default=None,
                    help="print the cost of every study at this scale instead (long: only the "
                    "studies that define it)")

@@ -1,12 +1,16 @@
-"""What `reasonlab studies` and `reasonlab claims` print, remembered between commands.
+"""What `reasonlab studies`, `reasonlab claims` and `reasonlab studies --scale S` print,
+remembered between commands.
 
 Listing needs every study class, and importing them imports torch, scipy, scikit-learn and
-matplotlib: about 4 CPU-seconds before the first line, for text that changes only when the
-source does. So the text is kept in a cache file named by a fingerprint of everything it is
-computed from -- reasonlab's own files (their paths, sizes and modification times: study
-classes, claims.toml, measured.json), the Python and reasonlab versions, the command line and,
-for `claims`, the report files of the store it reads -- and a command whose fingerprint
-matches prints it without importing a study. Any edit changes the fingerprint, so a stale text
+matplotlib: about 4 CPU-seconds before the first line (`studies --scale` builds every run
+config of the scale too: 15 CPU-seconds at cpu), for text that changes only when the source
+does. (`studies --scale` keeps the assets its runs read as data and looks each up again:
+whether this machine has them is not the source's.) So the text is kept in a cache file named
+by a fingerprint of everything it is computed from -- reasonlab's own files (their paths, sizes
+and modification times: study classes, claims.toml, measured.json), the Python and reasonlab
+versions, the command line and, for `claims`, the report files of the store it reads (for
+`studies --scale`, torch's version) -- and a command whose fingerprint matches prints it
+without importing a study. Any edit changes the fingerprint, so a stale text
 is never shown.
 
 Only a process that has not imported the studies yet uses the cache (a fresh `reasonlab`

@@ -25,20 +25,33 @@ dispatch mode that counts the ops that launch a kernel (not views or allocations
 fused optimizer's; and one evaluation batch's forward. The ops do not depend on the widths, so
 they are counted on the CPU on a narrowed copy of the model (d_head 4, ...: milliseconds), and a
 stack of L identical blocks costs c(1) + (L - 1)(c(2) - c(1)), so two shallow copies are
-counted, never the deep one. A run's GPU time is max(FLOP time + optimizer time, launch floor),
-the optimizer's time being its memory traffic (OPTIMIZER_BYTES per trained parameter and step),
+counted, never the deep one. Counting is still the largest part of what `studies --scale`
+computes, so the counts are remembered between commands (`OpCounts`) until a file they come
+from changes. A run's GPU time is max(FLOP time + optimizer time, launch floor), the
+optimizer's time being its memory traffic (OPTIMIZER_BYTES per trained parameter and step),
 and a study says which bound dominates. Some CUDA ops launch two or three kernels and bf16 autocast adds casts:
 the count is an estimate, which scripts/gpu-check compares with the profiler's on a GPU.
 
-Disk: a finished run keeps its final checkpoint (train/checkpoint.py checkpoint_bytes: fp32
-weights, the trained ones alone where a frozen part is rebuilt from the config).
+Disk (train/checkpoint.py checkpoint_sizes, from the shapes): every checkpoint a run writes
+is counted -- one every ckpt_every steps and one at the end, each before the last step holding
+Adam's moments beside the weights (fp32; the trained weights alone where a frozen part is
+rebuilt from the config). A run keeps one at a time (each replaces the one before), so a study
+needs on disk what its finished runs keep -- each its final weights, or a record of a few kB
+with keep_checkpoints="none" -- plus, while a run trains, its two newest checkpoints side by
+side: `Cost.peak`, one run training at a time (a GPU), in the order that needs the most.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
+import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -93,7 +106,14 @@ class Cost:
     """Seconds of the optimizer's memory traffic (OPTIMIZER_BYTES per trained parameter and
     step at H100_HBM_BYTES_PER_S), summed over the runs."""
     disk: float = 0.0
-    """Bytes of the finished runs' checkpoints."""
+    """Bytes the finished runs keep (their last checkpoints)."""
+    peak: float = 0.0
+    """The most bytes the study's checkpoints take at once: what the finished runs keep plus
+    the two checkpoints side by side of the one training, the worst run last."""
+    checkpoints: int = 0
+    """Checkpoints the runs write in all, every ckpt_every steps and at each run's end."""
+    written: float = 0.0
+    """Bytes of every checkpoint the runs write."""
 
     @property
     def flop_hours(self) -> float:
@@ -122,11 +142,25 @@ class Cost:
 
 
 def meta(config: TrainConfig) -> torch.nn.Module:
-    """The run's model on PyTorch's meta device (shapes only), built once per architecture."""
-    key = config.model.model_dump_json()
+    """The run's model on PyTorch's meta device (shapes only), built once per architecture:
+    runs differing in values alone (`values_only`) share it. Building one is not free --
+    every init draws in Python on the meta device -- and the anchor studies sweep the
+    initialization rate."""
+    model = config.model.model_copy(update=values_only(config.model))
+    key = model.model_dump_json()
     if key not in _META:
-        _META[key] = meta_model(config)
+        _META[key] = meta_model(config.model_copy(update={"model": model}))
     return _META[key]
+
+
+def values_only(model: Any) -> dict[str, Any]:
+    """The ModelConfig fields that change a model's values, never its shapes, FLOPs or ops,
+    at their defaults: the initialization (an INITS entry acts once, when the model is built),
+    a norm's epsilon, the rotary base, and dropout's rate (one op at any rate above 0)."""
+    fields = type(model).model_fields
+    return {**{k: fields[k].get_default(call_default_factory=True)
+               for k in ("init", "init_std", "ln_eps", "rotary_base")},
+            "dropout": 0.1 if model.dropout > 0 else 0.0}
 
 
 _META: dict[str, torch.nn.Module] = {}
@@ -181,28 +215,128 @@ class Ops:
     evaluate: int
 
 
+RECURRENT = ("lnlstm",)
+"""Architectures whose ops grow with the sequence length (one step per token)."""
+STACKS = ("transformer", "fpt", *RECURRENT)
+"""Architectures whose op count is extrapolated from 1 and 2 layers (a stack of identical
+blocks, or a recurrent model's layers)."""
+
+
 def ops_per_step(config: TrainConfig) -> Ops:
     """Kernel-launching ops of one training step and one evaluation forward of the run's model,
-    counted on the meta device (module docstring); layers extrapolated from 1 and 2."""
+    counted on the meta device (module docstring); layers extrapolated from 1 and 2. Counts
+    are remembered between commands (`OpCounts`)."""
+    stack = config.model.arch.name in STACKS
     L = config.model.n_layers
     if config.model.depth_range is not None:  # stochastic depth: the mean depth trains
         L = sum(config.model.depth_range) / 2
-    key = (narrow(config.model).model_copy(update={"n_layers": 0, "depth_range": None}
-                                           ).model_dump_json(), min(config.batch_size, 2),
-           str(config.trainable))
-    if key not in _OPS:
-        if config.model.arch.name in ("transformer", "fpt", *RECURRENT):
+    # the depth is left out of a stack's key (extrapolated), not out of another model's
+    model = narrow(config.model).model_copy(update={
+        "n_layers": 0 if stack else config.model.n_layers, "depth_range": None})
+    key = json.dumps([model.model_dump_json(), min(config.batch_size, 2),
+                      str(config.trainable)])
+    counts = _OPS.get(key)
+    if counts is None:
+        if stack:
             one, two = (_count(config, n) for n in (1, 2))
-            _OPS[key] = (one, (two[0] - one[0], two[1] - one[1]))
+            counts = (one, (two[0] - one[0], two[1] - one[1]))
         else:  # no stack of blocks to extrapolate: counted as it is, per layer 0
-            _OPS[key] = (_count(config, config.model.n_layers), (0, 0))
-    (t1, e1), (dt, de) = _OPS[key]
-    if config.model.arch.name not in ("transformer", "fpt", *RECURRENT):
+            counts = (_count(config, config.model.n_layers), (0, 0))
+        _OPS.add(key, counts)
+    (t1, e1), (dt, de) = counts
+    if not stack:
         L = 1
     return Ops(round(t1 + (L - 1) * dt), round(e1 + (config.model.n_layers - 1) * de))
 
 
-_OPS: dict[tuple[str, int, str], tuple[tuple[int, int], tuple[int, int]]] = {}
+class OpCounts:
+    """ops_per_step's counts by key (the narrowed model, batch, training policy), remembered
+    between commands in a JSON file of the cache folder (reasonlab/listing.py cache_dir):
+    counting them runs each distinct model on the CPU under a dispatch mode, the largest part
+    of `reasonlab studies --scale cpu` (about 80 models; 6 of its 15 CPU-seconds on a quiet
+    2-core machine, two thirds of it on a loaded one), for numbers that change only with the
+    code. The file is named by a fingerprint of what a count depends on
+    beside its key -- the files of reasonlab's model/, train/, tasks/base.py, config.py and
+    this module, and the torch and Python versions -- so an edit to any of them starts a new
+    one. Not used with plugins (a plugin's model variant is code outside those files), nor
+    when the folder cannot be written (the counts are then this process's alone)."""
+
+    SOURCES = ("model", "train", "tasks/base.py", "config.py", "plan.py")
+    KEEP = 8
+    """Files kept; older ones (of edits since undone, other torch versions) are removed."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
+        self.path: Path | None = None
+        self.loaded = False
+        self.new = 0
+
+    def _load(self) -> None:
+        self.loaded = True
+        from reasonlab import listing, plugins
+
+        if plugins.sources():
+            return
+        package = listing.PACKAGE
+        stats = [line for rel in self.SOURCES for line in (
+            listing._stats(package / rel) if (package / rel).is_dir()
+            else _stat_file(package / rel))]
+        h = hashlib.sha256()
+        for part in [torch.__version__, sys.version, *stats]:
+            h.update(part.encode("utf-8", "surrogateescape") + b"\n")
+        self.path = listing.cache_dir() / "ops" / f"{h.hexdigest()}.json"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict):
+            return
+        for k, v in data.items():  # anything but four pairs of integers is ignored
+            try:
+                (t1, e1), (dt, de) = v
+                if all(type(x) is int for x in (t1, e1, dt, de)):
+                    self.counts[k] = ((t1, e1), (dt, de))
+            except (TypeError, ValueError):
+                continue
+
+    def get(self, key: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        if not self.loaded:
+            self._load()
+        return self.counts.get(key)
+
+    def add(self, key: str, counts: tuple[tuple[int, int], tuple[int, int]]) -> None:
+        self.counts[key] = counts
+        self.new += 1
+
+    def save(self) -> None:
+        """Write the counts for the next command (through a temporary file: a reader never
+        sees half of it), when this process counted any."""
+        if not self.new or self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.counts, f)
+            os.replace(tmp, self.path)
+            kept = sorted(self.path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime,
+                          reverse=True)
+            for old in kept[self.KEEP:]:
+                old.unlink(missing_ok=True)
+        except OSError:  # a read-only home: the next command counts again, nothing fails
+            return
+        self.new = 0
+
+
+def _stat_file(path: Path) -> list[str]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [f"{path}\0absent"]
+    return [f"{path}\0{st.st_size}\0{st.st_mtime_ns}"]
+
+
+_OPS = OpCounts()
 
 
 def _count(config: TrainConfig, n_layers: int) -> tuple[int, int]:
@@ -238,18 +372,17 @@ def _count(config: TrainConfig, n_layers: int) -> tuple[int, int]:
     return step, evaluation
 
 
-RECURRENT = ("lnlstm",)
-"""Architectures whose ops grow with the sequence length (one step per token)."""
-
-
 def narrow(model: Any) -> Any:
     """The ModelConfig with every width tiny (d_head 4, d_mlp 8, vocabulary and classes at
     most 32, inputs of 4 features) and, but for a recurrent model, 8 positions: the same ops,
     on small tensors. Head counts, grouped-query sharing, the kinds of positions, norms and
-    attention, and a recurrent model's sequence length, which decide the ops, are kept."""
+    attention, and a recurrent model's sequence length, which decide the ops, are kept; what
+    changes values alone is set to its default (`values_only`), so that runs differing only
+    there share one count (the anchor studies' initialization rates, the symbols studies'
+    BERT-init arms)."""
     small: dict[str, Any] = {"d_model": 4 * model.n_heads, "d_mlp": 8,
                              "vocab_size": min(model.vocab_size, 32),
-                             "n_classes": min(model.n_classes, 32)}
+                             "n_classes": min(model.n_classes, 32), **values_only(model)}
     if model.arch.name not in RECURRENT:
         small["max_seq_len"] = min(model.max_seq_len, 8)
     if model.tie_head:
@@ -295,8 +428,8 @@ def launch_seconds(config: TrainConfig) -> float:
 
 def study_cost(configs: list[TrainConfig], launches: bool = True) -> Cost:
     """Runs and FLOPs of a study's configs and of the pretraining runs they start from, each
-    distinct run once (the run store trains a shared one once); with `launches`, the launch
-    floor and the GPU time bounded by it, and the disk of the finished runs."""
+    distinct run once (the run store trains a shared one once), and their checkpoints' disk;
+    with `launches`, the launch floor and the GPU time bounded by it."""
     from reasonlab.train.config import config_id
 
     seen: dict[str, TrainConfig] = {}
@@ -308,9 +441,10 @@ def study_cost(configs: list[TrainConfig], launches: bool = True) -> Cost:
             seen[cid] = c
             if c.init_run is not None:
                 todo.append(c.init_run)
-    from reasonlab.train.checkpoint import checkpoint_bytes
+    from reasonlab.train.checkpoint import checkpoint_sizes
 
-    total = launch = gpu = disk = optimizer = 0.0
+    total = launch = gpu = disk = optimizer = written = 0.0
+    writes, extra = 0, 0.0
     rate = H100_BF16_DENSE * GPU_UTILISATION
     for c in seen.values():  # FLOPs depend on the shapes and counts, not the seed
         key = (c.model.model_dump_json(), c.steps, c.batch_size, c.eval_every, c.n_test,
@@ -318,15 +452,20 @@ def study_cost(configs: list[TrainConfig], launches: bool = True) -> Cost:
         if key not in _FLOPS:
             _FLOPS[key] = run_flops(c)
         total += _FLOPS[key]
+        sizes = checkpoint_sizes(c, meta(c))
+        disk += sizes.kept
+        writes += sizes.writes
+        written += sizes.written
+        extra = max(extra, sizes.peak - sizes.kept)  # the worst run is the last to train
         if launches:
             floor = launch_seconds(c)
             launch += floor
             adam = c.steps * trained_params(c) * OPTIMIZER_BYTES / H100_HBM_BYTES_PER_S
             optimizer += adam
             gpu += max(floor, _FLOPS[key] / rate + adam)
-            disk += checkpoint_bytes(c, meta(c))[0]
-    return Cost(len(seen), total, launch_s=launch, gpu_s=gpu, disk=disk,
-                optimizer_s=optimizer)
+    _OPS.save()  # the op counts this process made, for the next command
+    return Cost(len(seen), total, launch_s=launch, gpu_s=gpu, disk=disk, peak=disk + extra,
+                checkpoints=writes, written=written, optimizer_s=optimizer)
 
 
 _FLOPS: dict[tuple[str, int, int, int, int, bool], float] = {}

@@ -18,11 +18,11 @@ from reasonlab.site import report_files
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ("import json, sys; from reasonlab.cli import main; "
-         "rc = [main([c]) for c in sys.argv[1:]]; "
+         "rc = [main(c.split()) for c in sys.argv[1:]]; "
          "heavy = sorted(m for m in ('torch', 'reasonlab.studies', 'scipy') if m in sys.modules); "
          "print(json.dumps([rc, heavy]), file=sys.stderr)")
-"""Runs the commands named on its line in one process; reports their exit statuses and which
-heavy modules the process imported."""
+"""Runs the commands named on its line (each one argument: "studies --scale smoke") in one
+process; reports their exit statuses and which heavy modules the process imported."""
 
 
 def _reasonlab(cache: Path, cwd: Path, *commands: str) -> tuple[str, list]:
@@ -43,6 +43,21 @@ def test_a_cached_listing_prints_the_same_text_without_importing_a_study(tmp_pat
     warm, (rc, imported) = _reasonlab(cache, tmp_path, "studies", "claims")
     assert rc == [0, 0] and warm == cold_studies + cold_claims
     assert imported == [], f"a cached listing imported {imported}"
+
+
+def test_the_cost_table_is_remembered_and_the_assets_looked_for_each_time(tmp_path):
+    """`studies --scale S` builds every run config of the scale and counts their models' ops;
+    the next command prints the same text without importing a study. What it remembers of
+    the assets is what the runs read, never whether this machine has them."""
+    cache = tmp_path / "cache"
+    cold, (rc, imported) = _reasonlab(cache, tmp_path, "studies --scale smoke")
+    assert rc == [0] and "reasonlab.studies" in imported and "| lego-extrapolation |" in cold
+    assert "What the studies need from this machine" in cold
+    warm, (rc, imported) = _reasonlab(cache, tmp_path, "studies --scale smoke")
+    assert rc == [0] and warm == cold
+    assert "reasonlab.studies" not in imported, imported
+    remembered = "".join(p.read_text() for p in (cache / "listing").glob("*.txt"))
+    assert "fpt-universal" in remembered and "found" not in remembered
 
 
 @pytest.fixture

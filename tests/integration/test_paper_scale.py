@@ -57,7 +57,7 @@ MiniLM): shrunk like the training it precedes; runs without mimicking are left a
 
 SHRINK: dict[str, dict] = {
     **{n: FEW for n in ("lego-extrapolation", "lego-staircase", "lego-stochastic-depth",
-                        "lego-plateau",
+                        "lego-plateau", "lego-short-chain",
                         "lego-probes", "lego-mixed-lengths",
                         "lego-pretraining", "lego-hardcoded-attention",
                         "lego-conv-qkv-programs", "anchors-init-phase",

@@ -120,8 +120,8 @@ def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):
     assert main(["studies", "--scale", "paper"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("| lego-extrapolation |"))
-    _, name, runs, flops, gpu, bound, launch, disk, cpu, measured, _ = [
-        c.strip() for c in row.split("|")]
+    (_, name, runs, flops, gpu, bound, launch, checkpoints, disk, peak, slim, cpu, measured,
+     _) = [c.strip() for c in row.split("|")]
     assert runs == "6"  # 2 models x 3 seeds
     # by hand: BERT-base, 12 layers of 12 d^2 + 13 d parameters (+ the read-out), seq 62,
     # 24,000 steps of batch 1000; 6 N per token plus 12 L T d for attention; the 40
@@ -135,6 +135,24 @@ def test_studies_scale_paper_prints_runs_flops_and_hours(capsys):
     assert measured == "-"  # the paper scale is for a GPU: never measured on the 2 cores
     # BERT-base is FLOP-bound; FPT's batches of 4 through 30 SmolLM2 layers are launch-bound
     assert bound == "FLOPs" and launch.endswith("min") and disk.endswith("GB")
+    # 3 BERT-base and 3 ALBERT runs (one layer's weights, shared) of 24,000 steps,
+    # checkpointed every 1,200: 20 checkpoints each, 19 with Adam's moments (3 x 4 bytes per
+    # parameter) and the last without (4 bytes); each run keeps its last, and at the worst a
+    # BERT run trains last: two of its mid-run checkpoints lie beside the others' last ones
+    bert = 4 * L * (12 * d * d + 13 * d)  # bytes of its layers' weights, ~all it keeps
+    albert = bert / L
+    gb = {k: float(v.split()[0]) * 1e9 for k, v in (("disk", disk), ("peak", peak),
+                                                    ("written", checkpoints.split("(")[1]))}
+    assert checkpoints.startswith("120 (")
+    assert gb["written"] == pytest.approx(3 * (19 * 3 + 1) * (bert + albert), rel=0.05)
+    assert gb["disk"] == pytest.approx(3 * (bert + albert), rel=0.05)
+    assert gb["peak"] == pytest.approx(gb["disk"] - bert + 2 * 3 * bert, rel=0.05)
+    assert slim == "-"  # its analysis reads the models: no keep_checkpoints=none
+    symbols = next(line for line in out.splitlines()
+                   if line.startswith("| symbols-mlp-vs-transformer |"))
+    cells = [c.strip() for c in symbols.split("|")]
+    assert cells[10].endswith("GB") and float(cells[10].split()[0]) < 64 * 2**30 / 1e9 < float(
+        cells[9].split()[0])  # over a 64 GiB disk, under it with keep_checkpoints=none
     fpt = next(line for line in out.splitlines() if line.startswith("| fpt-universal |"))
     cells = [c.strip() for c in fpt.split("|")]
     assert cells[5] == "launches" and cells[4] == cells[6]  # the GPU time is the floor
@@ -152,6 +170,6 @@ def test_studies_scale_long_lists_only_the_studies_that_define_it(capsys):
     assert listed == {n for n, cls in STUDIES.items() if "long" in cls.scales}
     assert "lego-extrapolation" in listed and "symbols-mlp-vs-transformer" not in listed
     row = next(line for line in out.splitlines() if line.startswith("| lego-extrapolation |"))
-    measured = row.split("|")[9].strip()
+    measured = row.split("|")[12].strip()
     minutes = STUDIES["lego-extrapolation"].measured("long")
     assert measured == ("-" if minutes is None else f"{minutes:g} min")

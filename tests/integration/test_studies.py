@@ -11,10 +11,10 @@ from reasonlab.studies import STUDIES, run_study
 from reasonlab.studies.kit.core import SCALES
 
 
-NO_CPU = {"fpt-backbones", "fpt-vit", "lego-plateau"}
+NO_CPU = {"fpt-backbones", "fpt-vit", "lego-plateau", "lego-short-chain"}
 """Studies without a cpu scale: each claim's weights reach no machine offline (FPT), or its
-claims are about a plateau the cpu recipe's 750 steps never reach the end of (lego-plateau:
-long and paper)."""
+claims are about a plateau the cpu recipe's 750 steps never reach the end of (lego-plateau,
+lego-short-chain: long, and paper for the first)."""
 NUMBER = re.compile(r"\d+\.\d+|\d+|\binf\b")  # inf: a step never reached
 
 

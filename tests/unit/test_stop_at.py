@@ -51,3 +51,19 @@ def test_stop_at_enters_the_run_id_only_when_set():
     assert config_id(plain) == config_id(TrainConfig.build({**CONFIG, "stop_at": None}))
     assert config_id(plain) != config_id(TrainConfig.build({**CONFIG, "stop_at": 0.8}))
     assert "stop_at" not in json.dumps(plain.model_dump(mode="json", exclude_defaults=True))
+
+
+def test_a_stopped_run_that_keeps_no_weights_resumes_to_nothing_more(tmp_path):
+    """keep_checkpoints="none": the stop's checkpoint is the record alone (a stopped run is
+    finished), and a resume after it trains nothing, as one that kept its weights."""
+    from safetensors.torch import load_file
+
+    _, full = run(tmp_path, "full")
+    level = headline(full[2])  # reached by step 6, long before the last step
+    kept, curve = run(tmp_path, "kept", stop_at=level)
+    last, slim = run(tmp_path, "none", stop_at=level, keep_checkpoints="none")
+    assert last == kept and slim == curve and last["step"] < CONFIG["steps"]
+    tensors = load_file(str(tmp_path / "runs" / "none" / "ckpt" / "state.safetensors"))
+    assert not any(k.startswith(("model.", "optim.")) for k in tensors)
+    again, slim2 = run(tmp_path, "none", stop_at=level, keep_checkpoints="none")
+    assert again == last and slim2 == slim

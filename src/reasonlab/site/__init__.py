@@ -302,11 +302,13 @@ def explorer_runs(reports: list[ReportInfo], store: Path) -> list[tuple[str, Pat
     out = []
     for d, label in seen.values():
         try:
-            task = json.loads((d / "config.json").read_text())["task"]["name"]
-        except (OSError, ValueError, KeyError, TypeError):
+            config = json.loads((d / "config.json").read_text())
+            task = config["task"]["name"]
+            kept = config.get("keep_checkpoints", "last") == "last"  # "none": no weights
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         weights = d / "ckpt" / "state.safetensors"
-        if task == "lego" and weights.is_file() and inside(weights, d):
+        if task == "lego" and kept and weights.is_file() and inside(weights, d):
             out.append((label, d))
         if len(out) == EXPLORER_RUNS:
             break

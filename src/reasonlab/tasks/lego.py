@@ -348,6 +348,12 @@ class LegoTask(Task):
             meta={"depth": torch.arange(N).expand(B, N).clone()},
         )
 
+    def sample_full(self, rng: np.random.Generator, n: int) -> Batch:
+        """n fresh sentences of the test distribution: all n_clauses long, under min_clauses too
+        (mixed lengths are a training curriculum; the test set keeps the full chain). Without
+        min_clauses the same draw as `sample`."""
+        return self._sample_len(rng, n, self.config.n_clauses)
+
     def splits(self, rng: np.random.Generator, n_train: int, n_test: int) -> tuple[Batch, Batch]:
         """De-duplicated train set and a test set disjoint from it (and de-duplicated).
 
@@ -370,7 +376,7 @@ class LegoTask(Task):
         """n distinct sentences whose token rows are not in `exclude` (rows keyed as bytes);
         `full`: all n_clauses long even under min_clauses (the test set)."""
         def sample(k: int) -> Batch:
-            return self._sample_len(rng, k, self.config.n_clauses) if full else self.sample(rng, k)
+            return self.sample_full(rng, k) if full else self.sample(rng, k)
 
         if n == 0:
             return sample(0)

@@ -56,6 +56,11 @@ CKPT_DIR = "ckpt"
 FROZEN = "frozen"
 """The key in state.json of a checkpoint that leaves its frozen parameters out (`Frozen`)."""
 
+WEIGHTS_KEPT = "weights_kept"
+"""The key in state.json of a finished run's last checkpoint that holds no weights (false):
+the run was trained with keep_checkpoints="none" and keeps its metrics alone. Absent in every
+other checkpoint (they hold their weights)."""
+
 
 @dataclass(frozen=True)
 class Frozen:
@@ -98,15 +103,19 @@ def frozen_source(config: TrainConfig) -> str:
 
 def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module,
                     optimizer: torch.optim.Optimizer | None, frozen: Frozen | None = None,
-                    fence: Callable[[], None] = lambda: None) -> None:
+                    fence: Callable[[], None] = lambda: None, weights: bool = True) -> None:
     """Write the checkpoint of `step`; `optimizer` None at a run's final step (module doc);
-    `frozen` (frozen_record): parameters left out and recorded instead. `fence` (train()'s) is
-    called before the folder is touched and again before the renames."""
+    `frozen` (frozen_record): parameters left out and recorded instead. `weights` False (the
+    end of a run with keep_checkpoints="none"): no model weights either, only the record
+    (step, the checksums of config.json and metrics.jsonl) that a finished run's result.json
+    and a resume verify; it replaces the run's last checkpoint, so the run keeps no weights.
+    `fence` (train()'s) is called before the folder is touched and again before the
+    renames."""
     skip = set(frozen.names) if frozen is not None else set()
     tensors: dict[str, torch.Tensor] = {
         f"{MODEL_PREFIX}{k}": v.detach().cpu().contiguous()
         for k, v in model.state_dict().items() if k not in skip
-    }
+    } if weights else {}
     weights_sha256 = tensors_sha256(tensors)  # the model's alone: an analysis verifies these
     opt = optimizer.state_dict() if optimizer is not None else {"state": {}, "param_groups": None}
     scalars: dict[str, Any] = {}
@@ -127,8 +136,10 @@ def save_checkpoint(run_dir: Path, step: int, config_hash: str, model: nn.Module
         "optim_scalars": scalars,
         MODEL_CHECKSUM: weights_sha256,
     }
-    if frozen is not None:
+    if frozen is not None and weights:
         meta[FROZEN] = frozen.meta()
+    if not weights:
+        meta[WEIGHTS_KEPT] = False
     # metrics.jsonl as of this step (its line of `step` is written before the checkpoint) and
     # config.json: a resume then verifies the lines it keeps and builds the result from
     meta.update(checkpointed_files(run_dir))
@@ -225,6 +236,8 @@ def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
                                   "run keeps its final checkpoint)")
         raise CheckpointError(f"{run_dir} is not a finished or checkpointed run (no "
                               "ckpt/state.json); train it first")
+    if meta.get(WEIGHTS_KEPT) is False:
+        raise CheckpointError(no_weights(run_dir))
     if meta.get(MODEL_CHECKSUM) is None:
         check_checkpoint(run_dir)
     try:
@@ -236,6 +249,13 @@ def read_model_weights(run_dir: Path) -> dict[str, torch.Tensor]:
         raise CorruptRunError(run_dir, name, "does not match the checksum of its model weights "
                               "in state.json (its bytes changed after it was written)")
     return {k.removeprefix(MODEL_PREFIX): v for k, v in tensors.items()}
+
+
+def no_weights(run_dir: Path) -> str:
+    """What a reader of a run trained with keep_checkpoints="none" is told."""
+    return (f"run {run_dir.name} kept no weights (it was trained with keep_checkpoints=none: "
+            "its metrics alone are stored); train it without keep_checkpoints=none to read "
+            "its model")
 
 
 def load_weights(model: nn.Module, weights: Mapping[str, torch.Tensor],
@@ -306,6 +326,13 @@ def read_initial(run_dir: Path) -> dict[str, torch.Tensor] | None:
     return tensors
 
 
+def kept_weights(run_dir: Path) -> bool:
+    """Whether the run's checkpoint holds weights: every one does but the record a run
+    trained with keep_checkpoints="none" ends with (WEIGHTS_KEPT)."""
+    meta = checkpoint_meta(run_dir)
+    return meta is None or meta.get(WEIGHTS_KEPT) is not False
+
+
 def has_checkpoint(run_dir: Path) -> bool:
     return (run_dir / CKPT_DIR / "state.json").exists() or (run_dir / f".{CKPT_DIR}.old").exists()
 
@@ -330,6 +357,10 @@ def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
     if meta.get("config_hash") != config_hash:
         raise CheckpointError(f"checkpoint {ckpt} belongs to another config; delete {run_dir} "
                               "or use the config it was made with")
+    if meta.get(WEIGHTS_KEPT) is False:
+        # the record a run with keep_checkpoints="none" ends with: nothing to restore, and
+        # nothing to train (train() checks that the run ended at its step)
+        return int(meta["step"])
     model_sd = {k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")}
     try:
         load_weights(model, model_sd, meta.get(FROZEN))
@@ -360,14 +391,62 @@ def load_checkpoint(run_dir: Path, config_hash: str, model: nn.Module,
     return int(meta["step"])
 
 
+RECORD_BYTES = 8_000
+"""About what the record a keep_checkpoints="none" run ends with takes: its state.json and a
+safetensors file holding the RNG state alone (~6 kB measured; tests/unit/test_plan_launch.py)."""
+
+
+@dataclass(frozen=True)
+class CheckpointSizes:
+    """What a run's checkpoints take on disk, from the shapes alone: fp32 weights, all of them
+    or the trained ones alone (frozen_record's rule), plus Adam's two moments of the trained
+    ones in a checkpoint written before the run's last step."""
+
+    writes: int
+    """Checkpoints the run writes: one every ckpt_every steps and one at its end (a run that
+    stops early at `stop_at` writes fewer)."""
+    mid: int
+    """Bytes of one checkpoint written before the last step (weights and moments: a resume
+    needs both)."""
+    kept: int
+    """Bytes the finished run keeps: its last checkpoint (the final weights, no moments; with
+    `stop_at`, at most a mid-run one's, as it may stop before its last step), or RECORD_BYTES
+    with keep_checkpoints="none"."""
+    peak: int
+    """The most its checkpoints take at once while it trains: a checkpoint is written beside
+    the one it replaces, which goes once the new one reads back whole (save_checkpoint), so
+    two mid-run ones, or the last one and the mid-run one before it."""
+    written: int
+    """Bytes written over the whole run, every checkpoint counted."""
+    initial: int = 0
+    """Bytes of a mimicking run's step-0 model (`init/`, save_initial: every weight), written
+    before its first step and kept for its analyses whatever keep_checkpoints says; counted
+    in kept, peak and written."""
+
+
+def checkpoint_sizes(config: TrainConfig, model: nn.Module | None = None) -> CheckpointSizes:
+    """The run's CheckpointSizes. `model`: the run's model on the meta device, if the caller
+    has it (else built here)."""
+    total, trained, stored = param_counts(config, model)
+    mid = 4 * (stored + 2 * trained)
+    last = 4 * stored
+    if config.stop_at is not None:  # stopped before its last step, it keeps its moments too
+        last = mid
+    if config.keep_checkpoints == "none":
+        last = RECORD_BYTES
+    before = (config.steps - 1) // config.ckpt_every  # checkpoints before the last step
+    peak = max(last, mid + last if before >= 1 else 0, 2 * mid if before >= 2 else 0)
+    initial = 4 * total if config.mimic is not None else 0
+    return CheckpointSizes(writes=before + 1, mid=mid, kept=last + initial,
+                           peak=peak + initial, written=before * mid + last + initial,
+                           initial=initial)
+
+
 def checkpoint_bytes(config: TrainConfig, model: nn.Module | None = None) -> tuple[int, int]:
-    """(bytes of the run's final checkpoint, the most its checkpoints take while it trains)
-    from the shapes alone: fp32 weights, all of them or the trained ones alone (frozen_record's
-    rule), plus Adam's two moments of the trained ones in a mid-run checkpoint, twice (the new
-    one is written before the old one goes). `model`: the run's model on the meta device, if
-    the caller has it (else built here)."""
-    _, trained, stored = param_counts(config, model)
-    return 4 * stored, 2 * 4 * (stored + 2 * trained)
+    """(bytes the finished run keeps, the most its checkpoints take while it trains): the
+    `kept` and `peak` of checkpoint_sizes."""
+    sizes = checkpoint_sizes(config, model)
+    return sizes.kept, sizes.peak
 
 
 def param_counts(config: TrainConfig, model: nn.Module | None = None) -> tuple[int, int, int]:

@@ -80,6 +80,18 @@ class TrainConfig(StrictModel):
     """Evaluate on the test set (and log metrics) every this many steps, and at the end."""
     ckpt_every: int = Field(200, gt=0)
     """Checkpoint every this many steps (a multiple of eval_every) and at the end."""
+    # Left out of dumps (so of run ids) while "last": adding it kept existing run ids valid.
+    keep_checkpoints: Literal["last", "none"] = Field("last", exclude_if=lambda v: v == "last")
+    """What a run keeps of its checkpoints (train/checkpoint.py). A run holds one at a time,
+    the newest: each replaces the one before (both exist only while it is written), and it is
+    what a killed run resumes from. "last": a finished run keeps its last checkpoint, its
+    final weights (what analyses, `export` and a run starting `init_from` it read). "none": a
+    finished run keeps no weights -- its last checkpoint becomes its record alone (step,
+    checksums), so only the metrics stay; for a study that reads nothing but metrics at a
+    size the disk cannot hold (symbols-mlp-vs-transformer at paper scale: 3.8 GB per one-hot
+    MLP run). Training, and a resume, are those of "last": the metrics are bitwise the same.
+    It enters the run id when "none", so a folder without weights is never handed to a reader
+    that expects them."""
     trainable: TrainGroups | TrainPrefixes | None = Field(None, exclude_if=lambda v: v is None)
     """The training policy: which parameters train; the rest get no gradient and no optimizer
     state. Parameter groups (model/freeze.py; needs a model with groups, arch="fpt"): a preset
@@ -216,6 +228,10 @@ class TrainConfig(StrictModel):
         if self.init_checkpoint is not None:
             _pretrained_fields(self.init_checkpoint, self.model.max_seq_len)
         run = self.init_run
+        if run is not None and run.keep_checkpoints == "none":
+            raise ValueError("init_from.keep_checkpoints='none' would leave this run nothing to "
+                             "start from: a pretraining run keeps its weights; give "
+                             "init_from.keep_checkpoints=last")
         if (run is not None and self.model.positions == "learned"
                 and self.model.max_seq_len > run.model.max_seq_len):
             raise ValueError(f"the task's sentences have {self.model.max_seq_len} tokens but the "

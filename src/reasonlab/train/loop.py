@@ -29,7 +29,7 @@ from reasonlab.store import write_text_atomic
 from reasonlab.tasks.base import Batch, Task, build_task
 from reasonlab.tasks.disjoint import overlap, without_seen
 from reasonlab.tracking import Sink
-from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint,
+from reasonlab.train.checkpoint import (INIT_DIR, frozen_record, has_checkpoint, kept_weights,
                                        load_checkpoint, save_checkpoint, save_initial)
 from reasonlab.train.config import TrainConfig, config_id
 from reasonlab.train.device import (autocast_for, cast_frozen_matrices, configure,
@@ -208,6 +208,11 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
     start = 0
     if has_checkpoint(run_dir):
         start = load_checkpoint(run_dir, chash, model, optimizer, config.steps)
+        if not kept_weights(run_dir) and start != config.steps and not stopped(
+                config, run_dir, start):  # a record without weights is only ever a run's end
+            raise CheckpointError(f"checkpoint {run_dir / 'ckpt'} holds no weights but the run "
+                                  f"has steps left after step {start}; delete {run_dir} to "
+                                  "train it again")
     _truncate_metrics(metrics_path, start, fence)
     if sink is not None:
         fence()
@@ -273,10 +278,13 @@ def train(config: TrainConfig, run_dir: Path, quiet: bool = False,
             bar.set_postfix(loss=f"{last['train_loss']:.3f}", acc=f"{last['acc']:.3f}")
             stop = config.stop_at is not None and headline(last) >= config.stop_at
             if done % config.ckpt_every == 0 or done == config.steps or stop:
-                # the last holds no optimizer state: nothing resumes a finished run
+                # the last holds no optimizer state: nothing resumes a finished run; with
+                # keep_checkpoints="none" no weights either, so the run keeps none
+                end_record = config.keep_checkpoints == "none" and (done == config.steps
+                                                                     or stop)
                 save_checkpoint(run_dir, done, chash, model,
-                                optimizer if done < config.steps else None, frozen,
-                                fence=fence)
+                                None if done == config.steps or end_record else optimizer,
+                                frozen, fence=fence, weights=not end_record)
             if stop:  # the level is reached: what the run is for is measured
                 break
     bar.close()

@@ -9,6 +9,7 @@ their alternative (power, false "not reproduced")."""
 import importlib
 import sys
 import textwrap
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -175,6 +176,37 @@ def test_the_mean_rule_fails_the_fit_or_not_null_and_the_share_rule_passes():
         assert r <= MAX_FALSE if (center, n) != ("mean", 12) else r > 0.5, (center, n, r)
 
 
+def _welch_only(case):
+    """The margin rule of `case` as it read before stats.at_noise: the Welch interval alone."""
+    decide = {kv.no_gain_verdict: lambda e, m: stats.at_most(e, m, m),
+              kv.no_worse_verdict: lambda e, m: stats.at_least(e, -m, m),
+              kv.equal_verdict: lambda e, m: stats.equivalent(e, m)}[case.rule]
+    margin = 0.1 if case.rule is kv.equal_verdict else kv.MIN_ACCURACY_GAIN
+
+    def call(x):
+        return kv.decided(CLAIM, decide(stats.difference(x["a"], x["b"]), margin), "welch")
+    return call
+
+
+MARGIN_SIMS = [c for f, c in SIMS if f == "kit" and c.rule in (
+    kv.no_gain_verdict, kv.no_worse_verdict, kv.equal_verdict)]
+
+
+@pytest.mark.parametrize("case", MARGIN_SIMS, ids=[c.rule.__name__ for c in MARGIN_SIMS])
+def test_the_margin_rules_two_mode_null_fails_the_welch_interval_alone(case):
+    """The kit's "no better", "no worse" and "equal" cases, null at the margin, drawn
+    two-mode: read from the Welch interval alone (the rules before stats.at_noise) every seed
+    of both arms in the upper mode collapses it onto the margin, and about 0.9^6 = 53% of
+    3 + 3 draws read "reproduced" -- the suite fails that; the rules as they are pass."""
+    sd = noise("kit", case.noise)
+    null_only = replace(case, shapes=("two-mode",), alternative=None, decides_at=None)
+    out = run_sim(replace(null_only, call=_welch_only(case)), sd, null_draws=300)
+    assert out.false_rate[("two-mode", 3)] > 0.4, out.false_rate
+    assert any("two-mode null at 3 units" in p for p in sim_problems(out))
+    new = run_sim(null_only, sd, null_draws=300)
+    assert new.false_rate[("two-mode", 3)] <= MAX_FALSE, new.false_rate
+
+
 def test_case_units_match_the_studys_at_every_scale():
     from reasonlab.studies import STUDIES
 
@@ -183,6 +215,12 @@ def test_case_units_match_the_studys_at_every_scale():
     for c in anchors:
         cls = STUDIES[c.study]
         assert c.units() == {s: cls.default_seeds[s] for s in cls.scales if s != "smoke"}
+    # an old-form Case that names its study runs one count: the study's at every scale
+    named = [c for f, c in CASES if c.study is not None]
+    for c in named:
+        cls = STUDIES[c.study]
+        assert {s: cls.default_seeds[s] for s in cls.scales if s != "smoke"} == c.scale_units(), (
+            c.name, c.label)
 
 
 def test_old_cases_state_their_problems():

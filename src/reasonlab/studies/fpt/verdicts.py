@@ -31,11 +31,23 @@ from reasonlab.report import pm
 from reasonlab.studies.fpt.common import CHANCE, FPT, FULL, LSTM, RANDOM, RANDOM_LSTM, metric
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Scale, Verdict
+from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.stats import Decision, Estimate
 from reasonlab.studies.kit.verdicts import MIN_ACCURACY_GAIN, all_of, decided, requires
 
 Values = Mapping[str, Mapping[str, Sequence[float]]]
 """task -> arm -> the verdict metric per seed, for one backbone."""
+
+TASK_NOISE = {"bit memory": "bit-accuracy", "bit XOR": "bit-accuracy",
+              "ListOps (fpt2021)": "accuracy-listops"}
+"""The noise.toml entry of each task's per-seed accuracy (the calibration draws with them);
+any other task (digits, the images) reads `accuracy`."""
+
+
+def task_sd(task: str) -> float:
+    """The per-seed SD of the task's accuracy our runs show (noise.toml, TASK_NOISE)."""
+    return noise("fpt", TASK_NOISE.get(task, "accuracy"))
+
 
 LEARNED = 0.1
 """A comparison tests something only if the better of its arms (or, for the freeze tables,
@@ -283,7 +295,9 @@ def no_help_verdict(claim: Claim, values: Values, arm: str, base: str, reference
     not reproduced when the lower bound is above it). Precondition per task: `arm` itself
     learned the task (LEARNED above chance on its mean): an arm that collapsed to chance is
     trivially no better, which tests nothing (MiniLM + both on digits at the authors' lr
-    1e-3)."""
+    1e-3). The null is a difference AT the margin: each task's interval is at least as wide as
+    at the task's per-seed SD (`task_sd`), so seeds that all land in one mode (their Welch
+    interval a point) decide nothing (kit stats.at_noise)."""
     tasks = counted(values, reference)
     if not tasks:
         return unmet(claim, _unlearned(values, reference),
@@ -291,7 +305,7 @@ def no_help_verdict(claim: Claim, values: Values, arm: str, base: str, reference
     per = {}
     for t in tasks:
         a, b = values[t][arm], values[t][base]
-        v = decided(claim, stats.at_most(stats.difference(a, b, f"{arm} - {base}"),
+        v = decided(claim, stats.at_most(stats.difference(a, b, f"{arm} - {base}", task_sd(t)),
                                          MIN_ACCURACY_GAIN, MIN_ACCURACY_GAIN),
                     f"{arm} {pm(a)} vs {base} {pm(b)}")
         per[t] = requires(v, learned(t, float(np.mean(a))),

@@ -11,7 +11,7 @@ import hashlib
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,6 +56,12 @@ class Study(ABC):
     default_seeds: ClassVar[dict[Scale, int]] = {"smoke": 1, "cpu": 3, "long": 3, "paper": 3}
     """Seeds per scale. A subclass lists only the scales where it differs (merged with its
     parent's by __init_subclass__), e.g. `default_seeds = {"cpu": 2}`."""
+
+    reads_weights: ClassVar[bool] = True
+    """Whether the analysis reads its runs' models (probes, attention, kernels, first layers),
+    not their metrics alone. Only a study that says False may train its runs with
+    keep_checkpoints="none" (train/config.py: a finished run then keeps no weights); the rest
+    refuse it in one line before anything trains."""
 
     sequential: ClassVar[bool] = True
     """Whether `reasonlab run STUDY --until-decided` may add units (seeds) in batches
@@ -221,6 +227,8 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
     looks = sequential.plan(first, cap)
     root = out or Path("reasonlab-out")
     judge, before, wall, cpu = None, set(), 0.0, 0.0
+    found: int | None = None
+    resumed: int | None = None
     for look in looks:
         study, specs, n, trial = prepare_study(name, scale, look.units, overrides, quiet)
         if judge is None:
@@ -237,6 +245,10 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
                                         executor, address, trial)
         timing = json.loads((folder / "study.json").read_text())["timing"]
         wall, cpu = wall + timing["wall_s"], cpu + timing["cpu_s"]
+        # what the FIRST look found finished: the looks' summed time covers all the rest (a
+        # later look finds the earlier looks' runs, which this command trained itself)
+        found = timing["runs_found"] if found is None else found
+        resumed = timing.get("runs_resumed", 0) if resumed is None else resumed
         judge.see(look, report.verdicts)
         if judge.done:
             break
@@ -246,7 +258,8 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
         report.sections.insert(0, sequential_section(looks, look))
         report.write(folder)
         record = json.loads((folder / "study.json").read_text())
-        record["timing"].update(wall_s=round(wall, 1), cpu_s=round(cpu, 1))
+        record["timing"].update(wall_s=round(wall, 1), cpu_s=round(cpu, 1), runs_found=found,
+                                runs_resumed=resumed)
         record["sequential"] = {
             "looks": [{"look": k.index, "units": k.units, "level": k.level} for k in looks],
             "stopped_at": look.index, "spending": "Lan-DeMets O'Brien-Fleming-type"}
@@ -295,7 +308,9 @@ def prepare_study(name: str, scale: Scale, seeds: int | None,
         raise ConfigError("choose the seeds with --seeds N, not seed=...")
     if overrides and not study.trains:  # what it computes, not runs, takes them
         study.check_overrides(scale, overrides)
+    check_keep(study, overrides or {})  # before the overrides reach a pretraining run
     specs = overridden(specs, overrides or {})
+    check_keep(study, {}, [s.config for s in specs])
     check_assets(needed(s.config for s in specs), name, scale, quiet)
     return study, specs, seeds, trial
 
@@ -310,6 +325,16 @@ def one_verdict_per_claim(study: Study, verdicts: list[Verdict]) -> list[Verdict
                            f"{want}; its analysis gave {got}")
     by_key = {v.claim.key: v for v in verdicts}
     return [by_key[k] for k in want]
+
+
+def check_keep(study: Study, overrides: Mapping[str, Any], configs: Sequence[Any] = ()) -> None:
+    """One line, before anything trains, when the overrides or a run of a study that reads
+    weights would keep none (keep_checkpoints="none": Study.reads_weights)."""
+    if study.reads_weights and (overrides.get("keep_checkpoints") == "none" or any(
+            c.keep_checkpoints == "none" for c in configs)):
+        raise ConfigError(f"study {study.name} reads its runs' weights in its analysis, which "
+                          "keep_checkpoints=none would not keep; remove it (only a study whose "
+                          "analysis reads metrics alone takes it)")
 
 
 def overrides_tag(overrides: Mapping[str, Any]) -> str:

@@ -14,8 +14,12 @@ from). Two kinds of case:
   the looks of `--until-decided`, false "not reproduced" <= MAX_FALSE under the alternative,
   and the power at the alternative (>= MIN_POWER at the planned units, or `decides_at`: the
   units at which it reaches TARGET_POWER, written in the ledger).
-- `Case` (the older form, kept for the rules not yet written as Sim): a hand-written draw under
-  the null and the alternative at a fixed unit count.
+- `Case` (the older form): a hand-written draw under the null and the alternative at a fixed
+  unit count, kept where a unit is not a centre plus a spread (first-pass steps on an
+  evaluation grid, solution-type shares, paired runs, several tasks each with its own noise)
+  or not yet written as a Sim. It is drawn normal only, so a rule whose interval could
+  collapse (a margin or a bar) belongs in a Sim. A Case that names its `study` must run the
+  study's units at every scale (tests/unit/studies/test_calibration.py).
 
 tests/unit/studies/test_calibration.py runs every case and fails when a rule that judges a
 claim has none. The rules are found from the code, not from an annotation (`rule_functions`):
@@ -79,10 +83,22 @@ class Case:
     decides_at: int | None = None
     """Declared where the power at `units` is below MIN_POWER: the units per arm at which the
     rule can decide (the ledger says so)."""
+    study: str | None = None
+    """The registered study whose units it runs: `units` must then be its default seeds at
+    every scale it runs but smoke (one count: a Case draws at one; a Sim draws at each)."""
 
     @property
     def name(self) -> str:
         return qualified(self.rule)
+
+    def scale_units(self) -> dict[str, int]:
+        """scale -> units per arm: the study's scales (but smoke), all at `units`; without a
+        study, the cpu scale's."""
+        if self.study is None:
+            return {"cpu": self.units}
+        from reasonlab.studies import STUDIES
+
+        return {s: self.units for s in STUDIES[self.study].scales if s != "smoke"}
 
 
 @dataclass(frozen=True)
@@ -209,15 +225,17 @@ def rule_functions(only: str | None = None) -> dict[str, Any]:
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
-    """A Markdown table: rule, case, units, noise, false "reproduced" under the null, power."""
+    """A Markdown table: rule, case, units, noise, false "reproduced" under the null, power,
+    and the units declared to decide (`decides_at`, as the claims ledger lists them)."""
     rows = ["| rule | case | units per arm | noise | false reproduced (null) | power (paper's "
-            "effect) |", "|---|---|---|---|---|---|"]
+            "effect) | decides at |", "|---|---|---|---|---|---|---|"]
     for o in outcomes:
         c = o.case
         family = c.rule.__module__.replace(f".{SUPPORT_PACKAGE}.", ".").split(".")[-2]
         rows.append(f"| `{c.rule.__qualname__}` ({family}) | "
                     f"{c.label or '-'} | {c.units} | {c.noise} | {o.false_rate:.3f} | "
-                    + ("-" if o.power is None else f"{o.power:.2f}") + " |")
+                    + ("-" if o.power is None else f"{o.power:.2f}")
+                    + f" | {c.decides_at or '-'} |")
     return "\n".join(rows)
 
 

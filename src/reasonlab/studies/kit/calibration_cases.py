@@ -6,7 +6,7 @@ these rules calibrate them again at their own units where they differ)."""
 from __future__ import annotations
 
 from reasonlab.studies.kit import verdicts as v
-from reasonlab.studies.kit.calibration import Exempt
+from reasonlab.studies.kit.calibration import Exempt, noise
 from reasonlab.studies.kit.calibration_engine import Sim
 from reasonlab.studies.kit.core import Claim
 
@@ -14,6 +14,8 @@ CLAIM = Claim("c", "a calibration claim", "simulation")
 AT = {"cpu": 3}
 AB = ("a", "b")
 M = v.MIN_ACCURACY_GAIN
+SD = noise("kit", "accuracy")
+"""The per-seed SD the margin rules read beside their units (the same entry the draws use)."""
 
 
 def _gain(x):
@@ -21,15 +23,15 @@ def _gain(x):
 
 
 def _no_gain(x):
-    return v.no_gain_verdict(CLAIM, x["a"], x["b"], AB, "accuracy")
+    return v.no_gain_verdict(CLAIM, x["a"], x["b"], AB, "accuracy", noise=SD)
 
 
 def _no_worse(x):
-    return v.no_worse_verdict(CLAIM, x["a"], x["b"], AB, "accuracy")
+    return v.no_worse_verdict(CLAIM, x["a"], x["b"], AB, "accuracy", noise=SD)
 
 
 def _equal(x):
-    return v.equal_verdict(CLAIM, x["a"], x["b"], AB, "accuracy", 0.1)
+    return v.equal_verdict(CLAIM, x["a"], x["b"], AB, "accuracy", 0.1, noise=SD)
 
 
 def _trend(x):
@@ -45,18 +47,20 @@ CASES = [
         at=AT, note="null: equal means; alternative: +0.20"),
     Sim(v.gain_verdict, _gain, {"a": 0.5, "b": 0.5}, {"a": 0.7, "b": 0.5}, "accuracy-noisy",
         None, at=AT, decides_at=6, label="noisy"),
-    # no_gain and equal are not drawn two-mode: with every seed of both arms in the upper mode
-    # (0.9^6 = 53% of 3 + 3 draws) both variances vanish and a difference exactly at the margin
-    # reads "within it" -- the two-arm form of the collapse the one-arm rules had, open (see
-    # the calibration notes of issue 56)
-    Sim(v.no_gain_verdict, _no_gain, {"a": 0.5 + M, "b": 0.5}, {"a": 0.4, "b": 0.5},
-        "accuracy", None, at=AT, side=-1.0, shapes=("normal", "skewed"),
+    # The margin rules' nulls lie AT the margin, drawn two-mode too: with every seed of both
+    # arms in the upper mode (0.9^6 = 53% of 3 + 3 draws) the Welch interval collapses onto
+    # the margin, which the old rules read as within it (stats.at_noise). The centres are
+    # written so that the collapsed difference rounds to just inside the margin ((0.55 + d) -
+    # (0.6 + d) = -0.04999...; 0.6 - M would round outside): a rule that reads a zero-width
+    # interval fails here, not by luck of rounding.
+    Sim(v.no_gain_verdict, _no_gain, {"a": 0.55, "b": 0.5}, {"a": 0.4, "b": 0.5},
+        "accuracy", None, at=AT, side=-1.0,
         note="null: a better by the margin; alternative: a 0.10 worse"),
-    Sim(v.no_worse_verdict, _no_worse, {"a": 0.5 - M, "b": 0.5}, {"a": 0.55, "b": 0.5},
+    Sim(v.no_worse_verdict, _no_worse, {"a": 0.55, "b": 0.6}, {"a": 0.65, "b": 0.6},
         "accuracy", None, at=AT, decides_at=6,
         note="null: a worse by the margin; alternative: a 0.05 better"),
     Sim(v.equal_verdict, _equal, {"a": 0.6, "b": 0.5}, {"a": 0.5, "b": 0.5}, "accuracy", None,
-        at=AT, decides_at=8, shapes=("normal", "skewed"),
+        at=AT, decides_at=8,
         note="null: a difference at the margin 0.1; alternative: none (TOST power at 0)"),
     Sim(v.trend_verdict, _trend, {"x1": 0.5, "x2": 0.5, "x4": 0.5},
         {"x1": 0.5, "x2": 0.6, "x4": 0.7}, "accuracy", None, at=AT,

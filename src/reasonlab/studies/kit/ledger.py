@@ -5,18 +5,24 @@ A family declares its paper in `<family>/claims.toml` (kit/claims.py): the paper
 each study judges and the claims no study tests yet, with why. The tested claims are read from
 the registered studies (which declare them from the same file), so the ledger cannot drift from
 what `reasonlab run` judges. Plugin families (kit/families.py) are papers like reasonlab's own.
+
+Beside the verdicts, each paper lists the rules that cannot decide at the units its studies
+run: the calibration cases (kit/calibration.py) that declare `decides_at`, the units per arm at
+which the rule reaches TARGET_POWER at the paper's effect (e.g. an exact order test of two arms
+from 4 seeds, a unanimous share from 6), with the units each scale runs. An inconclusive
+verdict of such a rule is the design's, not bad luck: `--until-decided` or more seeds decide it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from reasonlab.errors import ConfigError
 from reasonlab.studies.kit.claims import CLAIMS_FILE, claim_row, family_file
 from reasonlab.studies.kit.core import SCALES, Claim
-from reasonlab.studies.kit.families import families, family_of, package, readme_path
+from reasonlab.studies.kit.families import BUILTIN, families, family_of, package, readme_path
 
 __all__ = ["Entry", "Paper", "Untested", "family_of", "ledger", "papers"]
 
@@ -36,6 +42,41 @@ class Untested:
 
 
 @dataclass(frozen=True)
+class Decides:
+    """A rule that decides from more units than its study may run: its calibration case's
+    declared `decides_at` and the units per arm the case runs at each scale."""
+
+    rule: str
+    """module.qualname of the rule, below reasonlab.studies."""
+    decides_at: int
+    units: tuple[tuple[str, int], ...]
+    """(scale, units per arm) the case is drawn at: its study's default seeds per scale."""
+    study: str | None = None
+
+    def text(self) -> str:
+        runs = ", ".join(f"{n} at {s}" for s, n in self.units)
+        where = f"{self.study}: " if self.study else ""
+        return f"{where}{self.rule} decides from {self.decides_at} units per arm; runs {runs}"
+
+
+def decides(family: str) -> tuple[Decides, ...]:
+    """The family's calibration cases that declare `decides_at` (kit/calibration.py), one
+    line per rule, study and units (the cases of one rule at several noises are one line)."""
+    from reasonlab.studies.kit.calibration import Case, families_cases
+
+    out: dict[tuple[str, str | None, int, tuple[tuple[str, int], ...]], Decides] = {}
+    for _, cases in families_cases(family):
+        for c in cases:
+            if not hasattr(c, "decides_at") or c.decides_at is None:  # an Exempt decides nothing
+                continue
+            units = (tuple(c.scale_units().items()) if isinstance(c, Case)
+                     else tuple(c.units().items()))
+            d = Decides(c.name.removeprefix(f"{BUILTIN}."), c.decides_at, units, c.study)
+            out.setdefault((d.rule, d.study, d.decides_at, units), d)
+    return tuple(out.values())
+
+
+@dataclass(frozen=True)
 class Paper:
     key: str
     """The family's folder under studies/ (`reasonlab claims KEY`)."""
@@ -44,6 +85,8 @@ class Paper:
     seed: str
     """The document the family reproduces (in the project's shared papers), and which part."""
     untested: tuple[Untested, ...] = ()
+    decides: tuple[Decides, ...] = ()
+    """The rules that need more units than a study runs to decide (`decides`)."""
 
 
 @dataclass
@@ -147,7 +190,7 @@ def ledger(reports: Iterable[ReportLike] = (), paper: str | None = None,
                    for c in cls.claims]
         entries += [Entry(u.claim.key, u.claim.text, u.claim.source, None, why=u.why,
                           paper_numbers=u.claim.paper_numbers) for u in p.untested]
-        out.append((p, entries))
+        out.append((replace(p, decides=decides(key)), entries))
     return out
 
 
@@ -182,6 +225,13 @@ def ledger_text(book: list[tuple[Paper, list[Entry]]]) -> str:
             else:
                 lines.append("      " + "   ".join(f"{s}: {e.status(s)}" for s in SCALES))
                 lines += [f"      {s}: {e.summaries[s]}" for s in SCALES if e.summaries.get(s)]
+        if p.decides:
+            from reasonlab.studies.kit.stats import TARGET_POWER
+
+            lines.append("  rules that decide only from more units (calibration decides_at: "
+                         f"power {TARGET_POWER:g} at the paper's effect from these, where a "
+                         "study runs fewer):")
+            lines += [f"  - {d.text()}" for d in p.decides]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -262,7 +262,9 @@ def one_hop_agreement(run_dir: Path, n: int = 500, seed: int = 12345) -> list[fl
     equals `one_hop_rule`; 1.0 on every position says the model computes that shortcut."""
     config, model = load_run_model(run_dir, device="run")  # where the run trained
     task = build_task(config.task)
-    b = task.sample(np.random.default_rng(seed), n)
+    # full-length sentences, as the test set: a curriculum run's shorter training chains
+    # have no clause at the later positions
+    b = task.sample_full(np.random.default_rng(seed), n)
     dev = next(model.parameters()).device  # the sentences go where the model is
     with torch.no_grad():
         pred = model(b.tokens.to(dev), b.label_pos.to(dev),
@@ -320,7 +322,9 @@ def op_split(model: Any, task: Any, positions: tuple[int, ...], by: tuple[int, .
     """Test accuracy of a trained model at chain `positions`, split by the ops of chain
     variables `by`: (column names "op1 = +, op2 = -", ..., accuracy [position][column]) on n
     fresh sentences; NaN where a combination never occurs."""
-    b = task.sample(np.random.default_rng(seed), n)
+    # full-length sentences, as the test set: a curriculum run's shorter training chains
+    # have no clause at the later positions
+    b = task.sample_full(np.random.default_rng(seed), n)
     dev = next(model.parameters()).device  # the sentences go where the model is
     with torch.no_grad():
         pred = model(b.tokens.to(dev), b.label_pos.to(dev),
@@ -589,8 +593,9 @@ def plateau_diagnostics_section(rep: Report, results: Results, out: Path,
                          f"{d['grad_W_Q']:.2e}", f"{d['grad_W_K']:.2e}", f"{d['grad_W_V']:.2e}",
                          f"{d['qk_v']:.3f}"])
     rep.table("Attention on the #2 plateau (means over the window's evaluations)",
-              ["run", "window (steps)", "entropy", "|dW_Q|", "|dW_K|", "|dW_V|",
-               "(|dW_Q| + |dW_K|) / 2|dW_V|"], rows,
+              # ‖.‖, not |.|: a pipe would split a Markdown table cell
+              ["run", "window (steps)", "entropy", "‖dW_Q‖", "‖dW_K‖", "‖dW_V‖",
+               "(‖dW_Q‖ + ‖dW_K‖) / 2‖dW_V‖"], rows,
               after=f"Window: from #1's first pass at {PASS} to #2's (or the run's end). Entropy "
               f"in nats, mean over layers, heads and queries of a fixed probe batch (uniform "
               f"attention over {seq} tokens: {np.log(seq):.2f}); gradient norms of the training "
@@ -632,3 +637,27 @@ def fitted_section(rep: Report, passes: Mapping[str, list[list[float]]],
         after=f"A seed fits when its final accuracy is >= {PASS} on each of #0-#{n_train - 1}. "
         "Steps to #k: from #(k-1)'s first pass to #k's (from step 0 for #0), mean over the "
         "seeds that climbed both; '-': no seed did.")
+
+
+def records_table(rows: list[dict[str, Any]], n_train: int, shown: int = 4) -> str:
+    """The README's per-run table of a plateau study, from its run records (plateau.py's
+    `write_run_records`, committed in _support/ so the README needs no store): per run, the
+    first pass of #0..#shown-1 ("never": not within the run), the final mean over the supervised
+    #0..#n_train-1 and #2's, the attention diagnostics on the #2 plateau and the wall time."""
+    def step(x: float | None) -> str:
+        return "never" if x is None else f"{x:.0f}"
+
+    def num(x: float | None, fmt: str) -> str:  # JSON null / NaN: the window held no evaluation
+        return "-" if x is None or not np.isfinite(x) else format(x, fmt)
+
+    head = (["arm", "seed"] + [f"#{k}" for k in range(shown)]
+            + [f"end of run, #0-#{n_train - 1} mean / #2", "plateau: entropy (nats)",
+               "plateau: (‖dW_Q‖ + ‖dW_K‖) / 2‖dW_V‖", "wall s per 1,000 steps"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        a, p = r["final_acc"], r["plateau"]
+        cells = ([r["arm"], str(r["seed"])] + [step(x) for x in r["first_pass"][:shown]]
+                 + [f"{np.mean(a[:n_train]):.3f} / {a[2]:.2f}", num(p["entropy"], ".2f"),
+                    num(p["qk_v"], ".2f"), num(r["wall_s_per_1000"], ".0f")])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,6 +1,14 @@
 """Calibration cases of the LEGO rules (lego/verdicts.py, lego/_support/programs.py), at the seeds
-each study runs at cpu scale (3 per arm: lego.common.SEEDS and the kit's default) and the per-seed
-noise of lego/noise.toml.
+each study runs (3 per arm at every scale: lego.common.SEEDS and the kit's default) and the
+per-seed noise of lego/noise.toml.
+
+Most are data (`Sim`, kit/calibration_engine.py): each arm's per-seed centre under the null and
+the alternative, the noise entry and the study whose units the one engine draws them at, normal,
+fit-or-not and skewed, at every scale and over the looks of --until-decided; a `*_of` function
+hands the drawn per-seed values to the rule in the shape it reads (accuracy per position, loss
+curves, head scores). The rules that read first-pass steps (converge, last_first, staircase,
+plateau, more_seeds: exchangeable steps on an evaluation grid, "never" past the run's end) keep
+hand-written draws (`Case`): their noise is not a centre plus a spread.
 
 Each null is the claim's effect absent at the boundary hardest for the rule: equal arms for a
 gain, a difference exactly at the tolerance for non-inferiority, a share closed exactly at
@@ -20,7 +28,7 @@ import numpy as np
 import torch
 
 from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
-from reasonlab.studies.kit.calibration_engine import Sim
+from reasonlab.studies.kit.calibration_engine import Arms, Sim
 from reasonlab.studies.kit.core import Claim, Verdict
 from reasonlab.studies.lego._support import programs
 from reasonlab.studies.lego import verdicts as v
@@ -40,53 +48,46 @@ def mean(key: str) -> float:
     return float(noise_entries("lego")[key]["mean"])
 
 
-# -- accuracies per chain position -------------------------------------------------------------
+# -- accuracies per chain position: each seed's mean over a span, drawn by the engine ----------
 
 
-def finals(rng: np.random.Generator, level: float, noise_sd: float, span: slice,
-           n: int = N, positions: int = 12) -> list[list[float]]:
-    """n seeds x positions: each seed's draw N(level, sd) on `span`, 1.0 elsewhere (the
-    supervised positions fitted, so the needs_fit gate passes)."""
-    rows = np.ones((n, positions))
-    rows[:, span] = rng.normal(level, noise_sd, n)[:, None]
-    return rows.tolist()
+def finals_of(x: Arms, span: slice, positions: int = 12) -> dict[str, list[list[float]]]:
+    """arm -> per-seed values  ->  arm -> seeds x positions: each seed's value on `span`, 1.0
+    elsewhere (the supervised positions fitted, so the needs_fit gate passes)."""
+    out = {}
+    for arm, values in x.items():
+        rows = np.ones((len(values), positions))
+        rows[:, span] = np.asarray(values, float)[:, None]
+        out[arm] = rows.tolist()
+    return out
 
 
-def extrapolation(gain: float, key: str) -> Draw:
-    s = sd(key)
-    return lambda rng: v.extrapolation_gain(
-        CLAIM, {"ALBERT": finals(rng, 0.5 + gain, s, slice(6, 12)),
-                "BERT": finals(rng, 0.5, s, slice(6, 12))}, "ALBERT", "BERT", 6)
+def extrapolation_of(x: Arms) -> Verdict:
+    """extrapolation_gain of ALBERT over BERT on #6-#8, each seed's #6-#11 at its value."""
+    return v.extrapolation_gain(CLAIM, finals_of(x, slice(6, 12)), "ALBERT", "BERT", 6)
 
 
-def span(gain: float, key: str) -> Draw:
-    s = sd(key)
-    return lambda rng: v.span_gain(
-        CLAIM, {"a": finals(rng, 0.5 + gain, s, slice(5, 11)),
-                "b": finals(rng, 0.5, s, slice(5, 11))}, "a", "b", slice(6, 11), slice(0, 5))
+def span_of(x: Arms) -> Verdict:
+    """span_gain of a over b on #6-#10, each seed's #5-#10 at its value, #0-#4 fitted."""
+    return v.span_gain(CLAIM, finals_of(x, slice(5, 11)), "a", "b", slice(6, 11), slice(0, 5))
 
 
-def classical(level: float, key: str) -> Draw:
-    s = sd(key)
-    return lambda rng: v.classical_verdict(
-        CLAIM, {"BERT": finals(rng, level, s, slice(0, 6)),
-                "ALBERT": finals(rng, 1.0, 1e-3, slice(0, 6))})
+def closed_of(x: Arms) -> Verdict:
+    """closed_verdict on #4-#6 of 8 positions, each seed's #4-#7 at its value."""
+    return v.closed_verdict(CLAIM, finals_of(x, slice(4, 8), positions=8), slice(4, 7),
+                            "mean accuracy #4-#6")
 
 
-def closed(gap: float, share: float, key: str = "minilm-extrapolated") -> Draw:
-    s, r = sd(key), 0.55
-    return lambda rng: v.closed_verdict(
-        CLAIM, {RANDOM: finals(rng, r, s, slice(4, 8), positions=8),
-                PRETRAINED: finals(rng, r + gap, s, slice(4, 8), positions=8),
-                MIMIC: finals(rng, r + share * max(gap, 0.3), s, slice(4, 8), positions=8)},
-        slice(4, 7), "mean accuracy #4-#6")
+def edge_of(x: Arms) -> Verdict:
+    """edge_verdict on the drawn final accuracies, the majority class at 0.205."""
+    return programs.edge_verdict(CLAIM, {a: vals.tolist() for a, vals in x.items()},
+                                 majority=0.205)
 
 
-def edge(gain: float, key: str = "programs-accuracy") -> Draw:
-    s = sd(key)
-    return lambda rng: programs.edge_verdict(
-        CLAIM, {programs.CONV: rng.normal(0.335 + gain, s, N).tolist(),
-                programs.SOFTMAX: rng.normal(0.335, s, N).tolist()}, majority=0.205)
+def fit_gain_of(x: Arms) -> Verdict:
+    """fit_gain_verdict with each seed's #0-#5 at its value, #6-#11 at chance."""
+    return v.fit_gain_verdict(CLAIM, {a: [[float(m)] * 6 + [0.5] * 6 for m in vals]
+                                      for a, vals in x.items()}, "a", "b", 6)
 
 
 # -- steps to a level: orders --------------------------------------------------------------------
@@ -153,28 +154,6 @@ def staircase(ordered: bool, random_later: float) -> Draw:
 # -- head scores of one fixed checkpoint vs random init -----------------------------------------
 
 
-def heads(assoc_gap: float, manip_gap: float) -> Draw:
-    """The pretrained heads exact, `*_gap` above the random-init mean; the random-init best
-    heads drawn per seed at their measured mean and SD; positional controls far below."""
-    ma, mm = mean("random-init-association"), mean("random-init-manipulation")
-    sa, sm = sd("random-init-association"), sd("random-init-manipulation")
-
-    def grid(x: float) -> torch.Tensor:
-        t = torch.zeros(2, 2)
-        t[1, 0] = x
-        return t
-
-    def draw(rng: np.random.Generator) -> Verdict:
-        controls = {PRETRAINED: {"variables": grid(ma + assoc_gap),
-                                 "variables, permuted": grid(0.0),
-                                 "positional head": torch.tensor(0.0)},
-                    RANDOM: [{"variables": grid(x)} for x in rng.normal(ma, sa, N)]}
-        scores = {PRETRAINED: {"manipulation": grid(mm + manip_gap)},
-                  RANDOM: [{"manipulation": grid(x)} for x in rng.normal(mm, sm, N)]}
-        return v.heads_verdict(CLAIM, scores, controls)
-    return draw
-
-
 ASSOC, MANIP = 0.63, 0.98
 """all-MiniLM-L6-v2's best association and manipulation heads (lego/README.md)."""
 
@@ -208,42 +187,35 @@ FPS = {"BERT": 1.0, "Hardcode": 0.88, "Hybrid": 0.988}
 """FLOPs per step relative to BERT's at cpu scale (lego/README.md: 0.88x, 0.988x)."""
 
 
-def losses(rng: np.random.Generator, shift: float, early: float = 0.0) -> list[list[tuple]]:
-    """N seeds of a validation-loss curve 5.5 -> 4.5 over 500 steps, moved by `shift` at every
-    step (and by `early` more at the first 150 steps), each seed by its own N(0, sd)."""
-    base = 4.5 + np.exp(-STEPS / 150) + shift + np.where(STEPS <= 150, early, 0.0)
-    return [list(zip(STEPS.tolist(), (base + o).tolist()))
-            for o in rng.normal(0, sd("mlm-loss"), N)]
+def curves_of(x: Arms) -> dict[str, list[list[tuple]]]:
+    """arm -> per-seed shift  ->  arm -> seeds' validation-loss curves 5.5 -> 4.5 over 500
+    steps, each moved by its seed's shift at every step."""
+    base = 4.5 + np.exp(-STEPS / 150)
+    return {a: [list(zip(STEPS.tolist(), (base + o).tolist())) for o in vals]
+            for a, vals in x.items()}
 
 
-def early(gain: float) -> Draw:
-    return lambda rng: v.faster_early(
-        CLAIM, {"Hardcode": losses(rng, 0.0, -gain), "BERT": losses(rng, 0.0)}, FPS,
-        "Hardcode", "BERT", 100)
+def early_of(x: Arms) -> Verdict:
+    return v.faster_early(CLAIM, curves_of(x), FPS, "Hardcode", "BERT", 100)
 
 
-def late(gap: float) -> Draw:
-    return lambda rng: v.worse_at_end(
-        CLAIM, {"Hardcode": losses(rng, gap), "BERT": losses(rng, 0.0)}, FPS, "Hardcode",
-        "BERT")
+def late_of(x: Arms) -> Verdict:
+    return v.worse_at_end(CLAIM, curves_of(x), FPS, "Hardcode", "BERT")
 
 
-def as_low(d: float) -> Draw:
-    return lambda rng: v.at_least_as_low(
-        CLAIM, {"Hybrid": losses(rng, d), "BERT": losses(rng, 0.0)}, FPS, "Hybrid", "BERT")
+def as_low_of(x: Arms) -> Verdict:
+    return v.at_least_as_low(CLAIM, curves_of(x), FPS, "Hybrid", "BERT")
 
 
 CASES = [
-    Case(v.extrapolation_gain, extrapolation(0.0, "extrapolated"),
-         extrapolation(0.3, "extrapolated"), N, "extrapolated",
-         note="null: equal #6-#8; alternative +0.30 (§3 Fig. 3: ALBERT near-perfect on #6-#7, "
-         "BERT somewhat above chance on #6)"),
-    Case(v.extrapolation_gain, extrapolation(0.0, "partly-fitted"),
-         extrapolation(0.3, "partly-fitted"), N, "partly-fitted", "noisy"),
-    Case(v.span_gain, span(0.0, "extrapolated"), span(0.3, "extrapolated"), N, "extrapolated",
-         note="null: equal #6-#10; alternative +0.30 (§4.3: 'significantly degraded')"),
-    Case(v.span_gain, span(0.0, "partly-fitted"), span(0.3, "partly-fitted"), N,
-         "partly-fitted", "noisy"),
+    *(Sim(v.extrapolation_gain, extrapolation_of, {"ALBERT": 0.5, "BERT": 0.5},
+          {"ALBERT": 0.8, "BERT": 0.5}, key, "lego-extrapolation", label=key,
+          note="null: equal #6-#8; alternative +0.30 (§3 Fig. 3: ALBERT near-perfect on #6-#7, "
+          "BERT somewhat above chance on #6)") for key in ("extrapolated", "partly-fitted")),
+    *(Sim(v.span_gain, span_of, {"a": 0.5, "b": 0.5}, {"a": 0.8, "b": 0.5}, key,
+          "lego-shortcut", label=key,
+          note="null: equal #6-#10; alternative +0.30 (§4.3: 'significantly degraded')")
+      for key in ("extrapolated", "partly-fitted")),
     *(Sim(v.classical_verdict, classical_of, {"BERT": v.CLASSICAL_THRESHOLD, "ALBERT": 1.1},
           {"BERT": 1.1, "ALBERT": 1.1}, key, "lego-extrapolation", center="median",
           clip=(0.0, 1.0), decides_at=6, label=key,
@@ -269,15 +241,18 @@ CASES = [
         {"assoc": mean("random-init-association"), "manip": mean("random-init-manipulation")},
         "random-init-manipulation", "lego-pretraining", center="median", side=-1.0,
         clip=(0.0, 1.0), decides_at=6, label="manipulation at the margin"),
-    Case(v.closed_verdict, closed(0.3, v.CLOSED), closed(0.3, 0.9), N, "minilm-extrapolated",
-         note="null: a gap of 0.30 closed exactly half; alternative 90% closed (§4.2.2: "
-         "mimicking 'closes the gap')"),
-    Case(v.closed_verdict, closed(0.3, v.CLOSED, "partly-fitted"),
-         closed(0.3, 0.9, "partly-fitted"), N, "partly-fitted", "noisy"),
-    Case(v.closed_verdict, closed(0.0, 1.0), None, N, "minilm-extrapolated", "no gap",
-         note="null: no pretrained advantage, mimicking 0.30 above random"),
-    Case(v.closed_verdict, closed(0.0, 1.0, "partly-fitted"), None, N, "partly-fitted",
-         "no gap, noisy"),
+    # closed_verdict: random at 0.55, pretrained 0.30 above it, mimicking a share of the gap
+    *(Sim(v.closed_verdict, closed_of,
+          {RANDOM: 0.55, PRETRAINED: 0.85, MIMIC: 0.55 + v.CLOSED * 0.3},
+          {RANDOM: 0.55, PRETRAINED: 0.85, MIMIC: 0.55 + 0.9 * 0.3}, key, "lego-mimicking",
+          label=key, note="null: a gap of 0.30 closed exactly half; alternative 90% closed "
+          "(§4.2.2: mimicking 'closes the gap')") for key in ("minilm-extrapolated",
+                                                              "partly-fitted")),
+    *(Sim(v.closed_verdict, closed_of, {RANDOM: 0.55, PRETRAINED: 0.55, MIMIC: 0.85},
+          {RANDOM: 0.55, PRETRAINED: 0.85, MIMIC: 0.55 + 0.9 * 0.3}, key, "lego-mimicking",
+          label=f"no gap, {key}", note="null: no pretrained advantage (the precondition), "
+          "mimicking 0.30 above random; alternative as above")
+      for key in ("minilm-extrapolated", "partly-fitted")),
     Case(v.last_first_verdict, last_first(1.0, 75), last_first(4.0, 75), N, "first-pass",
          note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
          "alternative #11 4x earlier (Fig. 3a)"),
@@ -290,15 +265,22 @@ CASES = [
     Case(v.staircase_verdict, staircase(True, 1.0), staircase(True, 5.0), N, "first-pass",
          "no plateau", note="null: the random root as fast as a one-token #0; alternative "
          "5x later"),
-    Case(v.faster_early, early(0.0), None, N, "mlm-loss",
-         note="null: the same loss at every step; the paper gives no early size"),
-    Case(v.worse_at_end, late(0.0), late(0.17), N, "mlm-loss",
-         note="null: the same final loss; alternative +0.17 (§5: 1.66 vs 1.49)"),
-    Case(v.at_least_as_low, as_low(v.LOSS_TOL), as_low(-0.02), N, "mlm-loss",
-         note="null: Hybrid LOSS_TOL above BERT; alternative 0.02 below (§5: 1.47 vs 1.49)"),
-    Case(programs.edge_verdict, edge(0.0), None, N, "programs-accuracy",
-         note="null: equal accuracy; the abstract gives no size"),
-    Case(programs.edge_verdict, edge(0.0, "partly-fitted"), None, N, "partly-fitted", "noisy"),
+    Sim(v.faster_early, early_of, {"Hardcode": 0.0, "BERT": 0.0}, None, "mlm-loss",
+        "lego-hardcoded-attention",
+        note="null: the same loss at every step; the paper gives no early size"),
+    Sim(v.worse_at_end, late_of, {"Hardcode": 0.0, "BERT": 0.0}, {"Hardcode": 0.17, "BERT": 0.0},
+        "mlm-loss", "lego-hardcoded-attention", decides_at=6,
+        note="null: the same final loss; alternative +0.17 (§5: 1.66 vs 1.49), about twice the "
+        "per-seed SD (0.08): power 0.3 at the study's 3 seeds"),
+    Sim(v.at_least_as_low, as_low_of, {"Hybrid": v.LOSS_TOL, "BERT": 0.0},
+        {"Hybrid": -0.02, "BERT": 0.0}, "mlm-loss", "lego-hardcoded-attention", side=-1.0,
+        decides_at=72,
+        note="null: Hybrid LOSS_TOL above BERT; alternative 0.02 below (§5: 1.47 vs 1.49): "
+        "0.04 from the bound at a per-seed SD of 0.08, which about 70 seeds per arm resolve"),
+    *(Sim(programs.edge_verdict, edge_of, {programs.CONV: 0.335, programs.SOFTMAX: 0.335},
+          None, key, "lego-conv-qkv-programs", label=key,
+          note="null: equal accuracy; the abstract gives no size")
+      for key in ("programs-accuracy", "partly-fitted")),
     Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)",
            parts=()),
     Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above",
@@ -338,19 +320,14 @@ def more_seeds(p_remedy: float, p_recipe: float, units: int = N) -> Draw:
                 "base": second_passes(rng, units, 1 - p_recipe, 1000)}, "r", "base")
 
 
-def fit_gain(gain: float, key: str | None, p_fit: float = 0.0) -> Draw:
-    """Each seed's #0-#5 mean: N(level, sd) around the one-hop rule's 0.667 (+ gain for the
-    better arm); with `p_fit`, fit-or-not seeds: a seed fits (0.99) with that probability,
-    else sits at the one-hop rule, the same in both arms (the two-mode null)."""
-    s = sd(key) if key else 0.0
-
-    def seeds(rng: np.random.Generator, level: float) -> list[list[float]]:
-        means = rng.normal(level, s, N) if s else np.full(N, level)
-        means = np.where(rng.random(N) < p_fit, 0.99, means)
+def fit_or_not(p_fit: float) -> Draw:
+    """fit_gain_verdict's fit-or-not null: in both arms each seed's #0-#5 mean is 0.99 (fits)
+    with probability `p_fit`, else the one-hop rule's 0.667, exactly (ties within a mode)."""
+    def seeds(rng: np.random.Generator) -> list[list[float]]:
+        means = np.where(rng.random(N) < p_fit, 0.99, 0.667)
         return [[float(m)] * 6 + [0.5] * 6 for m in means]
 
-    return lambda rng: v.fit_gain_verdict(
-        CLAIM, {"a": seeds(rng, 0.667 + gain), "b": seeds(rng, 0.667)}, "a", "b", 6)
+    return lambda rng: v.fit_gain_verdict(CLAIM, {"a": seeds(rng), "b": seeds(rng)}, "a", "b", 6)
 
 
 ORDER_UNITS = 4
@@ -359,7 +336,7 @@ for a complete split, <= ALPHA); at the study's 3 (1/20) neither can."""
 
 CASES += [
     Case(v.plateau_verdict, plateau(0.6, 0.6), plateau(0.0, 1.0, 500), N, "first-pass",
-         "exchangeable, most pass", decides_at=ORDER_UNITS,
+         "exchangeable, most pass", decides_at=ORDER_UNITS, study="lego-plateau",
          note="null: #2's first pass exchangeable between arms (never in 60% of seeds); "
          "alternative: every remedy seed passes near step 500, no recipe seed passes (what "
          "Hoffmann et al.'s fixes do to the intermediate step); 3 seeds per arm cannot decide"),
@@ -374,7 +351,7 @@ CASES += [
          "every seed passes", note="null: every seed passes, steps exchangeable; "
          "alternative: the remedy 4x sooner"),
     Case(v.more_seeds_verdict, more_seeds(0.3, 0.3), more_seeds(0.95, 0.05), N, "first-pass",
-         "p = 0.3", decides_at=ORDER_UNITS,
+         "p = 0.3", decides_at=ORDER_UNITS, study="lego-plateau",
          note="null: #2 passes with probability 0.3 in either arm; alternative: 0.95 against "
          "0.05 (a 'much higher likelihood to learn the intermediate task'); 3 per arm cannot "
          "decide"),
@@ -383,12 +360,12 @@ CASES += [
          f"p = 0.3, at {ORDER_UNITS} seeds per arm"),
     Case(v.more_seeds_verdict, more_seeds(0.7, 0.7, ORDER_UNITS), None, ORDER_UNITS,
          "first-pass", "p = 0.7"),
-    Case(v.fit_gain_verdict, fit_gain(0.0, "supervised"), fit_gain(0.15, "supervised"), N,
-         "supervised", note="null: equal #0-#5 means; alternative +0.15 (#2 learned: one of "
-         "six positions from 0.5 to 1.0 is +0.083, two +0.17)"),
-    Case(v.fit_gain_verdict, fit_gain(0.0, "partly-fitted"), fit_gain(0.15, "partly-fitted"),
-         N, "partly-fitted", "noisy"),
-    Case(v.fit_gain_verdict, fit_gain(0.0, None, 0.4), None, N, "supervised",
-         "fit-or-not", note="null: seeds fit (0.99) or sit at the one-hop rule (0.667) with "
-         "the same probability 0.4 in both arms"),
+    *(Sim(v.fit_gain_verdict, fit_gain_of, {"a": 0.667, "b": 0.667},
+          {"a": 0.667 + 0.15, "b": 0.667}, key, "lego-plateau", label=key,
+          note="null: equal #0-#5 means at the one-hop rule's 0.667; alternative +0.15 (#2 "
+          "learned: one of six positions from 0.5 to 1.0 is +0.083, two +0.17)")
+      for key in ("supervised", "partly-fitted")),
+    Case(v.fit_gain_verdict, fit_or_not(0.4), None, N, "supervised", "fit-or-not",
+         study="lego-plateau", note="null: seeds fit (0.99) or sit at the one-hop rule "
+         "(0.667) with the same probability 0.4 in both arms"),
 ]

@@ -22,6 +22,7 @@ from reasonlab.analysis.attention import top_heads
 from reasonlab.report import pm
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
+from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.curves import Curve, paired_losses
 from reasonlab.studies.kit.stats import Decision, Estimate
 from reasonlab.studies.kit.verdicts import (all_of, at_least, below, decided,
@@ -276,6 +277,9 @@ def classical_verdict(claim: Claim, finals: dict[str, list[list[float]]]) -> Ver
 
 CLOSED = 0.5
 """Share of the pretrained-vs-random gap that mimicking must close ('most of the gap')."""
+CLOSED_NOISE = "minilm-extrapolated"
+"""The noise.toml entry of a seed's span mean in the mimicking study: the share's interval is
+at least as wide as at that SD (kit stats.ratio's `noise`)."""
 
 
 def closed_verdict(claim: Claim, finals: dict[str, list[list[float]]], span: slice,
@@ -284,11 +288,15 @@ def closed_verdict(claim: Claim, finals: dict[str, list[list[float]]], span: sli
     must itself be reproduced first (gain_verdict of pretrained over random on the span:
     precondition); then the share closed, (M - R) / (P - R) of the per-seed span means, with
     its Fieller interval (kit `ratio`), reproduced when the lower bound is >= CLOSED. Not
-    capped: mimicking may overshoot pretrained (> 1) or fall below random (< 0)."""
+    capped: mimicking may overshoot pretrained (> 1) or fall below random (< 0). The null is a
+    share AT CLOSED: seeds that all land in one mode (fit-or-not) collapse Fieller's interval
+    onto it, so the interval is read at least as wide as at the per-seed SD our runs show
+    (CLOSED_NOISE; kit stats.at_noise says why)."""
     m = {a: span_means(finals[a], span) for a in (RANDOM, PRETRAINED, MIMIC)}
     gap = gain_verdict(claim, m[PRETRAINED], m[RANDOM], (PRETRAINED, RANDOM), what)
     est = stats.ratio(m, {MIMIC: 1.0, RANDOM: -1.0}, {PRETRAINED: 1.0, RANDOM: -1.0},
-                      "share of the gap closed (M - R) / (P - R)")
+                      "share of the gap closed (M - R) / (P - R)",
+                      noise=noise("lego", CLOSED_NOISE))
     ev = (f"{what}: random {pm(m[RANDOM])}, pretrained {pm(m[PRETRAINED])}, mimicking "
           f"{pm(m[MIMIC])}; the gap pretrained - random: {gap.status} ({gap.effect.text()})")
     return requires(decided(claim, stats.at_least(est, CLOSED), ev), gap.status == "reproduced",
@@ -445,6 +453,9 @@ end); the interval's lower bound must also clear 0."""
 LOSS_TOL = 0.02
 """'At least as low': Hybrid's loss at most this much above BERT's (paper: 0.02 below); the
 interval's upper bound must be within it."""
+LOSS_NOISE = "mlm-loss"
+"""The noise.toml entry of a seed's validation loss: at_least_as_low reads its interval at
+least as wide as at that SD (kit stats.at_noise)."""
 
 
 def _losses(a: str, b: str, la: np.ndarray, lb: np.ndarray) -> tuple[np.ndarray, np.ndarray,
@@ -468,13 +479,15 @@ def _loss_gain(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, floa
 
 def _both_views(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str, float], a: str,
                 b: str, step: float | None, what: str,
-                decide: Callable[[stats.Estimate], stats.Decision]) -> Verdict:
+                decide: Callable[[stats.Estimate], stats.Decision],
+                sd: float | None = None) -> Verdict:
     """`decide` on the loss difference a - b over seeds, at `step` and at the same training
-    FLOPs (paired_losses); the verdict holds only where both views agree (all_of)."""
+    FLOPs (paired_losses); the verdict holds only where both views agree (all_of). `sd`: the
+    per-seed SD the interval is at least as wide as (stats.at_noise)."""
     out = {}
     for view, (la, lb) in paired_losses(curves, fps, a, b, step).items():
         la, lb, ev = _losses(a, b, la, lb)
-        est = stats.difference(la, lb, f"{a} - {b} ({what})")
+        est = stats.difference(la, lb, f"{a} - {b} ({what})", sd)
         out[view] = decided(claim, decide(est), ev)
     return all_of(claim, out)
 
@@ -500,9 +513,12 @@ def at_least_as_low(claim: Claim, curves: dict[str, list[Curve]], fps: dict[str,
     """Non-inferiority (LEGO §5, Fig. 9: Hybrid 1.47 vs BERT 1.49, "even (slightly) lower"):
     d = final loss(arm) - final loss(ref) over seeds, reproduced when the upper bound of its
     interval is <= LOSS_TOL, not reproduced when the lower bound is above it (kit `at_most`),
-    at the last step AND at the largest FLOPs budget both reached (all_of)."""
+    at the last step AND at the largest FLOPs budget both reached (all_of). The null is a
+    difference AT LOSS_TOL: the interval is at least as wide as at the per-seed loss SD our
+    runs show (LOSS_NOISE), so seeds that happen to tie decide nothing (kit stats.at_noise)."""
     return _both_views(claim, curves, fps, arm, ref, None, "final validation loss",
-                       lambda est: stats.at_most(est, LOSS_TOL, LOSS_TOL))
+                       lambda est: stats.at_most(est, LOSS_TOL, LOSS_TOL),
+                       noise("lego", LOSS_NOISE))
 
 
 def cheaper(claim: Claim, pairs: dict[str, tuple[float, float]],

@@ -1,8 +1,11 @@
 """Calibration cases of the abstract-symbols rules (symbols/verdicts.py, and the kit's
 trend_verdict as symbols-copy-embedding-dim uses it): each rule driven under its null (the
 paper's effect absent: at the rule's threshold, where a null is a boundary) and at the paper's
-effect, with the per-seed noise of symbols/noise.toml, at the seeds each study runs at cpu
-scale (its `default_seeds`). Accuracies are drawn normal and clipped to [0, 1].
+effect, with the per-seed noise of symbols/noise.toml, at the seeds each study runs (its
+`default_seeds`). Accuracies are clipped to [0, 1]. The `Sim` cases are data for the one engine
+(kit/calibration_engine.py: normal, fit-or-not and skewed draws at every scale the study runs);
+the rest keep hand-written draws where a unit is more than a centre plus a spread (paired runs,
+learning curves, log-normal conditioning, a training accuracy at its ceiling).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from reasonlab.studies.symbols import mlp_vs_transformer as mvt
 from reasonlab.studies.symbols import verdicts as v
 from reasonlab.studies.symbols.copy_embedding_dim import SymbolsCopyEmbeddingDim
 from reasonlab.studies.symbols.kernel import SymbolsKernel
-from reasonlab.studies.symbols.readout_vs_full import SymbolsReadoutVsFull
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
 Rng = np.random.Generator
@@ -62,9 +64,9 @@ def chance_of(x) -> Verdict:
                             mvt.MLP_MAX)
 
 
-def _reaches(mean: float, need: float, key: str):
-    sd = noise("symbols", key)
-    return lambda rng: v.reaches_verdict(CLAIM, {n: acc(rng, mean, sd, MVT) for n in NS}, need)
+def reaches_of(need: float, who: str = "transformer"):
+    """reaches_verdict on the drawn test accuracies at both n (the rule reads the largest)."""
+    return lambda x: v.reaches_verdict(CLAIM, {n: x["acc"].tolist() for n in NS}, need, who)
 
 
 # -- symbols-data-efficiency ------------------------------------------------------------------
@@ -145,23 +147,26 @@ def _conditioning(ratio: float | None):
 
 # -- symbols-readout-vs-full ------------------------------------------------------------------
 
-RO = seeds(SymbolsReadoutVsFull)
 RO_NS = (1000, 10_000, 30_000)
 
 
-def _readout(mean: float):
-    sd = noise("symbols", "readout-test-accuracy")
-    return lambda rng: v.readout_verdict(
-        CLAIM, {n: acc(rng, mean, sd, RO) for n in RO_NS},
-        {n: [1.0] * RO for n in RO_NS}, ("widest", [0.95] * RO))
+def readout_of(x) -> Verdict:
+    """readout_verdict on the drawn read-out accuracies at every n, fitted (1.000), the widest
+    frozen network at 0.95."""
+    n = len(x["acc"])
+    return v.readout_verdict(CLAIM, {k: x["acc"].tolist() for k in RO_NS},
+                             {k: [1.0] * n for k in RO_NS}, ("widest", [0.95] * n))
 
 
-def _lead(lead: float):
-    """Both arms at 0.85 on average, all layers `lead` above, each run's accuracy with its own
-    noise."""
-    sd = noise("symbols", "readout-test-accuracy")
-    return lambda rng: v.lead_verdict(CLAIM, {n: acc(rng, 0.85 + lead, sd, RO) for n in RO_NS},
-                                      {n: acc(rng, 0.85, sd, RO) for n in RO_NS})
+def lead_of(x) -> Verdict:
+    """lead_verdict: arm "full n" / "ro n" the all-layers / read-out accuracies at n."""
+    return v.lead_verdict(CLAIM, {n: x[f"full {n}"].tolist() for n in RO_NS},
+                          {n: x[f"ro {n}"].tolist() for n in RO_NS})
+
+
+def leading(lead: float) -> dict[str, float]:
+    """Both arms at 0.85 on average, all layers `lead` above at every n."""
+    return {**{f"full {n}": 0.85 + lead for n in RO_NS}, **{f"ro {n}": 0.85 for n in RO_NS}}
 
 
 # -- symbols-copy-embedding-dim ---------------------------------------------------------------
@@ -177,9 +182,15 @@ def _sweep(rng: Rng, lo: float, hi: float) -> dict[int, list[float]]:
             for i, w in enumerate(WIDTHS)}
 
 
-def _fall(lo: float, hi: float):
-    return lambda rng: kv.trend_verdict(CLAIM, _sweep(rng, lo, hi), v.MIN_DROP, "transformer",
-                                        "d", falling=True)
+def fall_of(x) -> Verdict:
+    """trend_verdict of the transformer's accuracy falling with the width, arm "d" per width."""
+    return kv.trend_verdict(CLAIM, {w: x[str(w)].tolist() for w in WIDTHS}, v.MIN_DROP,
+                            "transformer", "d", falling=True)
+
+
+def falling(lo: float, hi: float) -> dict[str, float]:
+    """Accuracy falling linearly in log width from `lo` to `hi`."""
+    return {str(w): lo + (hi - lo) * i / (len(WIDTHS) - 1) for i, w in enumerate(WIDTHS)}
 
 
 def _b_fixes(plain: tuple[float, float], b: tuple[float, float]):
@@ -206,15 +217,12 @@ CASES = [
          "mlp-train-accuracy", "does not fit",
          "null: at chance but the training accuracy only at MLP_FIT_MIN (0.9); alternative: "
          "fitted (1.000)"),
-    Case(v.reaches_verdict, _reaches(mvt.TRANSFORMER_MIN, mvt.TRANSFORMER_MIN,
-                                     "transformer-test-accuracy"),
-         _reaches(0.996, mvt.TRANSFORMER_MIN, "transformer-test-accuracy"), MVT,
-         "transformer-test-accuracy", "transformer",
-         "null: 0.9 at the largest n; alternative: 0.996 (measured at n=10k, README)"),
-    Case(v.reaches_verdict, _reaches(mvt.SHARED_MIN, mvt.SHARED_MIN, "shared-table-accuracy"),
-         _reaches(0.944, mvt.SHARED_MIN, "shared-table-accuracy"), MVT, "shared-table-accuracy",
-         "shared table", "null: 0.75 at the largest n; alternative: 0.944 (measured at n=1k, "
-         "README)"),
+    *(Sim(v.reaches_verdict, reaches_of(need, who), {"acc": need}, {"acc": measured}, key,
+          "symbols-mlp-vs-transformer", clip=(0.0, 1.0), label=who,
+          note=f"null: {need} at the largest n; alternative: {measured} (measured, README)")
+      for who, need, measured, key in (
+          ("transformer", mvt.TRANSFORMER_MIN, 0.996, "transformer-test-accuracy"),
+          ("MLP shared table", mvt.SHARED_MIN, 0.944, "shared-table-accuracy"))),
     Case(v.ratio_verdict, _ratio(de.NO_GAIN), _ratio(de.PAPER_RATIO), DE, "samples-log-n",
          "ratio 1.5", "null: the plain arm needs 1.5x the samples (no gain); alternative: 10x "
          "(the paper's order of magnitude)"),
@@ -228,14 +236,17 @@ CASES = [
     Case(v.conditioning_verdict, _conditioning(v.MIN_CONDITION_RATIO), _conditioning(None),
          KERNEL, "kernel-log-cond", note="null: on one task the ratio is MIN_CONDITION_RATIO "
          "(2); alternative: the measured ratios (>= 400)"),
-    Case(v.readout_verdict, _readout(v.READOUT_MIN), _readout(0.932), RO,
-         "readout-test-accuracy", note="null: 0.9 at the largest n; alternative: 0.932 "
-         "(measured at n=30k, README)"),
-    Case(v.lead_verdict, _lead(0.0), _lead(2 * v.MIN_LEAD), RO, "readout-test-accuracy",
-         note="null: no lead; alternative: a lead of 0.2 (2 x MIN_LEAD; the paper gives no "
-         "size)"),
-    Case(kv.trend_verdict, _fall(0.5, 0.5), _fall(*FELL), COPY, "copy-accuracy",
-         "inverse scaling", "null: flat in width; alternative: 0.9 -> 0.2"),
+    Sim(v.readout_verdict, readout_of, {"acc": v.READOUT_MIN}, {"acc": 0.932},
+        "readout-test-accuracy", "symbols-readout-vs-full", clip=(0.0, 1.0), decides_at=6,
+        note="null: 0.9 at the largest n; alternative: 0.932 (measured at n=30k, README), "
+        "power about 0.5 at the paper scale's 3 seeds"),
+    Sim(v.lead_verdict, lead_of, leading(0.0), leading(2 * v.MIN_LEAD),
+        "readout-test-accuracy", "symbols-readout-vs-full", clip=(0.0, 1.0),
+        note="null: no lead; alternative: a lead of 0.2 (2 x MIN_LEAD; the paper gives no "
+        "size)"),
+    Sim(kv.trend_verdict, fall_of, falling(0.5, 0.5), falling(*FELL), "copy-accuracy",
+        "symbols-copy-embedding-dim", clip=(0.0, 1.0), label="inverse scaling",
+        note="null: flat in width; alternative: 0.9 -> 0.2"),
     Case(v.b_fixes_verdict, _b_fixes(FELL, (0.99, 0.99 - v.MIN_DROP / 2)),
          _b_fixes(FELL, (0.99, 0.98)), COPY, "copy-accuracy", "b term falls",
          "null: the plain model falls and the b term drops by MIN_DROP / 2 (0.99 -> 0.89); "

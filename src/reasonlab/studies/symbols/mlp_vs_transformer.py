@@ -50,6 +50,9 @@ class SymbolsMlpVsTransformer(Study):
     # give the chance and generalisation rules a power of 0.93-1.0 (0.58-0.60 at 3:
     # symbols/calibration.py)
     default_seeds = {"cpu": 5}
+    # its verdicts read test and training accuracy alone, so at paper scale the weights need
+    # not stay (keep_checkpoints=none): 113 GB kept otherwise, 3.8 GB per one-hot MLP run
+    reads_weights = False
 
     def runs(self, scale: Scale, seeds: int) -> list[RunSpec]:
         base = {**recipe(scale, preset="same_different"), "eval_train": True}

@@ -167,10 +167,15 @@ F = STUDIES["fpt-freeze-fewer"].claim
 
 
 def test_no_help_verdicts(rng):
-    same = draw(rng, {"ListOps (fpt2021)": {FPT: 0.35, "+ attention": 0.35},
-                      "digits": {FPT: 0.93, "+ attention": 0.92}})
-    v = no_help_verdict(F("attention-no-help"), same, "+ attention", FPT, FPT)
+    worse = draw(rng, {"ListOps (fpt2021)": {FPT: 0.35, "+ attention": 0.27},
+                       "digits": {FPT: 0.93, "+ attention": 0.92}})
+    v = no_help_verdict(F("attention-no-help"), worse, "+ attention", FPT, FPT)
     assert v.status == "reproduced"
+    # equal on ListOps, three seeds that agree to 0.01: at ListOps' measured per-seed SD
+    # (0.06) the interval reaches past the margin, so quiet seeds do not decide "no better"
+    same = draw(rng, {"ListOps (fpt2021)": {FPT: 0.35, "+ attention": 0.35}})
+    v = no_help_verdict(F("attention-no-help"), same, "+ attention", FPT, FPT)
+    assert v.status == "inconclusive" and v.effect.hi > 0.05
     helps = draw(rng, {"digits": {FPT: 0.7, "+ attention": 0.9}})
     assert no_help_verdict(F("attention-no-help"), helps, "+ attention", FPT,
                            FPT).status == "not reproduced"

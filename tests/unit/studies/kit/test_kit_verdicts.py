@@ -41,20 +41,38 @@ def test_gain_verdict_not_reproduced_only_when_confidently_below_the_minimum():
 
 def test_no_gain_and_no_worse_read_opposite_bounds():
     same = draws(6, 0.5, 0.005, 5), draws(7, 0.5, 0.005, 5)
-    assert no_gain_verdict(C, *same, ("A", "B"), "acc").status == "reproduced"
-    assert no_worse_verdict(C, *same, ("A", "B"), "acc").status == "reproduced"
+    assert no_gain_verdict(C, *same, ("A", "B"), "acc", noise=0.005).status == "reproduced"
+    assert no_worse_verdict(C, *same, ("A", "B"), "acc", noise=0.005).status == "reproduced"
     better = draws(8, 0.7, 0.005, 5), draws(9, 0.5, 0.005, 5)
-    assert no_gain_verdict(C, *better, ("A", "B"), "acc").status == "not reproduced"
-    assert no_worse_verdict(C, *better, ("A", "B"), "acc").status == "reproduced"
-    assert no_worse_verdict(C, *better[::-1], ("A", "B"), "acc").status == "not reproduced"
+    assert no_gain_verdict(C, *better, ("A", "B"), "acc", noise=0.005).status == "not reproduced"
+    assert no_worse_verdict(C, *better, ("A", "B"), "acc", noise=0.005).status == "reproduced"
+    assert no_worse_verdict(C, *better[::-1], ("A", "B"), "acc",
+                            noise=0.005).status == "not reproduced"
 
 
 def test_equal_verdict_is_two_one_sided_tests():
-    assert equal_verdict(C, draws(10, 0.5, 0.004, 5), draws(11, 0.51, 0.004, 5), ("A", "B"),
-                         "acc", 0.03).status == "reproduced"
+    v = equal_verdict(C, draws(10, 0.5, 0.004, 5), draws(11, 0.51, 0.004, 5), ("A", "B"),
+                      "acc", 0.03, noise=0.004)
+    assert v.status == "reproduced" and "per-seed SD 0.004 our runs show" in v.evidence
     # a point difference of 0 with a wide interval is not equality
     assert equal_verdict(C, draws(12, 0.5, 0.05), draws(13, 0.5, 0.05), ("A", "B"), "acc",
-                         0.03).status == "inconclusive"
+                         0.03, noise=0.05).status == "inconclusive"
+
+
+def test_margin_rules_read_no_collapsed_interval():
+    """Every seed of both arms in one mode (fit: 1.000; the other arm 0.95, tied): the Welch
+    interval collapses onto the difference, the margin itself. The rules read it at least as
+    wide as at the per-seed noise our runs show, so the ties decide nothing; the same numbers
+    spread as the runs do decide."""
+    fit, other = [1.0] * 3, [0.95] * 3
+    for v in (no_gain_verdict(C, fit, other, ("A", "B"), "acc", 0.05, noise=0.05),
+              no_worse_verdict(C, other, fit, ("A", "B"), "acc", 0.05, noise=0.05),
+              equal_verdict(C, fit, other, ("A", "B"), "acc", 0.05, noise=0.05)):
+        assert v.status == "inconclusive", (v.status, v.evidence)
+        assert v.effect.hi - v.effect.lo > 0.1  # +-1.96 x 0.05 x sqrt(2 / 3) at least
+    # far inside the margin for that noise: the noise interval does not block a real decision
+    assert equal_verdict(C, [0.90, 0.95, 1.0], [0.92, 0.94, 0.99], ("A", "B"), "acc", 0.2,
+                         noise=0.05).status == "reproduced"
 
 
 def test_trend_verdict_reads_the_ends_of_the_sweep():

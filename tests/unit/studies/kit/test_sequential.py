@@ -100,6 +100,9 @@ def test_until_decided_end_to_end_at_smoke_scale(tmp_path, capsys):
                                                          - 1]["units"]
     runs = {r["id"] for r in record["runs"]}
     assert len(runs) == len(list((out / "runs").iterdir()))  # look 2 reused look 1's runs
+    # the summed time is the study's own: this command found none of them finished at its start
+    # (look 2 found look 1's), so `reasonlab readme` can read it as measured
+    assert record["timing"]["runs_found"] == 0 and record["timing"]["runs"] == len(runs)
     verdicts = json.loads((folder / "verdicts.json").read_text())
     assert verdicts and all("look" in v and v["look"]["looks"] == 2 for v in verdicts)
     report = (folder / "report.md").read_text()

@@ -24,6 +24,26 @@ def test_difference_is_welchs_interval():
         assert est.n == (n_a, n_b)
 
 
+def test_at_noise_is_the_union_of_welchs_interval_and_the_known_sd_one():
+    """With `noise`, the interval is Welch's where the units spread as much as the noise
+    (t > z), value +- z * noise * sqrt(1/n_a + 1/n_b) where they spread less -- tied units
+    included, whose Welch interval is a point."""
+    z = sps.norm.ppf(0.975)
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0.6, 0.05, 3), rng.normal(0.5, 0.05, 4)
+    wide = stats.difference(a, b, noise=0.001)
+    assert (wide.lo, wide.hi) == pytest.approx((stats.difference(a, b).lo,
+                                                stats.difference(a, b).hi))
+    tied = stats.difference([1.0] * 3, [0.95] * 4, noise=0.05)
+    half = z * 0.05 * math.sqrt(1 / 3 + 1 / 4)
+    assert (tied.lo, tied.hi) == pytest.approx((0.05 - half, 0.05 + half))
+    assert stats.difference([1.0] * 3, [0.95] * 4).hi - 0.05 < 1e-12  # Welch: collapsed
+    # a weighted contrast carries the weights: sd * sqrt(sum w^2 / n)
+    g = {"x": [0.5] * 3, "y": [0.5] * 3, "z": [0.5] * 6}
+    est = stats.contrast(g, {"x": 0.5, "y": 0.5, "z": -1.0}, noise=0.1)
+    assert est.hi == pytest.approx(z * 0.1 * math.sqrt(0.25 / 3 * 2 + 1 / 6))
+
+
 def test_contrast_of_a_mean_over_tasks_equals_the_per_unit_average_when_balanced():
     """A mean over two tasks of arm differences, as a contrast of four groups, has the value of
     the per-seed task averages' difference; its interval is Welch-Satterthwaite's."""

@@ -77,10 +77,15 @@ def test_worse_at_end_compares_at_the_common_flops_budget():
 def test_at_least_as_low_is_non_inferiority_on_the_upper_bound():
     fps = {"hyb": 1.0, "bert": 1.0}
     bert = [3.5, 2.8, 2.3, 2.0]
-    lower = at_least_as_low(C, noisy(8, sd=0.01, hyb=[3.0, 2.5, 2.1, 1.97], bert=bert), fps,
+    lower = at_least_as_low(C, noisy(8, sd=0.01, hyb=[3.0, 2.5, 2.1, 1.85], bert=bert), fps,
                             "hyb", "bert")
     assert lower.status == "reproduced" and lower.effect.hi <= 0.02  # a deciding view's
     assert "reproduced when the upper bound <= 0.02" in lower.evidence
+    # 0.03 lower over three seeds that agree to 0.01: at the per-seed loss SD our runs show
+    # (0.08) its interval reaches 0.10, past LOSS_TOL: quiet seeds decide nothing
+    quiet = at_least_as_low(C, noisy(8, sd=0.01, hyb=[3.0, 2.5, 2.1, 1.97], bert=bert), fps,
+                            "hyb", "bert")
+    assert quiet.status == "inconclusive" and quiet.effect.hi > 0.09
     higher = at_least_as_low(C, noisy(9, sd=0.01, hyb=[3.0, 2.5, 2.3, 2.2], bert=bert), fps,
                              "hyb", "bert")
     assert higher.status == "not reproduced"

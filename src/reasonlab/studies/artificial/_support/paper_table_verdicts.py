@@ -33,6 +33,7 @@ from reasonlab.studies.artificial._support.paper_table import COLUMN, ROWS, seed
 from reasonlab.studies.artificial.common import SCRATCH
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
+from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.stats import Estimate
 from reasonlab.studies.kit.verdicts import all_of, decided, equal_verdict, requires
 
@@ -46,6 +47,11 @@ EQUAL_MARGIN = 0.03
 """'Hardly matters' / 'about as good': the difference's whole interval within +-3 points (two
 one-sided tests). The seed's equal pairs differ by one point (0.58 / 0.59, 0.65 / 0.66, 0.67 /
 0.66) while its effects are 4.5 points and more."""
+
+FAMILY = "artificial"
+AVERAGE_NOISE = "corpus-average"
+"""The noise.toml entry of a unit's average score (the SD an equality reads its interval at,
+at least)."""
 
 ENGLISH = "english-fortunes"
 HELPERS = (ENGLISH, "german", "nesting")
@@ -146,8 +152,12 @@ def better(claim: Claim, s: Scores, a: Sequence[str], b: Sequence[str]) -> Verdi
 
 def equal(claim: Claim, s: Scores, a: str, b: str) -> Verdict:
     """'a and b are about equal': two one-sided tests, the interval of avg(a) - avg(b) within
-    +-EQUAL_MARGIN (kit equal_verdict)."""
-    return equal_verdict(claim, avg(s, a), avg(s, b), (a, b), "average score", EQUAL_MARGIN)
+    +-EQUAL_MARGIN (kit equal_verdict), at least as wide as at the per-unit SD of a corpus's
+    average our runs show (noise.toml `corpus-average`, measured at cpu scale; a paper-scale
+    run that spreads more reads its own, wider, Welch interval): three units that happen to
+    agree closely decide no equality (kit stats.at_noise)."""
+    return equal_verdict(claim, avg(s, a), avg(s, b), (a, b), "average score", EQUAL_MARGIN,
+                         noise=noise(FAMILY, AVERAGE_NOISE))
 
 
 def moved(v: Verdict, s: Scores, inits: Iterable[str], what: str) -> Verdict:
