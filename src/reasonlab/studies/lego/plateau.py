@@ -30,16 +30,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.analysis import (accuracy_report, first_pass_section,
-                                             fitted_section, op_split_section,
-                                             plateau_diagnostics_section)
-from reasonlab.studies.lego.common import N_TRAIN_VARS, PASS, recipe
+from reasonlab.studies.lego.analysis import op_split_section
+from reasonlab.studies.lego.common import N_TRAIN_VARS, recipe
 from reasonlab.studies.lego._support.remedies import (COMBINATION, COMBINED, CURRICULUM,
                                                       DIAGNOSED, HEAT, NORMSOFTMAX, RECIPE,
                                                       REMEDIES, SMALL_INIT, TEMPERATURE,
-                                                      write_run_records)
-from reasonlab.studies.lego.verdicts import (fit_gain_verdict, first_pass_steps,
-                                             more_seeds_verdict, plateau_verdict)
+                                                      staircase_report)
+from reasonlab.studies.lego.verdicts import (fit_gain_verdict, more_seeds_verdict,
+                                             plateau_verdict)
 
 
 def remedy_runs(scale: Scale, seeds: int) -> list[RunSpec]:
@@ -64,16 +62,8 @@ class LegoPlateau(Study):
         return remedy_runs(scale, seeds) + combined_runs(scale, seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        steps = results.first.config.steps
-        passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
-        rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
-        first_pass_section(rep, passes, PASS, f"First step at which a position reaches {PASS}",
-                           steps, log=False)
-        fitted_section(rep, passes, finals, N_TRAIN_VARS)
-        plateau_diagnostics_section(rep, results, out)
+        rep, finals, second = staircase_report(self.title, results, out, N_TRAIN_VARS)
         op_split_section(rep, results)
-        write_run_records(results, out / "runs.json")
-        second = {a: [p[2] for p in ps] for a, ps in passes.items()}  # #2, per seed
         rep.verdicts = [
             plateau_verdict(self.claim("normsoftmax-plateau"), second, NORMSOFTMAX, RECIPE),
             plateau_verdict(self.claim("temperature-plateau"), second, TEMPERATURE, RECIPE),

@@ -20,13 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.analysis import (accuracy_report, first_pass_section,
-                                             fitted_section, plateau_diagnostics_section)
-from reasonlab.studies.lego.common import N_CLAUSES, N_TRAIN_VARS, PASS, recipe
 from reasonlab.studies.lego._support.remedies import (COMBINATION, COMBINED, DIAGNOSED,
-                                                      RECIPE, write_run_records)
-from reasonlab.studies.lego.verdicts import (fit_gain_verdict, first_pass_steps,
-                                             more_seeds_verdict)
+                                                      RECIPE, staircase_report)
+from reasonlab.studies.lego.common import N_CLAUSES, N_TRAIN_VARS, recipe
+from reasonlab.studies.lego.verdicts import fit_gain_verdict, more_seeds_verdict
 
 SHORT_CLAUSES, SHORT_TRAIN_VARS = N_CLAUSES // 2, N_TRAIN_VARS // 2
 """6 clauses, the loss on #0-#2: the paper's 12 / 6 split (§3) at half the length."""
@@ -50,15 +47,7 @@ class LegoShortChain(Study):
         return short_runs(scale, seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        steps = results.first.config.steps
-        passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
-        rep, finals = accuracy_report(self.title, results, out, SHORT_TRAIN_VARS)
-        first_pass_section(rep, passes, PASS, f"First step at which a position reaches {PASS}",
-                           steps, log=False)
-        fitted_section(rep, passes, finals, SHORT_TRAIN_VARS)
-        plateau_diagnostics_section(rep, results, out)
-        write_run_records(results, out / "runs.json")
-        second = {a: [p[2] for p in ps] for a, ps in passes.items()}
+        rep, finals, second = staircase_report(self.title, results, out, SHORT_TRAIN_VARS)
         rep.verdicts = [
             fit_gain_verdict(self.claim("combination-short-chain"), finals, COMBINATION, RECIPE,
                              SHORT_TRAIN_VARS),

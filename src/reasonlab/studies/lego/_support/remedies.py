@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from reasonlab.store import write_text_atomic
-from reasonlab.studies.kit.base import Results, Scale, merge
-from reasonlab.studies.lego.analysis import on_plateau, wall_per_1000
-from reasonlab.studies.lego.common import recipe
+from reasonlab.studies.kit.base import Report, Results, Scale, merge
+from reasonlab.studies.lego.analysis import (accuracy_report, first_pass_section,
+                                             fitted_section, on_plateau,
+                                             plateau_diagnostics_section, wall_per_1000)
+from reasonlab.studies.lego.common import PASS, recipe
 from reasonlab.studies.lego.verdicts import first_pass_steps
 
 RECIPE = "recipe"
@@ -73,3 +75,19 @@ def write_run_records(results: Results, path: Path) -> None:
                      "plateau": on_plateau(r["curve"]),
                      "wall_s_per_1000": wall_per_1000(Path(r["dir"]))})
     write_text_atomic(path, "[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
+
+
+def staircase_report(title: str, results: Results, out: Path, n_train: int
+                     ) -> tuple[Report, dict[str, list[list[float]]], dict[str, list[float]]]:
+    """What both plateau studies report first: the accuracy per chain position, the staircase
+    (first pass of every position), what fitted #0..#n_train-1, the attention on the #2 plateau,
+    and the run records (runs.json). Returns the report, the finals [arm -> seeds x positions]
+    and #2's first pass per seed [arm -> seeds] (inf: never), which their verdicts read."""
+    passes = {a: [first_pass_steps(c) for c in cs] for a, cs in results.curves().items()}
+    rep, finals = accuracy_report(title, results, out, n_train)
+    first_pass_section(rep, passes, PASS, f"First step at which a position reaches {PASS}",
+                       results.first.config.steps, log=False)
+    fitted_section(rep, passes, finals, n_train)
+    plateau_diagnostics_section(rep, results, out)
+    write_run_records(results, out / "runs.json")
+    return rep, finals, {a: [p[2] for p in ps] for a, ps in passes.items()}
