@@ -1,7 +1,10 @@
 """Listing at once: the CPU time of `reasonlab studies`, `reasonlab claims` and `reasonlab
-studies --scale S` with what they remember between commands (reasonlab/listing.py's texts,
-plan.py's op counts) against computing everything as the commands did before (an empty cache:
-the same code path, so the reference is measured in the same run on the same machine).
+studies --scale S` as a first command on a new install reads them (the texts shipped with the
+package, src/reasonlab/listings.json, an empty cache) and with what the last command remembered
+(reasonlab/listing.py's cache, plan.py's op counts), against computing everything (no shipped
+texts -- REASONLAB_LISTINGS pointed at none -- and an empty cache: the same code path, so the
+reference is measured in the same run on the same machine). The shipped texts must be this
+source's (`reasonlab readme` writes them), else the first-command column measures computing.
 
 CPU time (user + system of the child process), not wall time: on a machine shared with
 training runs the wall clock measures the load. Prints each command's CPU seconds both ways
@@ -25,10 +28,14 @@ import tempfile
 from pathlib import Path
 
 
-def cpu_seconds(args: list[str], cache: Path) -> float:
-    """User + system CPU seconds of one child process."""
+def cpu_seconds(args: list[str], cache: Path, shipped: bool = False) -> float:
+    """User + system CPU seconds of one child process (`shipped`: reading the package's
+    shipped texts; otherwise they are pointed at a file that does not exist)."""
     env = {**os.environ, "REASONLAB_CACHE": str(cache)}
     env.pop("REASONLAB_PLUGINS", None)  # a plugin turns the cache off
+    env.pop("REASONLAB_LISTINGS", None)
+    if not shipped:
+        env["REASONLAB_LISTINGS"] = str(cache / "no-shipped-listings.json")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([sys.executable, *args], env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
@@ -64,13 +71,16 @@ def main() -> None:
         for i, command in enumerate(commands):
             cold = [cpu_seconds(command, Path(tmp) / f"cold{i}-{r}")  # a new cache each
                     for r in range(rounds)]
+            first = [cpu_seconds(command, Path(tmp) / f"first{i}-{r}", shipped=True)
+                     for r in range(rounds)]
             warm = Path(tmp) / f"warm{i}"
             cpu_seconds(command, warm)  # fills it
             cached = [cpu_seconds(command, warm) for _ in range(rounds)]
-            c, w = statistics.median(cold), statistics.median(cached)
+            c, f, w = (statistics.median(x) for x in (cold, first, cached))
             name = "reasonlab " + " ".join(command[len(cli):])
-            print(f"{name:<32} {c:6.2f} CPU-s computing it all, {w:5.2f} CPU-s with what the "
-                  f"last command remembered: {c / w:5.1f}x less")
+            print(f"{name:<32} {c:6.2f} CPU-s computing it all; first command on a new install "
+                  f"(shipped) {f:5.2f} CPU-s, {c / f:5.1f}x less; with what the last command "
+                  f"remembered {w:5.2f} CPU-s, {c / w:5.1f}x less")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,14 @@ import torch
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache(tmp_path_factory):
     """The listing texts and op counts (reasonlab/listing.py, plan.py OpCounts) that commands
-    remember go to a folder of the test session's, never the user's cache."""
+    remember go to a folder of the test session's, never the user's cache; the texts shipped
+    with the package are not read (tests of the cache see commands compute; the shipped texts'
+    own test points REASONLAB_LISTINGS back at them)."""
     from reasonlab import listing
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(listing.ENV, str(tmp_path_factory.mktemp("cache")))
+        mp.setenv(listing.SHIPPED_ENV, str(tmp_path_factory.mktemp("shipped") / "none.json"))
         yield
 
 

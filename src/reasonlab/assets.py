@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reasonlab.errors import AssetError, ConfigError
-from reasonlab.train.config import TrainConfig
+
+if TYPE_CHECKING:  # a type only: `studies --scale` imports this module to look assets up
+    from reasonlab.train.config import TrainConfig
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def cmd_studies(args: argparse.Namespace) -> None:
     if args.scale is not None:
         print_costs(args.scale)  # no study imported when cached either
         return
-    print(listing(["studies"], studies_text), end="")  # no study imported when cached
+    print(listing(["studies"], studies_text, shipped_as=["studies"]), end="")
 
 
 def studies_text() -> str:
@@ -50,18 +50,47 @@ def cmd_claims(args: argparse.Namespace) -> None:
     from reasonlab.listing import listing
     from reasonlab.site import report_files
 
-    def text() -> str:
-        from reasonlab.site import find_reports
-        from reasonlab.studies.kit.ledger import ledger, ledger_text, summary_markdown
-
-        reports = find_reports(args.store) if args.store.is_dir() else []
-        book = ledger(reports, args.paper)
-        return summary_markdown(book, args.scale) if args.summary else ledger_text(book)
-
     # The store's report files enter the key: a report written since shows its verdicts.
-    command = ["claims", str(args.paper), str(args.summary), args.scale,
-               str(args.store.resolve())]
-    print(listing(command, text, extra=report_files(args.store)), end="")
+    command = ["claims", str(args.paper), str(args.summary), args.scale]
+    reports = report_files(args.store)
+    print(listing([*command, str(args.store.resolve())],
+                  lambda: claims_text(args.store, args.paper, args.summary, args.scale),
+                  extra=reports, shipped_as=None if reports else command), end="")
+
+
+def claims_text(store: Path | None, paper: str | None, summary: bool, scale: str) -> str:
+    """`reasonlab claims`' text over the reports in `store` (None: none)."""
+    from reasonlab.site import find_reports
+    from reasonlab.studies.kit.ledger import ledger, ledger_text, summary_markdown
+
+    reports = find_reports(store) if store is not None and store.is_dir() else []
+    book = ledger(reports, paper)
+    return summary_markdown(book, scale) if summary else ledger_text(book)
+
+
+SHIPPED_SCALES = ("smoke", "cpu", "long", "paper")
+
+
+def shipped_listings() -> dict[tuple[str, ...], Any]:
+    """The texts shipped with the package (reasonlab/listing.py): `studies`, `claims` over a
+    store without reports (as a first command finds it) and `studies --scale S` for the torch
+    installed (the project pins it), each keyed as its command looks it up."""
+    keys: dict[tuple[str, ...], Any] = {("studies",): studies_text,
+                                        ("claims", "None", "False", "cpu"):
+                                        lambda: claims_text(None, None, False, "cpu")}
+    for scale in SHIPPED_SCALES:
+        keys[("studies", "--scale", scale, f"torch {torch_version()}")] = (
+            lambda s=scale: costs_json(s))
+    return keys
+
+
+def torch_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:  # the op counts depend on torch's dispatch: an upgrade lists anew
+        return version("torch")
+    except PackageNotFoundError:
+        return "none"
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
@@ -105,6 +134,26 @@ def cmd_readme(args: argparse.Namespace) -> None:
             str(p.relative_to(root)) for p in stale) + "; run `reasonlab readme`")
     for p in stale:
         print(f"updated {p.relative_to(root)}")
+    ship_listings(root, args.check)
+
+
+def ship_listings(root: Path, check: bool) -> None:
+    """The listing texts shipped with the package (reasonlab/listing.py), rewritten after the
+    measured times they show; with --check, an error while they are stale."""
+    from reasonlab import listing, plugins
+
+    path = listing.PACKAGE / "listings.json"
+    if check:
+        if listing.stale():
+            raise ConfigError(f"{path.relative_to(root)} was written from other source; run "
+                              "`reasonlab readme`")
+        return
+    if plugins.sources():  # the shipped texts are the package's own studies alone
+        raise ConfigError("plugins are configured (REASONLAB_PLUGINS, --include or entry "
+                          "points): the listings shipped with reasonlab must not show them; "
+                          "run `reasonlab readme` without them")
+    if listing.ship(shipped_listings()):
+        print(f"updated {path.relative_to(root)}")
 
 
 def print_costs(scale: str) -> None:
@@ -113,16 +162,11 @@ def print_costs(scale: str) -> None:
     studies need from this machine. The table follows from the code alone, so it is
     remembered between commands as `studies` is (reasonlab/listing.py), with the assets the
     runs read as data; whether each is on this machine is looked up every time."""
-    from importlib.metadata import PackageNotFoundError, version
-
     from reasonlab.listing import listing
 
-    try:  # the op counts depend on torch's dispatch: an upgrade lists anew
-        torch_version = version("torch")
-    except PackageNotFoundError:
-        torch_version = "none"
+    torch = f"torch {torch_version()}"
     costs = json.loads(listing(["studies", "--scale", scale], lambda: costs_json(scale),
-                               extra=[f"torch {torch_version}"]))
+                               extra=[torch], shipped_as=["studies", "--scale", scale, torch]))
     print(costs["table"])
     if costs["needs"]:  # weights and data from outside the lab, looked for now
         from reasonlab.assets import look_for  # the library's: imports no study

@@ -19,11 +19,21 @@ file shows, so it computes the text and leaves the cache alone. Plugins (--inclu
 REASONLAB_PLUGINS, entry points) live outside the package's files, so with any the text is
 computed every time. The cache is `$REASONLAB_CACHE`, else `$XDG_CACHE_HOME/reasonlab`, else
 `~/.cache/reasonlab`; one that cannot be written costs the speed, never the command.
+
+The texts of the commands a fresh install types first (`studies`, `claims` with no reports in
+the store, `studies --scale S` for the torch the project pins) also ship with the package, in
+listings.json, under a hash of the CONTENTS of the package's source files (*.py, *.toml, *.json:
+what a listing is computed from; modification times differ between checkouts): a command whose
+package hashes the same prints the shipped text, so even the first command on a new machine
+answers without importing a study. `reasonlab readme` rewrites the file (it is generated, like
+the README blocks) and a test fails while it is stale; a stale one is never read.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -33,8 +43,13 @@ from pathlib import Path
 import reasonlab
 
 ENV = "REASONLAB_CACHE"
+SHIPPED_ENV = "REASONLAB_LISTINGS"
+"""The shipped texts' file, if not the package's listings.json (a benchmark points it at none
+to measure the commands computing their text)."""
 PACKAGE = Path(reasonlab.__file__).resolve().parent
 SKIP_DIRS = ("__pycache__",)
+SOURCE_SUFFIXES = (".py", ".toml", ".json")
+"""The package's files a listing is computed from (those a wheel installs)."""
 KEEP = 64
 """Texts kept; older ones (of edits since undone, of other stores) are removed."""
 
@@ -69,6 +84,69 @@ def fingerprint(command: list[str], extra: Iterable[str] = ()) -> str:
                  *_stats(PACKAGE), "\1", *extra]:
         h.update(part.encode("utf-8", "surrogateescape") + b"\n")
     return h.hexdigest()
+
+
+def shipped_file() -> Path:
+    return Path(os.environ.get(SHIPPED_ENV) or PACKAGE / "listings.json")
+
+
+@functools.cache
+def source_hash() -> str:
+    """sha256 of the package's source files (their paths in the package and contents), the
+    shipped texts' file excepted: equal on every checkout and install of the same source."""
+    h = hashlib.sha256()
+    own = (PACKAGE / "listings.json").resolve()
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(files):
+            p = Path(folder) / name
+            if p.suffix not in SOURCE_SUFFIXES or p.resolve() == own:
+                continue
+            h.update(p.relative_to(PACKAGE).as_posix().encode() + b"\0")
+            h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def shipped(key: list[str]) -> str | None:
+    """The text shipped for the command `key`, if the file was written from this source."""
+    try:
+        data = json.loads(shipped_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("source") != source_hash():
+        return None
+    return data.get("texts", {}).get("\0".join(key))
+
+
+def stale() -> bool:
+    """Whether the package's listings.json was written from other source than this."""
+    try:
+        data = json.loads((PACKAGE / "listings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    source_hash.cache_clear()
+    return not isinstance(data, dict) or data.get("source") != source_hash()
+
+
+def ship(texts: dict[tuple[str, ...], Callable[[], str]]) -> bool:
+    """Write listings.json from `texts` (a command's key: how to compute its text) for this
+    source; whether the file changed."""
+    path = PACKAGE / "listings.json"
+    source_hash.cache_clear()  # the texts' inputs (measured.json) may have been rewritten
+    data = {"source": source_hash(),
+            "texts": {"\0".join(key): compute() for key, compute in texts.items()}}
+    new = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == new:
+            return False
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(new)
+    os.chmod(tmp, 0o644)  # a package file, readable by all as the others (mkstemp's is 0600)
+    os.replace(tmp, path)
+    return True
 
 
 def usable() -> bool:
@@ -107,8 +185,12 @@ def _prune(folder: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-def listing(command: list[str], compute: Callable[[], str], extra: Iterable[str] = ()) -> str:
-    """`compute()`'s text, from the cache where this process may use it."""
+def listing(command: list[str], compute: Callable[[], str], extra: Iterable[str] = (),
+            shipped_as: list[str] | None = None) -> str:
+    """`compute()`'s text: shipped with the package (under `shipped_as`, the command's key
+    there, where it has one), else from the cache where this process may use it."""
     if not usable():
         return compute()
+    if shipped_as is not None and (text := shipped(shipped_as)) is not None:
+        return text
     return remembered(fingerprint(command, extra), compute)

@@ -3,14 +3,17 @@
 A GPU image brings Python and a CUDA torch, and often little else the lab needs (no pydantic,
 say). Where an index is reachable, `fetch` downloads binary wheels of every runtime dependency
 in pyproject.toml but torch, and of what those need in turn, for the target's Python (default
-3.12 on manylinux x86-64) into a folder the checkout carries (.whl/, git-ignored). On the
+3.12 on manylinux x86-64) into a folder the checkout carries (.whl/, git-ignored), each at the
+version installed HERE where this interpreter has it (a pip constraints file: the node runs the
+versions the tests passed with). `--leave-out` drops the wheels of packages the image is known
+to bring (numpy in a CUDA torch image: 16 MB of a set near 90 MB), to fit a carry limit. On the
 offline machine `install` asks pip which of those requirements the running interpreter lacks
 (a dry run against the wheels, no index) and installs just those into a folder for
 PYTHONPATH: what the image has (its numpy, the one its torch was tested with) stays in use.
 
 Standard library only, and never imported by the lab: it runs before anything is installed.
 
-    python -P src/reasonlab/wheels.py fetch DIR [--python-version 3.12]
+    python -P src/reasonlab/wheels.py fetch DIR [--python-version 3.12] [--leave-out numpy,...]
     python -P src/reasonlab/wheels.py install DIR TARGET   # prints name==version per install
 
 (-P keeps the script's folder, src/reasonlab/, off sys.path: a module of the lab's named like
@@ -36,6 +39,8 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x
 Glibc 2.28 at most: RHEL 8 and every Ubuntu a CUDA 12 image is built on have it."""
 NOT_CARRIED = {"torch"}
 """The image's own: a CUDA build is gigabytes, and the one there matches its driver."""
+NOT_PINNED = re.compile(r"torch|triton|nvidia-.*|pip|setuptools|wheel")
+"""Installed here but never pinned for the node: its torch stack and the packaging tools."""
 
 
 class WheelsError(Exception):
@@ -54,21 +59,47 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", match.group(1)).lower()
 
 
-def fetch_command(dest: Path, python_version: str = "3.12") -> list[str]:
+def pins() -> list[str]:
+    """name==version of every distribution this interpreter has but its torch stack and the
+    packaging tools: the constraints a fetch resolves under."""
+    from importlib.metadata import distributions
+
+    found = {_name(d.metadata["Name"]): d.version for d in distributions()
+             if d.metadata["Name"]}
+    return [f"{n}=={v}" for n, v in sorted(found.items()) if not NOT_PINNED.fullmatch(n)]
+
+
+def fetch_command(dest: Path, python_version: str = "3.12",
+                  constraints: Path | None = None) -> list[str]:
     """`pip download` of binary wheels for CPython `python_version` on manylinux x86-64, the
-    requirements and their dependencies (resolved for that Python, not this one)."""
+    requirements and their dependencies (resolved for that Python, not this one), under the
+    `constraints` file (pins()) where given."""
     platforms = [a for p in PLATFORMS for a in ("--platform", p)]
+    pinned = ["--constraint", str(constraints)] if constraints is not None else []
     return [sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
             "--only-binary=:all:", "--python-version", python_version, "--implementation", "cp",
-            *platforms, "--dest", str(dest), *requirements()]
+            *platforms, *pinned, "--dest", str(dest), *requirements()]
 
 
-def fetch(dest: Path, python_version: str = "3.12") -> None:
+def fetch(dest: Path, python_version: str = "3.12", leave_out: tuple[str, ...] = ()) -> None:
+    """Download the wheels (pinned to this interpreter's versions), then remove those of the
+    `leave_out` packages."""
     dest.mkdir(parents=True, exist_ok=True)
-    if subprocess.run(fetch_command(dest, python_version)).returncode:
-        raise WheelsError(f"pip could not download the wheels for Python {python_version} "
-                          "(its error is above); run --fetch-wheels where `pip download` "
-                          "reaches a package index")
+    with tempfile.TemporaryDirectory(prefix="reasonlab-pins-") as tmp:
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("".join(f"{p}\n" for p in pins()))
+        if subprocess.run(fetch_command(dest, python_version, constraints)).returncode:
+            raise WheelsError(f"pip could not download the wheels for Python {python_version} "
+                              "at this machine's versions (its error is above); run "
+                              "--fetch-wheels where `pip download` reaches a package index")
+    for wheel in dest.glob("*.whl"):
+        if wheel_name(wheel) in {_name(n) for n in leave_out}:
+            wheel.unlink()
+
+
+def wheel_name(wheel: Path) -> str:
+    """The normalised distribution name of a wheel file (PEP 427: name-version-...)."""
+    return _name(wheel.name.split("-", 1)[0])
 
 
 def missing(wheels: Path, reqs: list[str] | None = None) -> list[dict[str, str]]:
@@ -129,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("fetch", help="download the wheels (needs a package index)")
     f.add_argument("dest", type=Path)
     f.add_argument("--python-version", default="3.12", help="the target's Python (X.Y)")
+    f.add_argument("--leave-out", default="", help="comma-separated packages the image brings "
+                   "(e.g. numpy): their wheels are not kept")
     i = sub.add_parser("install", help="install what this Python lacks, from the wheels only")
     i.add_argument("wheels", type=Path)
     i.add_argument("target", type=Path)
@@ -138,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             if not re.fullmatch(r"3\.\d+", args.python_version):
                 raise WheelsError(f"--python-version {args.python_version!r}: give X.Y, e.g. "
                                   "3.12")
-            fetch(args.dest, args.python_version)
+            fetch(args.dest, args.python_version,
+                  tuple(n for n in args.leave_out.split(",") if n.strip()))
         else:
             for line in install(args.wheels, args.target):
                 print(line)

@@ -25,8 +25,9 @@ PROBE = ("import json, sys; from reasonlab.cli import main; "
 process; reports their exit statuses and which heavy modules the process imported."""
 
 
-def _reasonlab(cache: Path, cwd: Path, *commands: str) -> tuple[str, list]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), listing.ENV: str(cache)}
+def _reasonlab(cache: Path, cwd: Path, *commands: str,
+               env: dict[str, str] | None = None) -> tuple[str, list]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), listing.ENV: str(cache), **(env or {})}
     env.pop("REASONLAB_PLUGINS", None)
     p = subprocess.run([sys.executable, "-c", PROBE, *commands], env=env, cwd=cwd,
                        capture_output=True, text=True, timeout=600)
@@ -131,3 +132,35 @@ def test_listing_the_studies_builds_no_run_config(monkeypatch, capsys, tmp_path)
     assert main(["studies"]) == 0 and main(["claims"]) == 0
     assert "lego-extrapolation" in capsys.readouterr().out
     assert built == []
+
+
+def test_the_shipped_texts_are_this_source_s_and_a_first_command_reads_them(tmp_path):
+    """listings.json is current (`reasonlab readme` rewrites it after any source edit), and a
+    fresh command with an empty cache prints its text without importing a study -- the same
+    text it computes when the shipped file is not there."""
+    assert not listing.stale(), "src/reasonlab/listings.json is stale: run `reasonlab readme`"
+    shipped = listing.PACKAGE / "listings.json"
+    computed, _ = _reasonlab(tmp_path / "a", tmp_path, "studies", "claims")
+    env = {listing.SHIPPED_ENV: str(shipped)}
+    first, (rc, imported) = _reasonlab(tmp_path / "b", tmp_path, "studies", "claims", env=env)
+    assert rc == [0, 0] and first == computed and imported == []
+    assert not (tmp_path / "b").exists()  # nothing to remember: it was shipped
+
+
+def test_a_shipped_text_of_other_source_is_never_read(memo, monkeypatch):
+    package, _, _ = memo
+    monkeypatch.setenv(listing.SHIPPED_ENV, str(package / "listings.json"))
+    listing.source_hash.cache_clear()
+    assert listing.ship({("studies",): lambda: "shipped\n"})
+    assert not listing.ship({("studies",): lambda: "shipped\n"})  # unchanged: not rewritten
+    assert not listing.stale()
+    assert listing.listing(["studies"], lambda: "computed\n", shipped_as=["studies"]) == "shipped\n"
+    assert listing.listing(["claims"], lambda: "computed\n", shipped_as=["claims"]) == "computed\n"
+    (package / "notes.md").write_text("not a source file\n")  # READMEs do not change listings
+    listing.source_hash.cache_clear()
+    assert not listing.stale()
+    (package / "study.py").write_text("title = 'b'\n")
+    listing.source_hash.cache_clear()
+    assert listing.stale()
+    assert listing.listing(["studies"], lambda: "computed\n", shipped_as=["studies"]) == "computed\n"
+    listing.source_hash.cache_clear()

@@ -163,9 +163,11 @@ def test_a_study_that_reads_metrics_alone_runs_without_weights(tmp_path, monkeyp
         raise AssertionError("the analysis loaded a model")
 
     monkeypatch.setattr(init_stages, "read_model_weights", refused)
-    report, _ = run_study("symbols-mlp-vs-transformer", "smoke", out=tmp_path, quiet=True,
-                          workers=1, overrides={"keep_checkpoints": "none"})
+    report, folder = run_study("symbols-mlp-vs-transformer", "smoke", out=tmp_path, quiet=True,
+                               workers=1, overrides={"keep_checkpoints": "none"})
     assert len(report.verdicts) == 3
+    # only the disk changed: the report is the scale's, which `reasonlab readme` reads
+    assert folder == tmp_path / "symbols-mlp-vs-transformer" / "smoke"
     runs = list((tmp_path / "runs").iterdir())
     assert runs and all(
         not any(k.startswith("model.") for k in load_file(str(r / "ckpt" / "state.safetensors")))

@@ -32,6 +32,32 @@ def test_fetch_asks_for_binary_wheels_for_the_nodes_python(tmp_path):
     platforms = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--platform"]
     assert "manylinux2014_x86_64" in platforms and all("x86_64" in p for p in platforms)
     assert cmd[-len(wheels.requirements()):] == wheels.requirements()
+    assert "--constraint" not in cmd
+    pinned = wheels.fetch_command(tmp_path, "3.12", tmp_path / "c.txt")
+    assert pinned[pinned.index("--constraint") + 1] == str(tmp_path / "c.txt")
+
+
+def test_the_fetched_versions_are_this_interpreter_s_but_its_torch_stack():
+    from importlib.metadata import version
+
+    pins = dict(p.split("==") for p in wheels.pins())
+    assert pins["pydantic"] == version("pydantic") and pins["scipy"] == version("scipy")
+    assert not [n for n in pins if n == "torch" or n.startswith("nvidia-") or n == "pip"]
+
+
+def test_left_out_packages_lose_their_wheels(tmp_path, monkeypatch):
+    """fetch with leave_out: what pip downloaded for those names is removed, the rest kept."""
+    def download(cmd, **_):
+        dest = Path(cmd[cmd.index("--dest") + 1])
+        constraints = Path(cmd[cmd.index("--constraint") + 1]).read_text()
+        assert "pydantic==" in constraints
+        for name in ("numpy-2.4.6-cp312-cp312-manylinux_2_28_x86_64.whl",
+                     "pydantic-2.14.4-py3-none-any.whl", "typing_extensions-4.15-py3-none-any.whl"):
+            (dest / name).write_bytes(b"")
+        return subprocess.CompletedProcess(cmd, 0)
+    monkeypatch.setattr(wheels.subprocess, "run", download)
+    wheels.fetch(tmp_path, "3.12", ("NumPy", "typing-extensions"))
+    assert sorted(p.name for p in tmp_path.glob("*.whl")) == ["pydantic-2.14.4-py3-none-any.whl"]
 
 
 def probe_wheel(folder: Path) -> Path:

@@ -52,6 +52,11 @@ class OptimConfig(StrictModel):
     """Clip the global gradient norm to this value; None disables clipping."""
 
 
+STORAGE_ONLY = frozenset({"keep_checkpoints"})
+"""Fields that change what a run keeps on disk, never its metrics: a study run with one as an
+override writes its report where the plain run does (not a trial's folder)."""
+
+
 class TrainConfig(StrictModel):
     """One run. `model` omits what the task decides (vocab_size, n_classes, max_seq_len)."""
 

@@ -9,6 +9,13 @@ rise for a paired mean. The alternatives stand for the paper's effect; the text 
 have (its abstract) gives no per-run rates or sizes, so each is stated in its case's note: the
 phase diagram's regions as 90% of runs of one type, and mean effects at a few times the rule's
 minimum.
+
+The `Sim` cases are data for the one engine (kit/calibration_engine.py: normal, fit-or-not and
+skewed draws at every scale): a fitted run's inferential fraction, a mechanism measure of runs
+of one type -- a centre plus a spread. The rest keep hand-written draws, where a unit is a run's
+solution type (a Bernoulli or multinomial draw at a rate, counted by exact intervals), so that
+the share rules' nulls, the number of runs of each type the mechanism groups get, and the fit
+status the lr precondition reads are themselves drawn at rates.
 """
 
 from __future__ import annotations
@@ -21,11 +28,11 @@ import numpy as np
 from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY, SOLUTION_TYPES, classify
 from reasonlab.studies.anchors import verdicts as v
 from reasonlab.studies.anchors.common import CLAIM_MAJORITY
-from reasonlab.studies.anchors.embedding_norm import AnchorsEmbeddingNorm
 from reasonlab.studies.anchors.init_phase import AnchorsInitPhase
 from reasonlab.studies.anchors.lr_weight_decay import MIN_INFERENTIAL_GAIN, AnchorsLrWeightDecay
 from reasonlab.studies.anchors.mechanism import AnchorsMechanism
 from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
+from reasonlab.studies.kit.calibration_engine import Sim, Types
 from reasonlab.studies.kit.core import Claim, Verdict
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
@@ -94,58 +101,77 @@ def measured_types() -> Rates:
 # -- the phase diagram (anchors-init-phase) ------------------------------------------------------
 
 
-def _majority(rates: Rates, n: int, kind: str) -> Callable[[np.random.Generator], Verdict]:
-    return lambda rng: v.majority_verdict(CLAIM, runs(rng, rates, n), kind, "symmetric", "g",
-                                          "runs")
+TEMPLATES = {r["verdict"]: r for r in typed_runs(np.random.default_rng(0), SOLUTION_TYPES)}
+"""One simulated run of each solution type (typed_runs): the share rules read the types alone,
+so every drawn run of a type is a copy of its template."""
 
 
-def _phase(key: str, small: Rates, large: Rates, seeds: int
-           ) -> Callable[[np.random.Generator], Verdict]:
-    """The phase study's verdict `key` on a simulated grid: `small` rates at the largest gamma,
-    `large` at the smallest, at both depths, `seeds` independent runs per cell."""
+def typed(kinds: np.ndarray, **fields: Any) -> list[dict[str, Any]]:
+    """Runs of the drawn solution types, with fractions and a seen accuracy consistent with
+    each (TEMPLATES)."""
+    return [{**TEMPLATES[str(k)], **fields} for k in kinds]
+
+
+def majority_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    return v.majority_verdict(CLAIM, typed(x["runs"]), "inferential", "symmetric", "g", "runs")
+
+
+def grid(small: Rates, large: Rates) -> dict[str, Rates]:
+    """Arm "g L" per cell: `small` rates at the largest gamma, `large` at the smallest."""
+    return {f"{g} {L}": rates for g, rates in zip(GAMMAS, (large, small)) for L in DEPTHS}
+
+
+def phase_of(key: str) -> Callable[[Mapping[str, np.ndarray]], Verdict]:
+    """The phase study's verdict `key` on the drawn grid."""
     index = {"small-init": 0, "large-init": 1, "no-fit": 2}[key]
 
-    def draw(rng: np.random.Generator) -> Verdict:
-        cells = {(g, L): runs(rng, rates, seeds) for g, rates in zip(GAMMAS, (large, small))
-                 for L in DEPTHS}
+    def call(x: Mapping[str, np.ndarray]) -> Verdict:
+        cells = {(g, L): typed(x[f"{g} {L}"]) for g in GAMMAS for L in DEPTHS}
         return v.phase_verdicts(lambda k: Claim(k, k, "simulation"), cells, GAMMAS,
                                 DEPTHS)[index]
-    return draw
+    return call
 
 
-def _no_fit(large: float, small: float, n: int) -> Callable[[np.random.Generator], Verdict]:
-    return lambda rng: v.no_fit_verdict(CLAIM, runs(rng, {"unfit": large}, n),
-                                        runs(rng, {"unfit": small}, n), "depth 3", GAMMAS)
+def no_fit_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    return v.no_fit_verdict(CLAIM, typed(x["large"]), typed(x["small"]), "depth 3", GAMMAS)
 
 
-def phase_cases(seeds: int) -> list[Case]:
+def unfit(large: float, small: float) -> dict[str, Rates]:
+    return {"large": {"unfit": large}, "small": {"unfit": small}}
+
+
+def phase_cases() -> list[Types]:
     half, paper = CLAIM_MAJORITY, PAPER_SHARE
-    pooled = seeds * len(DEPTHS)
-    unfit = measured_rate("unfit-rate")
+    study = "anchors-init-phase"
+    pooled = {s: AnchorsInitPhase.default_seeds[s] * len(DEPTHS)  # a column, depths pooled
+              for s in AnchorsInitPhase.scales if s != "smoke"}
     return [
-        Case(v.majority_verdict, _majority({"inferential": half}, pooled, "inferential"),
-             _majority({"inferential": paper}, pooled, "inferential"), pooled, "type-share",
-             f"{pooled} runs", note=f"null: share {half}; alternative: {paper}"),
-        Case(v.phase_verdicts, _phase("small-init", {"inferential": half}, {"unfit": 1.0}, seeds),
-             _phase("small-init", {"inferential": paper}, {"unfit": 1.0}, seeds), pooled,
-             "type-share", "small-init", note=f"null: inferential {half} at the largest gamma; "
-             f"alternative: {paper}"),
-        Case(v.phase_verdicts, _phase("large-init", {}, {"symmetric": half * 0.9, "unfit": 0.1},
-                                      seeds),
-             _phase("large-init", {}, {"symmetric": paper}, seeds), pooled, "type-share",
-             "large-init", note=f"null: symmetric {half} of fitted runs (10% unfit); "
-             f"alternative: {paper} of runs, all fitted"),
-        Case(v.phase_verdicts, _phase("large-init", {}, {"symmetric": half * 0.5, "unfit": 0.5},
-                                      seeds),
-             None, pooled, "type-share", "large-init, half unfit",
-             note="null: symmetric half of the fitted runs, half the runs unfit"),
-        Case(v.no_fit_verdict, _no_fit(half, 0.0, seeds), _no_fit(paper, 1 - paper, seeds),
-             seeds, "unfit-rate", "majority boundary",
-             note=f"null: unfit {half} at the large init, 0 at the small; alternative: "
-             f"{paper} vs {1 - paper:.1f}"),
-        *[Case(v.no_fit_verdict, _no_fit(p, p, seeds), None, seeds, "unfit-rate",
-               f"equal rates {p:g}", note=f"null: unfit {p:g} in both cells")
-          for p in (0.5, unfit, 0.8, 0.9)],
+        Types(v.majority_verdict, majority_of, {"runs": {"inferential": half}},
+              {"runs": {"inferential": paper}}, "type-share", None, at=pooled,
+              label="a column's runs", note=f"null: share {half}; alternative: {paper}; the "
+              "units are a grid column's runs, both depths pooled"),
+        Types(v.phase_verdicts, phase_of("small-init"), grid({"inferential": half},
+                                                             {"unfit": 1.0}),
+              grid({"inferential": paper}, {"unfit": 1.0}), "type-share", study,
+              label="small-init", note=f"null: inferential {half} at the largest gamma; "
+              f"alternative: {paper}"),
+        Types(v.phase_verdicts, phase_of("large-init"),
+              grid({}, {"symmetric": half * 0.9, "unfit": 0.1}), grid({}, {"symmetric": paper}),
+              "type-share", study, label="large-init",
+              note=f"null: symmetric {half} of fitted runs (10% unfit); alternative: {paper} "
+              "of runs, all fitted"),
+        Types(v.phase_verdicts, phase_of("large-init"),
+              grid({}, {"symmetric": half * 0.5, "unfit": 0.5}), grid({}, {"symmetric": paper}),
+              "type-share", study, label="large-init, half unfit",
+              note="null: symmetric half of the fitted runs, half the runs unfit"),
+        Types(v.no_fit_verdict, no_fit_of, unfit(half, 0.0), unfit(paper, 1 - paper),
+              "unfit-rate", study, label="majority boundary",
+              note=f"null: unfit {half} at the large init, 0 at the small; alternative: "
+              f"{paper} vs {1 - paper:.1f}"),
+        *[Types(v.no_fit_verdict, no_fit_of, unfit(p, p), unfit(paper, 1 - paper), "unfit-rate",
+                study, label=f"equal rates {p:g}", note=f"null: unfit {p:g} in both cells; "
+                f"alternative: {paper} vs {1 - paper:.1f}")
+          for p in (0.5, measured_rate("unfit-rate"), 0.8, 0.9)],
     ]
 
 
@@ -185,11 +211,32 @@ def _effect(rise: float, seeds: int, fit_lo: float = 1.0, mean: float | None = N
     return draw
 
 
-def effect_cases(seeds: int) -> list[Case]:
-    return [Case(v.effect_verdict, _effect(0.0, seeds), _effect(0.3, seeds), seeds,
-                 "inferential-fraction", f"{seeds} seeds",
-                 note="null: no rise (a fitted run's fraction from a Beta at the measured mean "
-                 "and sd, noise.toml); alternative: a rise of 0.30 (3x the minimum)"),
+LRS, WDS = (1.0, 3.0), (0.01, 1.0)
+
+
+def lr_grid(rise: float) -> dict[str, float]:
+    """Arm "lr L wd W" per (lr, wd) cell: a fitted run's inferential fraction at the measured
+    mean (noise.toml inferential-fraction), + `rise` at the larger lr."""
+    mean = float(noise_entries("anchors")["inferential-fraction"]["mean"])
+    return {f"lr {lr:g} wd {wd:g}": mean + (rise if lr == LRS[-1] else 0.0)
+            for lr in LRS for wd in WDS}
+
+
+def effect_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    """effect_verdict on the drawn fractions, seed i the i-th unit of every cell, every run
+    fitted (seen accuracy 1.0; the rest of its answers symmetric)."""
+    recs = [{"verdict": classify(1.0, float(f), 1.0 - float(f)), "seen_acc": 1.0,
+             "inferential": float(f), "symmetric": 1.0 - float(f), "lr": lr, "wd": wd,
+             "seed": s}
+            for lr in LRS for wd in WDS for s, f in enumerate(x[f"lr {lr:g} wd {wd:g}"])]
+    return v.effect_verdict(CLAIM, recs, "lr", list(LRS), MIN_INFERENTIAL_GAIN, "wd")
+
+
+def effect_cases(seeds: int) -> list[Case | Sim]:
+    return [Sim(v.effect_verdict, effect_of, lr_grid(0.0), lr_grid(0.3), "inferential-fraction",
+                "anchors-lr-weight-decay", clip=(0.0, 1.0), label="fitted runs",
+                note="null: no rise (a fitted run's fraction at the measured mean 0.030, sd "
+                "0.069, noise.toml); alternative: a rise of 0.30 (3x the minimum)"),
             Case(v.effect_verdict, _effect(0.0, seeds, fit_lo=0.5, mean=0.5), None, seeds,
                  "inferential-fraction", "rise from fitting only",
                  note="null for the precondition: fitted runs alike at both lrs (mean 0.5), "
@@ -215,17 +262,13 @@ def _gap(key: str, sign: int, gap: float, min_gap: float, seeds: int
     return draw
 
 
-def _gap_fixed(n: int, sd: float, gap: float, min_gap: float
-               ) -> Callable[[np.random.Generator], Verdict]:
-    def draw(rng: np.random.Generator) -> Verdict:
-        inf = [{"x": x} for x in rng.normal(-gap, sd, n)]
-        sym = [{"x": x} for x in rng.normal(0.0, sd, n)]
-        return v.group_gap_verdict(CLAIM, inf, sym, "x", -1, min_gap)
-    return draw
+def gap_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    """group_gap_verdict on the drawn held-out residuals of the two groups."""
+    return v.group_gap_verdict(CLAIM, [{"x": a} for a in x["inferential"]],
+                               [{"x": b} for b in x["symmetric"]], "x", -1, v.MIN_RESID_GAP)
 
 
-def mechanism_cases(seeds: int) -> list[Case]:
-    sd = noise("anchors", "heldout-resid")
+def mechanism_cases(seeds: int) -> list[Case | Sim]:
     return [
         Case(v.group_gap_verdict, _gap("heldout-resid", -1, 0.0, v.MIN_RESID_GAP, seeds),
              _gap("heldout-resid", -1, 2 * v.MIN_RESID_GAP, v.MIN_RESID_GAP, seeds), seeds,
@@ -237,44 +280,51 @@ def mechanism_cases(seeds: int) -> list[Case]:
              _gap("order-corr", +1, 2 * v.MIN_ORDER_GAP, v.MIN_ORDER_GAP, seeds), seeds,
              "order-corr", f"embedding, {seeds} seeds",
              note="null: equal correlations; alternative: inferential higher by 0.4"),
-        Case(v.group_gap_verdict, _gap_fixed(3, sd, 0.0, v.MIN_RESID_GAP),
-             _gap_fixed(3, sd, 2 * v.MIN_RESID_GAP, v.MIN_RESID_GAP), 3, "heldout-resid",
-             "3 runs of each type", note="null: equal means; alternative: lower by 0.2"),
+        Sim(v.group_gap_verdict, gap_of, {"inferential": 0.0, "symmetric": 0.0},
+            {"inferential": -2 * v.MIN_RESID_GAP, "symmetric": 0.0}, "heldout-resid", None,
+            side=-1.0, at={"cpu": 3}, decides_at=28, label="3 runs of each type",
+            note="null: equal means; alternative: lower by 0.2; the units are runs of each "
+            "MEASURED type, not the study's seeds (at the measured rates a cpu study has about "
+            "1 inferential run of 12: the two Cases above), so the rule's least decidable "
+            "count (3 of each) stands for them; power 0.07 there, 0.8 from 28 of each"),
     ]
 
 
 # -- the embedding LayerNorm (anchors-embedding-norm) --------------------------------------------
 
 
-def _undoes(without: float, with_: float, seeds: int, fit: float = 1.0
-            ) -> Callable[[np.random.Generator], Verdict]:
-    def draw(rng: np.random.Generator) -> Verdict:
-        a = runs(rng, {"inferential": without}, seeds, layer1_rms=0.065)
-        b = runs(rng, {"inferential": with_ * fit, "unfit": 1 - fit}, seeds, layer1_rms=1.0)
-        return v.undoes_verdict(CLAIM, a, b)
-    return draw
+def undoes_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    return v.undoes_verdict(CLAIM, typed(x["without"], layer1_rms=0.065),
+                            typed(x["with"], layer1_rms=1.0))
 
 
-def undoes_cases(seeds: int) -> list[Case]:
-    measured = measured_rate("inferential-rate-small-init")
-    paper = PAPER_SHARE
+def layernorm_arms(without: float, with_: float, fit: float = 1.0) -> dict[str, Rates]:
+    """Inferential `without` / `with_` the embedding LayerNorm, the runs with it fitting at
+    `fit`."""
+    return {"without": {"inferential": without},
+            "with": {"inferential": with_ * fit, "unfit": 1 - fit}}
+
+
+def undoes_cases() -> list[Types]:
+    paper, study = PAPER_SHARE, "anchors-embedding-norm"
     return [
-        *[Case(v.undoes_verdict, _undoes(p, p, seeds), None, seeds,
-               "inferential-rate-small-init", f"equal rates {p:g}",
-               note=f"null: inferential {p:g} with and without the LayerNorm, all fitted")
-          for p in (measured, 0.7, 0.8, 0.9)],
-        Case(v.undoes_verdict, _undoes(paper, 1 - paper, seeds, fit=0.5),
-             _undoes(paper, 1 - paper, seeds), seeds, "inferential-rate-small-init",
-             "LayerNorm arm half unfit",
-             note=f"null: {paper} vs {1 - paper:.1f} inferential among fitted runs, but the "
-             "LayerNorm runs fit at 1/2 only (its precondition's boundary); alternative: the "
-             "same, all fitted"),
+        *[Types(v.undoes_verdict, undoes_of, layernorm_arms(p, p),
+                layernorm_arms(paper, 1 - paper), "inferential-rate-small-init", study,
+                label=f"equal rates {p:g}", note=f"null: inferential {p:g} with and without "
+                f"the LayerNorm, all fitted; alternative: {paper} vs {1 - paper:.1f}")
+          for p in (measured_rate("inferential-rate-small-init"), 0.7, 0.8, 0.9)],
+        Types(v.undoes_verdict, undoes_of, layernorm_arms(paper, 1 - paper, fit=0.5),
+              layernorm_arms(paper, 1 - paper), "inferential-rate-small-init", study,
+              label="LayerNorm arm half unfit",
+              note=f"null: {paper} vs {1 - paper:.1f} inferential among fitted runs, but the "
+              "LayerNorm runs fit at 1/2 only (its precondition's boundary); alternative: the "
+              "same, all fitted"),
     ]
 
 
-CASES: list[Case | Exempt] = [
-    *phase_cases(cpu_seeds(AnchorsInitPhase)),
+CASES: list[Case | Sim | Exempt] = [
+    *phase_cases(),
     *effect_cases(cpu_seeds(AnchorsLrWeightDecay)),
     *mechanism_cases(cpu_seeds(AnchorsMechanism)),
-    *undoes_cases(cpu_seeds(AnchorsEmbeddingNorm)),
+    *undoes_cases(),
 ]

@@ -154,13 +154,14 @@ CLAIM_MAJORITY = 0.5
 share's exact lower bound, anchors/verdicts.py)."""
 
 PHASE_SEEDS = 12
-"""Seeds per cell at cpu scale of anchors-init-phase and of the studies that reuse its runs
-(anchors-mechanism, anchors-embedding-norm: the same seeds train each shared run once). The
+"""Seeds per cell at cpu and paper scale of anchors-init-phase and of the studies that reuse its
+runs (anchors-mechanism, anchors-embedding-norm: the same seeds train each shared run once). The
 phase rules decide shares of runs exactly (anchors/verdicts.py): a majority needs at least 6
 runs, all of the type, and "very large initialization fails to fit" reads one cell of the
 deepest depth, so fewer than 6 seeds can never reproduce it; at 12 seeds a cell whose runs are
 90% unfit against one 10% unfit reproduces with power about 0.9 (11 seeds: about 0.7; the
-exact bound moves in steps), `reasonlab calibrate anchors`.
+exact bound moves in steps), `reasonlab calibrate anchors`. The paper scale runs as many: at 3
+per cell no-fit and the LayerNorm's undoing have power 0.00 (no outcome of 3 runs reproduces).
 The phase study measured 10.6 min at 3 seeds (README): about 42 min at 12."""
 
 DEPTH: dict[Scale, int] = {"smoke": 1, "cpu": 2, "paper": 2}

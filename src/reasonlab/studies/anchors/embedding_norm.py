@@ -32,7 +32,7 @@ class AnchorsEmbeddingNorm(Study):
     title = "Anchor functions: a LayerNorm on the embeddings and small initialization"
     # measured at 3 seeds: 142 s (6 new runs; the authors' arm is the phase study's cell); at
     # PHASE_SEEDS 24 new runs, estimated 4 x 2.4 = 9.6 min after anchors-init-phase
-    default_seeds = {"cpu": PHASE_SEEDS}
+    default_seeds = {"cpu": PHASE_SEEDS, "paper": PHASE_SEEDS}
     unit = "one run per training seed and model structure"
     cpu_after = ("anchors-init-phase",)
 

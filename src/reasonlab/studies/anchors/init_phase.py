@@ -25,7 +25,7 @@ class AnchorsInitPhase(ReadingsStudy):
     title = "Anchor functions: solution type over initialization rate x depth"
     # measured at 3 seeds: 636 s, both readings (24 runs x 2400 steps), 2 workers; at
     # PHASE_SEEDS (96 runs) estimated 4 x 10.6 = 42.4 min, not yet measured
-    default_seeds = {"cpu": PHASE_SEEDS}
+    default_seeds = {"cpu": PHASE_SEEDS, "paper": PHASE_SEEDS}
     unit = ("the training seed: one run per seed of each (gamma, depth) cell, each depth with "
             "seeds of its own; small-init and large-init pool the runs of both depths at one "
             "gamma, each run one unit")

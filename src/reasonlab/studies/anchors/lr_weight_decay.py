@@ -50,7 +50,7 @@ a level (3 seeds) clear only when all 6 fit, and 20 (10 seeds) with 16. Measured
 class AnchorsLrWeightDecay(ReadingsStudy):
     title = "Anchor functions: learning rate and weight decay near the phase boundary"
     # measured at SEEDS: 29.8 min, both readings (80 runs x 2400 steps), 2 workers
-    default_seeds = {"cpu": SEEDS}
+    default_seeds = {"cpu": SEEDS, "paper": SEEDS}
     unit = ("the training seed: per seed, the mean over the other factor's two levels (its "
             "runs share the seed's data and initialization), paired across the two levels "
             "compared")

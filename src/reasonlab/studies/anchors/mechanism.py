@@ -38,7 +38,7 @@ class AnchorsMechanism(Study):
     title = "Anchor functions: mechanisms of inferential vs symmetric solutions"
     # measured at 3 seeds: 4 s; every run is a depth-2 cell of anchors-init-phase, so at
     # PHASE_SEEDS nothing trains (analysis only, estimated under 1 min); not yet measured
-    default_seeds = {"cpu": PHASE_SEEDS}
+    default_seeds = {"cpu": PHASE_SEEDS, "paper": PHASE_SEEDS}
     unit = ("one run per training seed (a depth-2 cell of anchors-init-phase), grouped by its "
             "measured solution type")
     cpu_after = ("anchors-init-phase",)

@@ -118,13 +118,17 @@ def _key(task: str, arm: str) -> str:
 
 
 def task_mean_gain(values: Values, tasks: Sequence[str], better: str, worse: str,
-                   what: str) -> Estimate:
+                   what: str, at_noise: bool = False) -> Estimate:
     """The mean over `tasks` of mean(better) - mean(worse): a contrast over the (task, arm)
-    groups of units, weights +-1/T (kit stats.contrast, Welch-Satterthwaite df)."""
+    groups of units, weights +-1/T (kit stats.contrast, Welch-Satterthwaite df). `at_noise`:
+    the interval at least as wide as at each task's measured per-seed SD (task_sd; kit
+    stats.at_noise) -- for a rule whose null sits at a margin, where units that all land in
+    one mode collapse Welch's interval onto it."""
     groups = {_key(t, a): values[t][a] for t in tasks for a in (better, worse)}
     weights = {**{_key(t, better): 1 / len(tasks) for t in tasks},
                **{_key(t, worse): -1 / len(tasks) for t in tasks}}
-    return stats.contrast(groups, weights, what)
+    noise = {_key(t, a): task_sd(t) for t in tasks for a in (better, worse)} if at_noise else None
+    return stats.contrast(groups, weights, what, noise)
 
 
 def per_task(values: Values, tasks: Iterable[str], better: str, worse: str) -> str:
@@ -161,7 +165,10 @@ def _every_task(claim: Claim, values: Values, tasks: Sequence[str], a: str, b: s
     left = f"{LEFT_OUT}: {_left_out(tasks, counted_)}"
     if not counted_:
         return unmet(claim, left, "no task was learned by either arm")
-    per = {t: decided(claim, decide(stats.difference(values[t][a], values[t][b], what)),
+    # each difference at least as wide as at the task's measured noise: a margin rule's null
+    # sits at its bound, where seeds all in one mode collapse Welch's interval (stats.at_noise)
+    per = {t: decided(claim, decide(stats.difference(values[t][a], values[t][b], what,
+                                                     task_sd(t))),
                       f"{a} {pm(values[t][a])} vs {b} {pm(values[t][b])}") for t in counted_}
     return with_evidence(all_of(claim, per), left)
 
@@ -249,7 +256,10 @@ def share_verdict_of(claim: Claim, values: Values, arm: str, base: str, top: str
     groups = {_key(t, a): values[t][a] for t in tasks for a in (arm, base, top)}
     num = {**{_key(t, arm): 1.0 for t in tasks}, **{_key(t, base): -1.0 for t in tasks}}
     den = {**{_key(t, top): 1.0 for t in tasks}, **{_key(t, base): -1.0 for t in tasks}}
-    raw = stats.ratio(groups, num, den, f"{what}, over {len(tasks)} tasks")
+    # at each task's measured noise too: the null sits at the threshold, where seeds that all
+    # fit (or all fail) collapse Fieller's interval onto the point share (kit stats.at_noise)
+    raw = stats.ratio(groups, num, den, f"{what}, over {len(tasks)} tasks",
+                      {_key(t, a): task_sd(t) for t in tasks for a in (arm, base, top)})
     d = stats.at_least(raw, threshold, None if paper is None else paper - threshold)
     gain = stats.contrast(groups, den, f"{top} - {base}, summed over tasks")
     per = ", ".join(

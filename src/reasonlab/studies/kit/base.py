@@ -227,7 +227,7 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
     looks = sequential.plan(first, cap)
     root = out or Path("reasonlab-out")
     judge, before, wall, cpu = None, set(), 0.0, 0.0
-    found: int | None = None
+    found, trained = 0, 0
     resumed: int | None = None
     for look in looks:
         study, specs, n, trial = prepare_study(name, scale, look.units, overrides, quiet)
@@ -245,9 +245,12 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
                                         executor, address, trial)
         timing = json.loads((folder / "study.json").read_text())["timing"]
         wall, cpu = wall + timing["wall_s"], cpu + timing["cpu_s"]
-        # what the FIRST look found finished: the looks' summed time covers all the rest (a
-        # later look finds the earlier looks' runs, which this command trained itself)
-        found = timing["runs_found"] if found is None else found
+        # what the store held finished before this command: a look finds those and the runs
+        # the earlier looks trained (each look's runs include every earlier look's), so the
+        # last look's found less what this command trained is the store's; the looks' summed
+        # time covers the rest
+        found = timing["runs_found"] - trained
+        trained += timing["runs"] - timing["runs_found"]
         resumed = timing.get("runs_resumed", 0) if resumed is None else resumed
         judge.see(look, report.verdicts)
         if judge.done:
@@ -299,8 +302,11 @@ def prepare_study(name: str, scale: Scale, seeds: int | None,
     seeds = seeds or study.default_seeds[scale]
     options = {k: v for k, v in (overrides or {}).items() if k in study.options}
     study.configure(options)
-    trial = dict(overrides or {})  # the report's tag and section still say the options
-    overrides = {k: v for k, v in trial.items() if k not in options}
+    from reasonlab.train.config import STORAGE_ONLY
+
+    # the report's tag and section still say the options; what only changes the disk is no trial
+    trial = {k: v for k, v in (overrides or {}).items() if k not in STORAGE_ONLY}
+    overrides = {k: v for k, v in (overrides or {}).items() if k not in options}
     specs = study.runs(scale, seeds) if study.trains else []
     if study.trains and not specs:
         raise ConfigError(f"study {name} has no runs at scale {scale}")

@@ -12,7 +12,12 @@ rule. It draws each arm's units as centre + sd * a standardised shape:
   on the claim's failing side.
 
 `side` (+1 for "at least" claims, -1 for "at most") turns the long tails toward failing, where
-they make false "reproduced" likelier. Each shape is run at the units of every scale the study
+they make false "reproduced" likelier.
+
+`Types` is the same engine for rules whose unit is an outcome drawn at a rate -- a run fits or
+not, is inferential, symmetric or unfit -- counted by exact intervals: each arm's centre is the
+probability of each type, and its one shape is the categorical draw itself (its spread is the
+rate's, not a noise entry's). Each shape is run at the units of every scale the study
 runs (its default seeds there), and over the looks of `--until-decided` (kit/sequential.py).
 """
 
@@ -72,6 +77,9 @@ class Sim:
     """Bounds of the quantity (an accuracy in [0, 1]): draws are clipped to them."""
     at: Mapping[str, int] | None = None
     """scale -> units, for a kit rule that no one study owns (instead of `study`)."""
+    spread: Mapping[str, float] | None = None
+    """arm -> its units' SD as a multiple of the noise entry's (tasks measured with different
+    noise in one rule: task_sd); arms not named spread 1x."""
     label: str = ""
     note: str = ""
 
@@ -94,8 +102,31 @@ class Sim:
              shape: str) -> dict[str, np.ndarray]:
         out = {}
         for arm, c in centres.items():
-            x = c + self.side * sd * standard(shape, rng, n, self.center)
+            k = (self.spread or {}).get(arm, 1.0)
+            x = c + self.side * sd * k * standard(shape, rng, n, self.center)
             out[arm] = np.clip(x, *self.clip) if self.clip else x
+        return out
+
+
+@dataclass(frozen=True)
+class Types(Sim):
+    """A rule's calibration as data where a unit is a type drawn at a rate: `null` and
+    `alternative` map each arm to {type: probability} (the remainder is `rest`), and `call`
+    gets each arm's drawn types as an array of strings. `noise` names the noise.toml entry of
+    the measured rate the centres come from."""
+
+    shapes: tuple[str, ...] = ("categorical",)
+    rest: str = "neither"
+    """The type of the probability the centres leave over."""
+
+    def draw(self, rng: np.random.Generator, centres: Mapping[str, Any], n: int, sd: float,
+             shape: str) -> dict[str, np.ndarray]:
+        out = {}
+        for arm, rates in centres.items():
+            kinds = [*rates, self.rest]
+            p = np.array([*rates.values(), 0.0])
+            p[-1] = max(0.0, 1.0 - p[:-1].sum())
+            out[arm] = np.asarray(kinds, dtype=object)[rng.choice(len(kinds), n, p=p / p.sum())]
         return out
 
 

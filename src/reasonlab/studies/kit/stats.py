@@ -178,18 +178,22 @@ def _clean(values: Values) -> np.ndarray:
 
 
 def contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
-             what: str = "contrast", noise: float | None = None) -> Estimate:
+             what: str = "contrast", noise: float | Mapping[str, float] | None = None
+             ) -> Estimate:
     """sum_g w_g * mean(group g) over independent groups of units, with the Welch-Satterthwaite
     t interval. A difference of two arms is {a: 1, b: -1}; a mean over tasks of arm differences
     puts +-1/T on each (task, arm) group; a share test num - r * den folds r into the weights.
-    `noise`: the per-unit SD our runs show (the family's noise.toml); the interval is then at
-    least as wide as at that SD (`at_noise`)."""
+    `noise`: the per-unit SD our runs show (the family's noise.toml), one for every group or
+    group -> its own (tasks measured with different noise); the interval is then at least as
+    wide as at that SD (`at_noise`)."""
     est = _welch(groups, weights, what)
     if noise is None or not math.isfinite(est.se):
         return est
     used = {g: w for g, w in weights.items() if w != 0}
-    return at_noise(est, noise * math.sqrt(sum(w * w / len(groups[g]) for g, w in used.items())),
-                    noise * noise * sum(w * w for w in used.values()))
+    sd = {g: noise[g] if isinstance(noise, Mapping) else noise for g in used}
+    return at_noise(est, math.sqrt(sum((w * sd[g]) ** 2 / len(groups[g])
+                                       for g, w in used.items())),
+                    sum((w * sd[g]) ** 2 for g, w in used.items()))
 
 
 def at_noise(est: Estimate, se: float, unit_var: float) -> Estimate:
@@ -271,14 +275,15 @@ def exact(value: float, what: str = "value") -> Estimate:
 
 
 def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[str, float],
-          what: str = "ratio", noise: float | None = None) -> Estimate:
+          what: str = "ratio", noise: float | Mapping[str, float] | None = None) -> Estimate:
     """(sum num_g mean_g) / (sum den_g mean_g) with Fieller's interval: the ratios r for which
     the contrast num - r * den is not rejected at ALPHA on either side. The interval is
     unbounded (+-inf) when the denominator itself is not clearly away from zero -- then no
     ratio is decided, as it should not be. A share of a gain, (S - D) / (P - D), and a
     speedup, mean(random) / mean(FPT), are both this. `noise`: the per-unit SD our runs show;
     the interval is then the union of Fieller's and Fieller's at that known SD (z), as
-    `at_noise` does for a contrast (units that all land in one mode collapse both variances,
+    `at_noise` does for a contrast (one SD, or group -> its own, as `contrast`; units that all
+    land in one mode collapse both variances,
     and Fieller's interval with them, onto the point ratio)."""
     keys = sorted(set(num) | set(den))
     data = {g: _clean(groups[g]) for g in keys}
@@ -297,7 +302,8 @@ def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[s
     df = contrast(groups, w).df if any(w.values()) else math.inf
     lo, hi, se = _fieller(a, b, num, den, v, _t(df), value)
     if noise is not None:
-        known = {g: noise * noise / len(data[g]) for g in keys}
+        sd = {g: noise[g] if isinstance(noise, Mapping) else noise for g in keys}
+        known = {g: sd[g] * sd[g] / len(data[g]) for g in keys}
         lo_n, hi_n, se_n = _fieller(a, b, num, den, known, _t(math.inf), value)
         lo, hi, se = min(lo, lo_n), max(hi, hi_n), max(se, se_n)
     return Estimate(value, lo, hi, n, se, df, se * se * min(n), what, scale="ratio")

@@ -6,9 +6,14 @@ Most are data (`Sim`, kit/calibration_engine.py): each arm's per-seed centre und
 the alternative, the noise entry and the study whose units the one engine draws them at, normal,
 fit-or-not and skewed, at every scale and over the looks of --until-decided; a `*_of` function
 hands the drawn per-seed values to the rule in the shape it reads (accuracy per position, loss
-curves, head scores). The rules that read first-pass steps (converge, last_first, staircase,
-plateau, more_seeds: exchangeable steps on an evaluation grid, "never" past the run's end) keep
-hand-written draws (`Case`): their noise is not a centre plus a spread.
+curves, head scores, first-pass steps). A first-pass step is drawn as its logarithm, a centre
+plus the first-pass noise, and the `*_of` function rounds it up to the evaluation grid, "never"
+past the run's end (`on_grid`). Hand-written draws (`Case`) are kept where a seed's values are
+not a centre plus a spread: the converge runs censored at 200 steps (the order test on runs that
+mostly never converge), the last-first null on a 3-evaluation grid (it ties, and decides nothing
+either way at any units), the staircase (#1 passes a gap after its seed's #0: a shared per-seed
+component), the plateau remedies and more_seeds (a seed passes #2 or never, with a probability)
+and fit_gain's fit-or-not null (two exact modes with probability 0.4).
 
 Each null is the claim's effect absent at the boundary hardest for the rule: equal arms for a
 gain, a difference exactly at the tolerance for non-inferiority, a share closed exactly at
@@ -28,7 +33,7 @@ import numpy as np
 import torch
 
 from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
-from reasonlab.studies.kit.calibration_engine import Arms, Sim
+from reasonlab.studies.kit.calibration_engine import Arms, Sim, Types
 from reasonlab.studies.kit.core import Claim, Verdict
 from reasonlab.studies.lego._support import programs
 from reasonlab.studies.lego import verdicts as v
@@ -93,6 +98,19 @@ def fit_gain_of(x: Arms) -> Verdict:
 # -- steps to a level: orders --------------------------------------------------------------------
 
 
+def on_grid(x: np.ndarray, every: int, horizon: float = math.inf) -> np.ndarray:
+    """Drawn log first-pass steps -> steps rounded up to the evaluation grid, inf past
+    `horizon` (never within the run): what `steps` draws, from the engine's values."""
+    s = np.ceil(np.exp(np.asarray(x, float)) / every) * every
+    return np.where(s > horizon, math.inf, s)
+
+
+def converge_of(x: Arms) -> Verdict:
+    """converge_verdict on the drawn log steps, every run converging (a grid of 25)."""
+    return v.converge_verdict(CLAIM, on_grid(x["fast"], 25).tolist(),
+                              on_grid(x["slow"], 25).tolist(), ("fast", "slow"))
+
+
 def steps(rng: np.random.Generator, center: float, size: int | tuple[int, ...], every: int,
           horizon: float) -> np.ndarray:
     """First-pass steps: log-normal around `center` (the first-pass noise), rounded up to the
@@ -126,6 +144,25 @@ def last_first(lead: float, every: int, horizon: int = 750) -> Draw:
             curves.append(curve(p, every, horizon))
         return v.last_first_verdict(CLAIM, curves)
     return draw
+
+
+MIDDLE = tuple(f"#{k}" for k in range(1, 11))
+
+
+def positions(lead: float) -> dict[str, float]:
+    """Log first-pass steps of #1-#10 around step 300, #11 `lead` times earlier."""
+    return {**{p: math.log(300) for p in MIDDLE}, "#11": math.log(300 / lead)}
+
+
+def last_first_of(every: int, horizon: int = 750) -> Callable[[Arms], Verdict]:
+    """last_first_verdict on one curve per seed: #0 passing at the first evaluation, #1-#11 at
+    their drawn steps on the grid."""
+    def call(x: Arms) -> Verdict:
+        cols = [on_grid(x[p], every, horizon) for p in (*MIDDLE, "#11")]
+        return v.last_first_verdict(CLAIM, [curve(np.array([every, *(c[i] for c in cols)]),
+                                                  every, horizon)
+                                            for i in range(len(x["#11"]))])
+    return call
 
 
 MODES = ("fixed (paper)", "given (authors' code)")
@@ -222,9 +259,11 @@ CASES = [
           note="null: half of one arm's seeds reach 0.95 on #0-#5 (fit-or-not: fit 1.0 or "
           "not); alternative: every seed fits (§3 Fig. 3); a unanimous share decides from 6 "
           "seeds, the study runs 3") for key in ("supervised", "partly-fitted")),
-    Case(v.converge_verdict, converge(1.0, 100, math.inf), converge(v.SPEEDUP, 100, math.inf),
-         N, "first-pass", "every run converges",
-         note="null: exchangeable steps on a grid of 25; alternative 2x fewer steps"),
+    Sim(v.converge_verdict, converge_of, {"fast": math.log(100), "slow": math.log(100)},
+        {"fast": math.log(100), "slow": math.log(100 * v.SPEEDUP)}, "first-pass",
+        "lego-pretraining", side=-1.0, decides_at=6, label="every run converges",
+        note="null: exchangeable log steps on a grid of 25; alternative 2x fewer steps (power "
+        "0.24 at the study's 3 seeds, 0.80 at 6)"),
     Case(v.converge_verdict, converge(1.0, 150, 200), converge(v.SPEEDUP, 100, 200), N,
          "first-pass", "censored at 200 steps",
          note="null: exchangeable, most runs never converge; alternative 2x fewer steps"),
@@ -253,9 +292,10 @@ CASES = [
           label=f"no gap, {key}", note="null: no pretrained advantage (the precondition), "
           "mimicking 0.30 above random; alternative as above")
       for key in ("minilm-extrapolated", "partly-fitted")),
-    Case(v.last_first_verdict, last_first(1.0, 75), last_first(4.0, 75), N, "first-pass",
-         note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
-         "alternative #11 4x earlier (Fig. 3a)"),
+    Sim(v.last_first_verdict, last_first_of(75), positions(1.0), positions(4.0), "first-pass",
+        "lego-shortcut", side=-1.0,
+        note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
+        "alternative #11 4x earlier (Fig. 3a)"),
     Case(v.last_first_verdict, last_first(1.0, 250), None, N, "first-pass", "coarse grid",
          note="null on 3 evaluations: many positions tie"),
     Case(v.staircase_verdict, staircase(False, math.inf), staircase(True, math.inf), N,
@@ -308,16 +348,28 @@ def second_passes(rng: np.random.Generator, n: int, never: float, center: float)
 
 
 def plateau(remedy_never: float, recipe_never: float, remedy_center: float = 1500.0,
-            recipe_center: float = 1500.0, units: int = N) -> Draw:
+            units: int = N) -> Draw:
     return lambda rng: v.plateau_verdict(
         CLAIM, {"r": second_passes(rng, units, remedy_never, remedy_center),
-                "base": second_passes(rng, units, recipe_never, recipe_center)}, "r", "base")
+                "base": second_passes(rng, units, recipe_never, 1500.0)}, "r", "base")
 
 
-def more_seeds(p_remedy: float, p_recipe: float, units: int = N) -> Draw:
-    return lambda rng: v.more_seeds_verdict(
-        CLAIM, {"r": second_passes(rng, units, 1 - p_remedy, 1000),
-                "base": second_passes(rng, units, 1 - p_recipe, 1000)}, "r", "base")
+def second_of(x: Arms) -> Verdict:
+    """plateau_verdict on the drawn log first-pass steps of #2, remedy r against base."""
+    return v.plateau_verdict(CLAIM, {a: on_grid(x[a], PLATEAU_EVERY, PLATEAU_STEPS).tolist()
+                                     for a in ("r", "base")}, "r", "base")
+
+
+def passing(p_remedy: float, p_recipe: float) -> dict[str, dict[str, float]]:
+    """#2 passes in a seed of the remedy (r) and of the recipe (base) at these rates."""
+    return {"r": {"pass": p_remedy}, "base": {"pass": p_recipe}}
+
+
+def passes_of(x: Arms) -> Verdict:
+    """more_seeds_verdict on the drawn outcomes: a passing seed's first pass at step 1000 (the
+    rule counts passes), the others never."""
+    return v.more_seeds_verdict(CLAIM, {a: [1000.0 if k == "pass" else math.inf for k in x[a]]
+                                        for a in ("r", "base")}, "r", "base")
 
 
 def fit_or_not(p_fit: float) -> Draw:
@@ -346,20 +398,18 @@ CASES += [
     Case(v.plateau_verdict, plateau(0.9, 0.9, units=ORDER_UNITS), None, ORDER_UNITS,
          "first-pass", "exchangeable, rare",
          note="null: #2 passes in 10% of seeds of either arm (our recipe: none passes)"),
-    Case(v.plateau_verdict, plateau(0.0, 0.0, units=ORDER_UNITS),
-         plateau(0.0, 0.0, 500, 2000, units=ORDER_UNITS), ORDER_UNITS, "first-pass",
-         "every seed passes", note="null: every seed passes, steps exchangeable; "
-         "alternative: the remedy 4x sooner"),
-    Case(v.more_seeds_verdict, more_seeds(0.3, 0.3), more_seeds(0.95, 0.05), N, "first-pass",
-         "p = 0.3", decides_at=ORDER_UNITS, study="lego-plateau",
-         note="null: #2 passes with probability 0.3 in either arm; alternative: 0.95 against "
-         "0.05 (a 'much higher likelihood to learn the intermediate task'); 3 per arm cannot "
-         "decide"),
-    Case(v.more_seeds_verdict, more_seeds(0.3, 0.3, ORDER_UNITS),
-         more_seeds(0.95, 0.05, ORDER_UNITS), ORDER_UNITS, "first-pass",
-         f"p = 0.3, at {ORDER_UNITS} seeds per arm"),
-    Case(v.more_seeds_verdict, more_seeds(0.7, 0.7, ORDER_UNITS), None, ORDER_UNITS,
-         "first-pass", "p = 0.7"),
+    Sim(v.plateau_verdict, second_of, {"r": math.log(1500), "base": math.log(1500)},
+        {"r": math.log(500), "base": math.log(2000)}, "first-pass", "lego-plateau", side=-1.0,
+        decides_at=ORDER_UNITS, label="every seed passes",
+        note="null: #2's log first-pass steps exchangeable between arms (a slow seed may pass "
+        "after the run: never); alternative: the remedy 4x sooner; 3 seeds per arm cannot "
+        "decide"),
+    *(Types(v.more_seeds_verdict, passes_of, passing(p, p), passing(0.95, 0.05), "first-pass",
+            "lego-plateau", decides_at=5, label=f"p = {p:g}",
+            note=f"null: #2 passes with probability {p:g} in either arm; alternative: 0.95 "
+            "against 0.05 (a 'much higher likelihood to learn the intermediate task'); 3 per arm "
+            "cannot decide, 4 (a complete split only) has power 0.64")
+      for p in (0.3, 0.7)),
     *(Sim(v.fit_gain_verdict, fit_gain_of, {"a": 0.667, "b": 0.667},
           {"a": 0.667 + 0.15, "b": 0.667}, key, "lego-plateau", label=key,
           note="null: equal #0-#5 means at the one-hop rule's 0.667; alternative +0.15 (#2 "

@@ -4,8 +4,9 @@ paper's effect absent: at the rule's threshold, where a null is a boundary) and 
 effect, with the per-seed noise of symbols/noise.toml, at the seeds each study runs (its
 `default_seeds`). Accuracies are clipped to [0, 1]. The `Sim` cases are data for the one engine
 (kit/calibration_engine.py: normal, fit-or-not and skewed draws at every scale the study runs);
-the rest keep hand-written draws where a unit is more than a centre plus a spread (paired runs,
-learning curves, log-normal conditioning, a training accuracy at its ceiling).
+cond(N) is drawn on the log scale, its `call` exponentiating; a fitted MLP's training accuracy
+is clipped at its ceiling. The rest keep hand-written draws where a unit is more than a centre
+plus a spread (paired runs sharing a seed's perplexity, learning curves crossing a target).
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from reasonlab.studies.symbols import data_efficiency as de
 from reasonlab.studies.symbols import language_model as lm
 from reasonlab.studies.symbols import mlp_vs_transformer as mvt
 from reasonlab.studies.symbols import verdicts as v
-from reasonlab.studies.symbols.copy_embedding_dim import SymbolsCopyEmbeddingDim
-from reasonlab.studies.symbols.kernel import SymbolsKernel
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
 Rng = np.random.Generator
@@ -35,26 +34,9 @@ def seeds(study: type[Study]) -> int:
     return study.default_seeds["cpu"]
 
 
-def acc(rng: Rng, mean: float, sd: float, n: int) -> list[float]:
-    return np.clip(rng.normal(mean, sd, n), 0.0, 1.0).tolist()
-
-
 # -- symbols-mlp-vs-transformer ---------------------------------------------------------------
 
-MVT = seeds(mvt.SymbolsMlpVsTransformer)
 NS = (1000, 10_000)
-
-
-def _chance(test: tuple[float, float], train: float):
-    sd, sd_train = noise("symbols", "mlp-test-accuracy"), noise("symbols", "mlp-train-accuracy")
-
-    def draw(rng: Rng):
-        t = {n: acc(rng, m, sd, MVT) for n, m in zip(NS, test)}
-        # a fitted MLP sits at 1.000 (README): noise only below the ceiling
-        tr = {n: (train - np.abs(rng.normal(0, sd_train, MVT)) if train >= 1 else
-                  acc(rng, train, sd_train, MVT)) for n in NS}
-        return v.chance_verdict(CLAIM, t, tr, mvt.CHANCE, mvt.MLP_MAX)
-    return draw
 
 
 def chance_of(x) -> Verdict:
@@ -62,6 +44,23 @@ def chance_of(x) -> Verdict:
     return v.chance_verdict(CLAIM, {int(n): a.tolist() for n, a in x.items()},
                             {int(n): [1.0] * len(a) for n, a in x.items()}, mvt.CHANCE,
                             mvt.MLP_MAX)
+
+
+TEST_SPREAD = noise("symbols", "mlp-test-accuracy") / noise("symbols", "mlp-train-accuracy")
+"""The test accuracies' per-seed SD as a multiple of the training accuracies' (the Sim's
+noise entry)."""
+
+
+def fits_of(x) -> Verdict:
+    """chance_verdict on the drawn test ("test n") and training ("train n") accuracies per n:
+    the precondition (the MLP fits) read from the drawn training accuracies."""
+    return v.chance_verdict(CLAIM, {n: x[f"test {n}"].tolist() for n in NS},
+                            {n: x[f"train {n}"].tolist() for n in NS}, mvt.CHANCE, mvt.MLP_MAX)
+
+
+def chance_and_train(train: float) -> dict[str, float]:
+    """Test accuracy at chance (0.5) at every n, training accuracy at `train`."""
+    return {**{f"test {n}": 0.5 for n in NS}, **{f"train {n}": train for n in NS}}
 
 
 def reaches_of(need: float, who: str = "transformer"):
@@ -123,26 +122,28 @@ def _perplexity(drop: float):
 
 # -- symbols-kernel ---------------------------------------------------------------------------
 
-KERNEL = seeds(SymbolsKernel)
 COND = {"same/different": (4.8e5, 90.0), "variable binding": (5.8e7, 1.3e5),
         "random": (2.5e5, 622.0)}
 """cond(N) plain and a + b (zero diag) per task at cpu scale, replicate 0 (README)."""
 
 
-def _conditioning(ratio: float | None):
-    """Each setting's log cond(N) drawn per replicate (independently: no pairing gain);
-    `ratio`: the true plain / modified ratio of the first task (None: the measured ones)."""
-    sd = noise("symbols", "kernel-log-cond")
+def log_conds(ratio: float | None) -> dict[str, float]:
+    """Arm "plain t" / "mod t": ln cond(N) of each setting of task t (each drawn per replicate,
+    independently: no pairing gain); `ratio`: the true plain / modified ratio of the first
+    task (None: the measured ones)."""
+    out = {}
+    for i, (task, (p, m)) in enumerate(COND.items()):
+        if i == 0 and ratio is not None:
+            p = m * ratio
+        out |= {f"plain {task}": math.log(p), f"mod {task}": math.log(m)}
+    return out
 
-    def draw(rng: Rng):
-        conds = {}
-        for i, (task, (p, m)) in enumerate(COND.items()):
-            if i == 0 and ratio is not None:
-                p = m * ratio
-            conds[task] = {"plain": np.exp(rng.normal(math.log(p), sd, KERNEL)).tolist(),
-                           "mod": np.exp(rng.normal(math.log(m), sd, KERNEL)).tolist()}
-        return v.conditioning_verdict(CLAIM, conds, "mod")
-    return draw
+
+def conditioning_of(x) -> Verdict:
+    """conditioning_verdict on cond(N) = exp of the drawn ln cond(N) per replicate."""
+    return v.conditioning_verdict(CLAIM, {t: {"plain": np.exp(x[f"plain {t}"]).tolist(),
+                                              "mod": np.exp(x[f"mod {t}"]).tolist()}
+                                          for t in COND}, "mod")
 
 
 # -- symbols-readout-vs-full ------------------------------------------------------------------
@@ -171,15 +172,7 @@ def leading(lead: float) -> dict[str, float]:
 
 # -- symbols-copy-embedding-dim ---------------------------------------------------------------
 
-COPY = seeds(SymbolsCopyEmbeddingDim)
 WIDTHS = (64, 128, 256)
-
-
-def _sweep(rng: Rng, lo: float, hi: float) -> dict[int, list[float]]:
-    """Accuracy falling linearly in log width from `lo` to `hi`, per seed."""
-    sd = noise("symbols", "copy-accuracy")
-    return {w: acc(rng, lo + (hi - lo) * i / (len(WIDTHS) - 1), sd, COPY)
-            for i, w in enumerate(WIDTHS)}
 
 
 def fall_of(x) -> Verdict:
@@ -193,12 +186,18 @@ def falling(lo: float, hi: float) -> dict[str, float]:
     return {str(w): lo + (hi - lo) * i / (len(WIDTHS) - 1) for i, w in enumerate(WIDTHS)}
 
 
-def _b_fixes(plain: tuple[float, float], b: tuple[float, float]):
-    def draw(rng: Rng):
-        p = _sweep(rng, *plain)
-        fall = kv.trend_verdict(CLAIM, p, v.MIN_DROP, "transformer", "d", falling=True)
-        return v.b_fixes_verdict(CLAIM, p, _sweep(rng, *b), fall)
-    return draw
+def b_fixes_of(x) -> Verdict:
+    """b_fixes_verdict on arms "plain d" / "b d" per width d, the plain model's fall judged
+    by trend_verdict on its own arms (as the study does)."""
+    plain = {w: x[f"plain {w}"].tolist() for w in WIDTHS}
+    fall = kv.trend_verdict(CLAIM, plain, v.MIN_DROP, "transformer", "d", falling=True)
+    return v.b_fixes_verdict(CLAIM, plain, {w: x[f"b {w}"].tolist() for w in WIDTHS}, fall)
+
+
+def sweeps(plain: tuple[float, float], b: tuple[float, float]) -> dict[str, float]:
+    """The plain model and the b term each falling linearly in log width (lo, hi)."""
+    return {**{f"plain {k}": c for k, c in falling(*plain).items()},
+            **{f"b {k}": c for k, c in falling(*b).items()}}
 
 
 FELL = (0.9, 0.2)
@@ -213,10 +212,13 @@ CASES = [
         note="null: at n=10k half the seeds above MLP_MAX (0.55: generalise-or-not), fitted; "
         "alternative: 0.5 at every n; a unanimous share decides from 6 seeds, the study runs "
         "5"),
-    Case(v.chance_verdict, _chance((0.5, 0.5), v.MLP_FIT_MIN), _chance((0.5, 0.5), 1.0), MVT,
-         "mlp-train-accuracy", "does not fit",
-         "null: at chance but the training accuracy only at MLP_FIT_MIN (0.9); alternative: "
-         "fitted (1.000)"),
+    Sim(v.chance_verdict, fits_of, chance_and_train(v.MLP_FIT_MIN), chance_and_train(1.0),
+        "mlp-train-accuracy", "symbols-mlp-vs-transformer", clip=(0.0, 1.0),
+        spread={f"test {n}": TEST_SPREAD for n in NS}, decides_at=6, label="does not fit",
+        note="null: at chance but the training accuracy only at MLP_FIT_MIN (0.9); "
+        "alternative: fitted (1.000, clipped there: a fitted MLP's noise lies below the "
+        "ceiling); the test accuracies at their own SD (mlp-test-accuracy); a unanimous share "
+        "decides from 6 seeds, the study runs 5"),
     *(Sim(v.reaches_verdict, reaches_of(need, who), {"acc": need}, {"acc": measured}, key,
           "symbols-mlp-vs-transformer", clip=(0.0, 1.0), label=who,
           note=f"null: {need} at the largest n; alternative: {measured} (measured, README)")
@@ -233,9 +235,10 @@ CASES = [
     Case(v.perplexity_verdict, _perplexity(0.0), _perplexity(lm.EXPECTED_DROP), LM,
          "lm-perplexity", note="null: equal perplexity; alternative: a 1.7% drop (our first "
          "cpu run)"),
-    Case(v.conditioning_verdict, _conditioning(v.MIN_CONDITION_RATIO), _conditioning(None),
-         KERNEL, "kernel-log-cond", note="null: on one task the ratio is MIN_CONDITION_RATIO "
-         "(2); alternative: the measured ratios (>= 400)"),
+    Sim(v.conditioning_verdict, conditioning_of, log_conds(v.MIN_CONDITION_RATIO),
+        log_conds(None), "kernel-log-cond", "symbols-kernel",
+        note="ln cond(N) drawn per setting; null: on one task the ratio is "
+        "MIN_CONDITION_RATIO (2); alternative: the measured ratios (>= 400)"),
     Sim(v.readout_verdict, readout_of, {"acc": v.READOUT_MIN}, {"acc": 0.932},
         "readout-test-accuracy", "symbols-readout-vs-full", clip=(0.0, 1.0), decides_at=6,
         note="null: 0.9 at the largest n; alternative: 0.932 (measured at n=30k, README), "
@@ -247,17 +250,16 @@ CASES = [
     Sim(kv.trend_verdict, fall_of, falling(0.5, 0.5), falling(*FELL), "copy-accuracy",
         "symbols-copy-embedding-dim", clip=(0.0, 1.0), label="inverse scaling",
         note="null: flat in width; alternative: 0.9 -> 0.2"),
-    Case(v.b_fixes_verdict, _b_fixes(FELL, (0.99, 0.99 - v.MIN_DROP / 2)),
-         _b_fixes(FELL, (0.99, 0.98)), COPY, "copy-accuracy", "b term falls",
-         "null: the plain model falls and the b term drops by MIN_DROP / 2 (0.99 -> 0.89); "
-         "alternative: the b term flat at 0.99 -> 0.98"),
-    Case(v.b_fixes_verdict, _b_fixes(FELL, (v.B_MIN, v.B_MIN)), _b_fixes(FELL, (0.99, 0.98)),
-         COPY, "copy-accuracy", "b term at B_MIN",
-         "null: the b term flat at B_MIN (0.9); alternative: 0.99 -> 0.98"),
-    Case(v.b_fixes_verdict, _b_fixes((0.5, 0.5), (0.99, 0.98)), _b_fixes(FELL, (0.99, 0.98)),
-         COPY, "copy-accuracy", "no fall to remove",
-         "null: the plain model does not fall (a perfect b term reads nothing); alternative: "
-         "it falls 0.9 -> 0.2"),
+    *(Sim(v.b_fixes_verdict, b_fixes_of, sweeps(*null), sweeps(FELL, (0.99, 0.98)),
+          "copy-accuracy", "symbols-copy-embedding-dim", clip=(0.0, 1.0), label=label,
+          note=f"null: {note}; alternative: the plain model falls 0.9 -> 0.2, the b term "
+          "0.99 -> 0.98")
+      for label, null, note in (
+          ("b term falls", (FELL, (0.99, 0.99 - v.MIN_DROP / 2)),
+           "the plain model falls and the b term drops by MIN_DROP / 2 (0.99 -> 0.89)"),
+          ("b term at B_MIN", (FELL, (v.B_MIN, v.B_MIN)), "the b term flat at B_MIN (0.9)"),
+          ("no fall to remove", ((0.5, 0.5), (0.99, 0.98)),
+           "the plain model does not fall (a perfect b term reads nothing)"))),
     Exempt(v._joined, "all_of carrying the part nearest to failing",
            through=(v.chance_verdict, v.conditioning_verdict, v.b_fixes_verdict)),
 ]

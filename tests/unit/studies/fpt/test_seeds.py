@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from reasonlab.runs import config_id
 from reasonlab.studies import STUDIES
-from reasonlab.studies.fpt.calibration import N_PAPER
 from reasonlab.studies.fpt.common import FULL, FULL_LR_CPU, FULL_LRS, LSTM, RANDOM_LSTM
 
 FPT_STUDIES = [n for n in STUDIES if n.startswith("fpt-")]
@@ -15,7 +14,7 @@ def test_every_fpt_study_runs_three_seeds_per_arm_at_cpu_and_paper_scale():
     for name in FPT_STUDIES:
         cls = STUDIES[name]
         if "cpu" not in cls.scales:  # the other backbones, paper only: the seeds their power
-            assert cls.default_seeds["paper"] == N_PAPER == 5, name  # needs (fpt/calibration.py)
+            assert cls.default_seeds["paper"] == 5, name  # needs (fpt/calibration.py)
             continue
         assert cls.default_seeds["cpu"] == cls.default_seeds["paper"] == 3, name
         seeds = {s.seed for s in cls().runs("cpu", cls.default_seeds["cpu"])}

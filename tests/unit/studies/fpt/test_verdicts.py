@@ -38,8 +38,10 @@ def row(fpt, full, random, lstm=0.5, random_lstm=0.5):
 
 
 def test_universal_reproduced_on_noisy_seeds(rng):
+    """Each task's interval is at least as wide as at its measured per-seed noise (digits:
+    0.032, kit stats.at_noise), so at 3 seeds FPT must sit a little above Full there."""
     values = draw(rng, {"bit memory": row(0.93, 0.92, 0.55, 0.5, 0.5),
-                        "digits": row(0.95, 0.95, 0.80, 0.9, 0.6)})
+                        "digits": row(0.965, 0.95, 0.80, 0.9, 0.6)})
     match, worse = universal_verdicts(U, values)
     assert (match.status, worse.status) == ("reproduced", "reproduced")
     assert "bit memory (reproduced)" in match.evidence and "digits (reproduced)" in match.evidence
@@ -75,7 +77,7 @@ def test_one_seed_per_arm_and_a_large_gain_reads_inconclusive(rng):
 
 
 def test_tasks_no_arm_learns_are_left_out(rng):
-    values = draw(rng, {"bit XOR": row(0.5, 0.51, 0.5), "digits": row(0.95, 0.95, 0.8)})
+    values = draw(rng, {"bit XOR": row(0.5, 0.51, 0.5), "digits": row(0.965, 0.95, 0.8)})
     match, worse = universal_verdicts(U, values)
     assert match.status == "reproduced" and worse.status == "reproduced"
     assert "confidently below chance + 0.1): bit XOR" in match.evidence

@@ -107,3 +107,8 @@ def test_until_decided_end_to_end_at_smoke_scale(tmp_path, capsys):
     assert verdicts and all("look" in v and v["look"]["looks"] == 2 for v in verdicts)
     report = (folder / "report.md").read_text()
     assert "## Sequential replication" in report and "look" in report
+    # the same command again finds every run of every look: it trained nothing, and says so
+    assert main(["run", "lego-stochastic-depth", "--scale", "smoke", "--until-decided",
+                 "--max-units", "2", "--out", str(out), "--quiet"]) == 0
+    again = json.loads((folder / "study.json").read_text())["timing"]
+    assert again["runs_found"] == again["runs"] == len(runs)
