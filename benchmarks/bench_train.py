@@ -19,7 +19,6 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from reasonlab.model.config import ModelConfig
 from reasonlab.model.transformer import Transformer

@@ -837,9 +837,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "measured times), paper")
     s.add_argument("--seeds", type=int, default=None, help="number of seeds (study default)")
     s.add_argument("--until-decided", action="store_true", help="add seeds in batches (of "
-                   "--seeds, default the study's) until every claim is decided or the cap, "
-                   "judging after each batch with a group-sequential boundary that keeps false "
-                   "'reproduced' within 2.5%% over all looks (kit/sequential.py)")
+                   "--seeds, default the study's) until every claim is decided, curtailed (its "
+                   "precondition out of reach of any seed to come) or at the cap, judging after "
+                   "each batch with a group-sequential boundary that keeps false 'reproduced' "
+                   "within 2.5%% over all looks (kit/sequential.py)")
     s.add_argument("--max-units", type=int, default=None, metavar="N", help="the cap of "
                    "--until-decided in seeds (default: the study's budget, else 4x its seeds)")
     s.add_argument("--out", type=Path, default=None, help="output folder")

@@ -68,7 +68,7 @@ def test_a_stalled_holder_resumes_harmlessly(tmp_path):
     try:
         assert not (run_dir / "result.json").exists(), "finished before it could be paused"
         second = start(argv, tmp_path)  # waits out the lease, takes the run over, finishes it
-        rc2, out2, err2 = second.wait(300), *second.communicate()
+        rc2, _, err2 = second.wait(300), *second.communicate()
         assert rc2 == 0, err2
         finished = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
     finally:

@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 CONFIG = {
     "task": {"name": "lego", "group": "z2", "n_clauses": 4, "n_train_vars": 2},

@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 

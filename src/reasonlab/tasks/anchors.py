@@ -53,7 +53,7 @@ import torch
 from pydantic import Field, model_validator
 
 from reasonlab.config import StrictModel
-from reasonlab.errors import ConfigError, ParseError
+from reasonlab.errors import ParseError
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
 
 Pair = tuple[int, int]

@@ -39,7 +39,7 @@ from pydantic import Field, field_validator, model_validator
 
 from reasonlab.errors import ConfigError, ParseError
 from reasonlab.tasks.base import TASKS, Batch, Task, TaskConfig, Vocab
-from reasonlab.tasks.groups import SPEC_HELP, GroupAction, from_spec, from_table
+from reasonlab.tasks.groups import GroupAction, from_spec, from_table
 
 CLS, SEP, EQ, COMMA = "[CLS]", "[SEP]", "=", ","
 CLAUSE_LEN = 5  # var = op arg ,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid, merge
+from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, merge
 from reasonlab.studies.lego.common import albert, lego_task
 from reasonlab.train.config import TrainConfig
 

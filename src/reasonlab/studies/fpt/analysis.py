@@ -46,8 +46,8 @@ def plot_policies(values: dict[str, dict[str, dict[str, list[float]]]], arms: li
     fig, axes = plt.subplots(1, len(values), figsize=(6.5 * len(values), 4.2), squeeze=False,
                              sharey=True)
     x = np.arange(len(arms))
-    for ax, (init, by_task) in zip(axes[0], values.items(), strict=True):
-        for t, by_arm in by_task.items():
+    for ax, (init, per_task) in zip(axes[0], values.items(), strict=True):
+        for t, by_arm in per_task.items():
             ax.plot(x, [np.mean(by_arm.get(a, [np.nan])) for a in arms], marker="o", label=t)
         ax.set_xticks(x, arms, rotation=25, ha="right", fontsize=8)
         ax.set(ylim=(0, 1.02), title=f"{backbone}, {init}")

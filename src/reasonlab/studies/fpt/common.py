@@ -20,7 +20,6 @@ validation split held out of the training draw (`n_val`), never on the test set.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np

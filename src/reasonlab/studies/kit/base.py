@@ -208,9 +208,10 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
     """`run_study` in looks (kit/sequential.py): `seeds` (the study's default) units, then as
     many more at a time up to `max_units` (the study's budget by default), analysed after each
     batch at the look's nominal level; a claim keeps the first look's decided verdict, and the
-    study stops adding units once every claim is decided. Each look's runs are the store's, so
-    a later look trains only its new seeds. The report is the last look's with every claim's
-    verdict from the look that decided it (and at which look, with how many units)."""
+    study stops adding units once every claim is decided or curtailed (its precondition out of
+    reach of the units to come). Each look's runs are the store's, so a later look trains only
+    its new seeds. The report is the last look's with every claim's verdict from the look that
+    decided it (and at which look, with how many units)."""
     from reasonlab.studies.kit import sequential, stats
     from reasonlab.console import check_seeds
 
@@ -239,7 +240,8 @@ def run_until_decided(name: str, scale: Scale = "cpu", max_units: int | None = N
                               "it cannot be run --until-decided")
         before = ids
         folder = root / name / (f"{scale}-{overrides_tag(trial)}" if trial else scale)
-        with output_dir(folder), stats.nominal(look.level):
+        with (output_dir(folder), stats.nominal(look.level),
+              sequential.adding(cap - look.units)):
             check_runs([s.config for s in specs], root, executor)
             report, folder = _run_study(study, specs, scale, n, root, folder, workers, quiet,
                                         executor, address, trial)

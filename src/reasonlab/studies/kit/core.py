@@ -71,6 +71,11 @@ class Verdict:
     """The looks the sequential run planned."""
     units: int | None = None
     """The units (seeds) the study had at that look."""
+    curtailed: bool = False
+    """An inconclusive verdict whose precondition is out of reach of the units a sequential run
+    could still add (one that every unit must meet, failed by one; one missed even were every
+    unit to come perfect; a mean confidently below its bar): the run adds no units for it
+    (kit/sequential.py)."""
 
     def summary(self) -> str:
         """The effect with its interval and, for an inconclusive verdict, why: one table cell;
@@ -84,9 +89,14 @@ class Verdict:
         return "; ".join(parts)
 
     def sequence_text(self) -> str:
-        """'decided at look 2 of 4 (6 units)' / 'undecided after look 4 of 4 (12 units)'."""
-        done = "undecided after" if self.status == "inconclusive" else "decided at"
-        return f"{done} look {self.look} of {self.looks} ({self.units} units)"
+        """'decided at look 2 of 4 (6 units)' / 'undecided after look 4 of 4 (12 units)' /
+        'stopped at look 1 of 4 (3 units): ...' (curtailed)."""
+        at = f"look {self.look} of {self.looks} ({self.units} unit{'s' * (self.units != 1)})"
+        if self.status != "inconclusive":
+            return f"decided at {at}"
+        if self.curtailed and self.look != self.looks:
+            return f"stopped at {at}: its precondition is out of reach of the units to come"
+        return f"undecided after {at}"
 
 
 merge = deep_merge

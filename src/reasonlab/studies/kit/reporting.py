@@ -13,7 +13,6 @@ lego/analysis.py), not here.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field

@@ -18,6 +18,14 @@ Jennison & Turnbull §8) do not cover, as they assume a normal statistic with in
 increments. The price is a little power: at 3 looks the last reads at 0.019 instead of
 about 0.023.
 
+A claim whose precondition is out of reach of the units to come is curtailed: the run adds no
+units for it. Deterministic curtailment (Jennison & Turnbull ch. 10), where no unit to come
+can meet it (a seed that must leave a plateau and did not; a mean that stays below its bar
+even were every unit to come perfect: `to_come` tells a rule how many may come), changes no
+verdict. A futility stop, where the precondition's mean is confidently below its bar, can only
+turn a later "reproduced" into inconclusive: it never raises the false "reproduced" rate
+(a non-binding futility boundary) and costs a little power, said by the rule that uses it.
+
 The information fraction needs the cap fixed before the first look (`plan`): --max-units, else
 the study's `max_units` at the scale, else MAX_FACTOR times its seeds. Runs are the store's
 content-addressed runs, so seed k is the same run at every look and a later look trains only
@@ -28,7 +36,9 @@ drawing each case's units at the cap and judging the prefixes (`first_decided`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from scipy import special
@@ -48,6 +58,25 @@ def spent(t: float, total: float = stats.ALPHA) -> float:
     if t >= 1:
         return total
     return float(2 - 2 * special.ndtr(special.ndtri(1 - total / 2) / math.sqrt(t)))
+
+
+_TO_COME: ContextVar[int] = ContextVar("units_to_come", default=0)
+
+
+def to_come() -> int:
+    """The units a sequential run may still add after the look being judged: 0 at its last
+    look and outside a sequential run (a fixed seed count adds none)."""
+    return _TO_COME.get()
+
+
+@contextmanager
+def adding(n: int) -> Iterator[None]:
+    """Judge the block as a look after which `n` more units may come."""
+    token = _TO_COME.set(n)
+    try:
+        yield
+    finally:
+        _TO_COME.reset(token)
 
 
 @dataclass(frozen=True)
@@ -79,9 +108,15 @@ def annotate(v: Verdict, look: Look, looks: int) -> Verdict:
     return replace(v, look=look.index, looks=looks, units=look.units)
 
 
+def settles(v: Verdict) -> bool:
+    """Whether a look's verdict ends its claim's sequence: decided, or curtailed."""
+    return v.status != "inconclusive" or v.curtailed
+
+
 class Judge:
-    """Keeps, per claim, the first decided verdict over the looks: a claim decided at look k
-    keeps that verdict (the boundary was crossed; later looks do not reopen it)."""
+    """Keeps, per claim, the first verdict that settles it over the looks: a claim decided at
+    look k keeps that verdict (the boundary was crossed; later looks do not reopen it), and so
+    does one curtailed at look k (its precondition out of reach of the units to come)."""
 
     def __init__(self, keys: Sequence[str], looks: Sequence[Look]):
         self.keys, self.looks = list(keys), list(looks)
@@ -92,7 +127,7 @@ class Judge:
         for v in verdicts:
             k = v.claim.key
             self.last[k] = annotate(v, look, len(self.looks))
-            if k not in self.decided and v.status != "inconclusive":
+            if k not in self.decided and settles(v):
                 self.decided[k] = self.last[k]
 
     @property
@@ -110,10 +145,12 @@ def first_decided(statuses: Sequence[Status]) -> Status:
 
 def simulate(draw_at: Callable[[int], Verdict], looks: Sequence[Look]) -> Status:
     """One sequential study: `draw_at(n)` judges the first n of units drawn once at the cap
-    (the caller draws them), at each look's nominal level, stopping at the first decision."""
+    (the caller draws them), at each look's nominal level, stopping at the first verdict that
+    settles the claim (decided or curtailed)."""
+    cap = looks[-1].units
     for look in looks:
-        with stats.nominal(look.level):
-            s = draw_at(look.units).status
-        if s != "inconclusive":
-            return s
+        with stats.nominal(look.level), adding(cap - look.units):
+            v = draw_at(look.units)
+        if settles(v):
+            return v.status
     return "inconclusive"

@@ -205,8 +205,8 @@ def at_noise(est: Estimate, se: float, unit_var: float) -> Estimate:
     few units. When each seed either fits or not (the LEGO and FPT regime, the calibration's
     two-mode null), every unit of both arms lands in the upper mode in 0.9^6 = 53% of 3 + 3
     draws: both variances vanish, the interval collapses onto the point difference -- the
-    margin itself -- and "within the margin" read "reproduced" 53% of the time (issue 56, the
-    two-arm form of the collapse `every_unit_verdict` fixed for one arm). The interval at the
+    margin itself -- and "within the margin" read "reproduced" 53% of the time (our finding,
+    the two-arm form of the collapse `every_unit_verdict` fixed for one arm). The interval at the
     measured noise cannot collapse. Reading the union is two tests at once, reproduced only
     when both reject (an intersection of rejection regions, at most the size of either): it
     holds wherever either holds -- the Welch interval under normal noise whatever its SD, the

@@ -192,14 +192,16 @@ def verdict(claim: Claim, ok: bool, evidence: str) -> Verdict:
 # -- combining ---------------------------------------------------------------------------------
 
 
-def requires(v: Verdict, ok: bool, why: str) -> Verdict:
+def requires(v: Verdict, ok: bool, why: str, reachable: bool = True) -> Verdict:
     """`v` when its precondition holds; else inconclusive, keeping v's numbers and saying why
     (a comparison that tests nothing: no arm fits its training positions, the backbone never
-    learned its pretraining task, the plateau was not left)."""
+    learned its pretraining task, the plateau was not left). `reachable`: whether the units a
+    sequential run may still add (kit/sequential.py `to_come`) could meet the precondition;
+    when they cannot, the verdict is curtailed and the run adds no units for its claim."""
     if ok:
         return v
     return Verdict(v.claim, "inconclusive", f"{v.evidence}; inconclusive: {why}", v.effect,
-                   f"precondition not met ({why})")
+                   f"precondition not met ({why})", curtailed=not reachable)
 
 
 def joined_status(statuses: Sequence[Status]) -> Status:

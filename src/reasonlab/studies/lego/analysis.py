@@ -462,9 +462,10 @@ def loss_table(rep: Report, results: Results, curves: dict[str, list[Curve]],
         "batch x seq_len x that.")
 
 
-def plateau_section(rep: Report, bert: list[Curve], plateau: float) -> tuple[bool, str]:
-    """The unigram plateau beside BERT's final losses; returns left_plateau's (ok, why not),
-    the gate of the end-of-training claims."""
+def plateau_section(rep: Report, bert: list[Curve], plateau: float
+                    ) -> tuple[bool, str, bool]:
+    """The unigram plateau beside BERT's final losses; returns left_plateau's (ok, why not,
+    reachable), the gate of the end-of-training claims."""
     rep.add("The unigram plateau", "Validation loss of the best predictor that ignores the "
             "context (training-word frequencies at a [MASK]; at any other slot the shown word, "
             f"weighed by how often the masking leaves it unchanged): {plateau:.3f}. BERT's final "

@@ -321,8 +321,9 @@ CASES = [
           None, key, "lego-conv-qkv-programs", label=key,
           note="null: equal accuracy; the abstract gives no size")
       for key in ("programs-accuracy", "partly-fitted")),
-    Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`)",
-           parts=()),
+    Exempt(v.needs_fit, "a gate: only ever turns a verdict inconclusive (kit `requires`); its "
+           "futility bound (mean_of) only curtails a sequential run, calibrated over the looks "
+           "through span_gain", through=(v.span_gain,)),
     Exempt(v.last_first_every_arm, "all_of over arms of last_first_verdict, calibrated above",
            parts=(v.last_first_verdict,)),
     Exempt(v.cheaper, "FLOPs per token counted from the config: deterministic, read exactly",

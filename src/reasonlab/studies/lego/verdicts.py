@@ -20,7 +20,7 @@ import numpy as np
 
 from reasonlab.analysis.attention import top_heads
 from reasonlab.report import pm
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.curves import Curve, paired_losses
@@ -36,17 +36,35 @@ def span_means(finals: list[list[float]], span: slice) -> np.ndarray:
     return np.asarray(finals, dtype=float)[:, span].mean(1)
 
 
+FIT_NOISE = "partly-fitted"
+"""The per-seed SD (noise.toml) below which needs_fit's futility bound does not shrink."""
+
+
 def needs_fit(verdict: Verdict, finals: dict[str, list[list[float]]], supervised: slice
               ) -> Verdict:
     """`verdict` compares how far the arms in `finals` extrapolate (or how they solve); when no
     arm has learned its supervised positions (mean accuracy over them and seeds < PASS), that
     comparison tests nothing -- the paper's ALBERT "extrapolates as soon as it fits #0-#5"
     (§3) -- so the verdict becomes inconclusive, keeping its numbers. A gate: it only ever
-    turns a verdict inconclusive, so its point mean cannot make a false "reproduced"."""
-    fits = {arm: float(span_means(f, supervised).mean()) for arm, f in finals.items()}
+    turns a verdict inconclusive, so its point mean cannot make a false "reproduced".
+
+    Out of reach, for a sequential run (kit/sequential.py, which then adds no seeds for the
+    claim), when no arm would reach PASS even were every seed still to come (`to_come`) perfect
+    on those positions, or when every arm's mean is confidently below PASS (the upper bound of
+    its one-sided 97.5% interval, at least as wide as at the per-seed SD of a partly fitted
+    arm, noise.toml `partly-fitted`): a futility stop, which can only turn a later "reproduced"
+    into inconclusive; it stops a claim whose arm truly fits in at most 2.5% of looks."""
+    per_seed = {arm: span_means(f, supervised) for arm, f in finals.items()}
+    fits = {arm: float(m.mean()) for arm, m in per_seed.items()}
+    more = sequential.to_come()
+    best = max((float(m.sum()) + more) / (len(m) + more) for m in per_seed.values())
+    with stats.nominal(stats.ALPHA):  # the futility bound, whatever the look's level
+        below = all(stats.mean_of(m, noise=noise("lego", FIT_NOISE)).hi < PASS
+                    for m in per_seed.values())
     where = f"#{supervised.start}-#{supervised.stop - 1}"
     return requires(verdict, max(fits.values()) >= PASS, f"no arm fits {where} (" + ", ".join(
-        f"{a} {v:.3f}" for a, v in fits.items()) + f" < {PASS}), so the comparison tests nothing")
+        f"{a} {v:.3f}" for a, v in fits.items()) + f" < {PASS}), so the comparison tests nothing",
+        reachable=best >= PASS and not below)
 
 
 def span_gain(claim: Claim, finals: dict[str, list[list[float]]], better: str, worse: str,
@@ -433,16 +451,19 @@ ends at 1.49); before BERT leaves the plateau they compare models that predict w
 frequencies, so they are inconclusive (our reading of §5, Fig. 9)."""
 
 
-def left_plateau(bert: list[Curve], plateau: float) -> tuple[bool, str]:
-    """(has BERT left the unigram plateau, why not): every seed's final validation loss (the
-    last (step, loss) point of each curve) at least PLATEAU_MARGIN below `plateau`. A gate on
-    every seed: it only ever turns a verdict inconclusive."""
+def left_plateau(bert: list[Curve], plateau: float) -> tuple[bool, str, bool]:
+    """(has BERT left the unigram plateau, why not, whether seeds to come could change that):
+    every seed's final validation loss (the last (step, loss) point of each curve) at least
+    PLATEAU_MARGIN below `plateau`. A gate on every seed: it only ever turns a verdict
+    inconclusive, and once one seed stays on the plateau no added seed can lift the gate (seed
+    k is the same run at every look of a sequential run)."""
     finals = [c[-1][1] for c in bert]
-    return (all(f <= plateau - PLATEAU_MARGIN for f in finals),
-            f"BERT has not left the unigram plateau (final validation loss "
+    ok = all(f <= plateau - PLATEAU_MARGIN for f in finals)
+    return (ok,
+            "BERT has not left the unigram plateau (final validation loss "
             + ", ".join(f"{f:.3f}" for f in finals) + f" vs {plateau:.3f} without context; "
             f"needs <= {plateau - PLATEAU_MARGIN:.3f} in every seed), so the end-of-training "
-            "comparison is between models that still predict word frequencies")
+            "comparison is between models that still predict word frequencies", ok)
 
 
 EARLY = 0.15

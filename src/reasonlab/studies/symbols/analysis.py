@@ -20,9 +20,9 @@ from reasonlab.model.transformer import Transformer
 from reasonlab.model.variants import INITS
 from reasonlab.report import fmt_seeds, plot_matrices, table
 from reasonlab.runs import load_run_model
-from reasonlab.studies.kit.base import Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.kit.base import Report, Results, RunSpec, grid
 from reasonlab.studies.kit.core import overridden
-from reasonlab.studies.symbols.common import MODEL, SYMBOLS, recipe, width
+from reasonlab.studies.symbols.common import recipe, width
 from reasonlab.studies.symbols.verdicts import ratio_estimate, reach_cell
 from reasonlab.tasks.base import build_task
 from reasonlab.train.config import TrainConfig

@@ -18,7 +18,6 @@ import importlib
 import json
 import pkgutil
 
-import pytest
 
 import reasonlab.studies.fpt as fpt
 from reasonlab.studies import STUDIES

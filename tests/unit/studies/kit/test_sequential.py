@@ -49,6 +49,32 @@ def test_a_claim_keeps_the_verdict_of_the_look_that_decided_it():
     assert "undecided after look 3 of 3 (9 units)" in vb.summary()
 
 
+def test_a_curtailed_claim_stops_its_sequence_inconclusive():
+    """A claim whose precondition is out of reach of the units to come settles at that look
+    (the study stops adding units for it); an inconclusive one that is not curtailed waits for
+    more."""
+    a, b = Claim("a", "a", "s"), Claim("b", "b", "s")
+    looks = sequential.plan(3, 9)
+    judge = sequential.Judge(["a", "b"], looks)
+    judge.see(looks[0], [Verdict(a, "inconclusive", "1", curtailed=True),
+                         Verdict(b, "inconclusive", "1")])
+    assert not judge.done
+    judge.see(looks[1], [Verdict(a, "reproduced", "2"), Verdict(b, "reproduced", "2")])
+    assert judge.done
+    va, vb = judge.verdicts()
+    assert (va.status, va.look, va.units) == ("inconclusive", 1, 3)  # not reopened at look 2
+    assert "stopped at look 1 of 3 (3 units): its precondition is out of reach" in va.summary()
+    assert (vb.status, vb.look) == ("reproduced", 2)
+    # the rules learn how many units may come from the look they are judged at
+    seen = []
+
+    def at(n):
+        seen.append(sequential.to_come())
+        return Verdict(a, "inconclusive", "", curtailed=n >= 6)
+    assert sequential.simulate(at, looks) == "inconclusive" and seen == [6, 3]
+    assert sequential.to_come() == 0
+
+
 def test_sequential_false_rate_stays_within_alpha_where_unadjusted_looks_do_not():
     """A one-sample t rule under its null, judged at 3, 6, 9, 12 units: naive looks at 2.5%
     each read "reproduced" well above 2.5%; the spent levels stay within it."""
@@ -89,11 +115,12 @@ def test_a_study_that_trains_nothing_cannot_add_units(tmp_path, capsys):
 
 def test_until_decided_end_to_end_at_smoke_scale(tmp_path, capsys):
     """Two looks (1 then 2 seeds): the second trains only the new seed's runs, the report
-    says at which look each claim was decided."""
+    says at which look each claim was decided or curtailed (at smoke scale BERT stays on the
+    unigram plateau, which curtails the two end-of-training claims at look 1)."""
     out = tmp_path / "store"
-    assert main(["run", "lego-stochastic-depth", "--scale", "smoke", "--until-decided",
+    assert main(["run", "lego-hardcoded-attention", "--scale", "smoke", "--until-decided",
                  "--max-units", "2", "--out", str(out), "--quiet"]) == 0
-    folder = out / "lego-stochastic-depth" / "smoke"
+    folder = out / "lego-hardcoded-attention" / "smoke"
     record = json.loads((folder / "study.json").read_text())
     assert [k["units"] for k in record["sequential"]["looks"]] == [1, 2]
     assert record["seeds"] == record["sequential"]["looks"][record["sequential"]["stopped_at"]
@@ -103,12 +130,18 @@ def test_until_decided_end_to_end_at_smoke_scale(tmp_path, capsys):
     # the summed time is the study's own: this command found none of them finished at its start
     # (look 2 found look 1's), so `reasonlab readme` can read it as measured
     assert record["timing"]["runs_found"] == 0 and record["timing"]["runs"] == len(runs)
-    verdicts = json.loads((folder / "verdicts.json").read_text())
-    assert verdicts and all("look" in v and v["look"]["looks"] == 2 for v in verdicts)
+    verdicts = {v["claim"]: v for v in json.loads((folder / "verdicts.json").read_text())}
+    assert verdicts and all(v["look"]["looks"] == 2 for v in verdicts.values())
+    assert record["sequential"]["stopped_at"] == 2  # hardcode-early waits for more seeds
+    for key in ("hardcode-late", "hybrid-final"):  # curtailed: not reopened at look 2
+        assert verdicts[key]["status"] == "inconclusive" and verdicts[key]["look"]["look"] == 1
+        assert ("stopped at look 1 of 2 (1 unit): its precondition is out of reach"
+                in verdicts[key]["summary"])
+    assert verdicts["hardcode-early"]["look"]["look"] == 2
     report = (folder / "report.md").read_text()
     assert "## Sequential replication" in report and "look" in report
     # the same command again finds every run of every look: it trained nothing, and says so
-    assert main(["run", "lego-stochastic-depth", "--scale", "smoke", "--until-decided",
+    assert main(["run", "lego-hardcoded-attention", "--scale", "smoke", "--until-decided",
                  "--max-units", "2", "--out", str(out), "--quiet"]) == 0
     again = json.loads((folder / "study.json").read_text())["timing"]
     assert again["runs_found"] == again["runs"] == len(runs)

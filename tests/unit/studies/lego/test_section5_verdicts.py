@@ -192,8 +192,9 @@ def test_end_of_training_claims_wait_for_bert_to_leave_the_plateau():
     """left_plateau: every BERT seed's final loss PLATEAU_MARGIN below the no-context loss."""
     plateau = 5.0
     on = noisy(20, sd=0.02, bert=[5.4, 5.2, 5.1, 5.0])["bert"]  # still predicts frequencies
-    ok, why = left_plateau(on, plateau)
-    assert not ok and f"{on[0][-1][1]:.3f}" in why and f"<= {plateau - PLATEAU_MARGIN:.3f}" in why
+    ok, why, reachable = left_plateau(on, plateau)
+    assert not ok and not reachable and f"{on[0][-1][1]:.3f}" in why
+    assert f"<= {plateau - PLATEAU_MARGIN:.3f}" in why
     off = noisy(21, sd=0.05, bert=[5.4, 4.8, 4.3, 4.0])["bert"]  # 1 nat below: uses the context
     assert left_plateau(off, plateau)[0]
     one_seed_behind = off[:2] + [curve([5.4, 5.2, 5.0, 4.7])]  # 0.3 below: not yet
@@ -207,6 +208,8 @@ def test_end_of_training_claims_wait_for_bert_to_leave_the_plateau():
     gated = requires(v, *left_plateau(on, plateau))
     assert gated.status == "inconclusive" and v.evidence in gated.evidence
     assert gated.why.startswith("precondition not met (BERT has not left the unigram plateau")
+    # a seed on the plateau stays there at every later look: no seed to come lifts the gate
+    assert gated.curtailed
 
 
 def test_no_context_loss_against_naive_counts():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from reasonlab.studies.kit import sequential
 from reasonlab.studies.kit.base import Claim
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 from reasonlab.studies.lego.verdicts import (
@@ -61,6 +62,26 @@ def test_needs_fit_turns_a_comparison_of_unfitted_arms_inconclusive():
     assert out.effect is v.effect  # the numbers stay
     fitted = {"a": chance["a"], "b": rows(8, 0.5)}
     assert needs_fit(v, fitted, slice(0, 6)) is v  # one arm fits: unchanged
+
+
+def test_needs_fit_is_curtailed_when_the_fit_is_out_of_reach_of_the_seeds_to_come():
+    """Seeds at 0.6, 0.95, 0.95 on #0-#5 (mean 0.833, not confidently below PASS = 0.9): one
+    perfect seed to come brings the arm to (2.5 + 1) / 4 = 0.875 at most: curtailed; three, to
+    0.917: not. Seeds all at about 0.6: confidently below (the futility bound), curtailed
+    however many may come."""
+    v = gain_verdict(C, np.random.default_rng(6).normal(0.7, 0.02, 3),
+                     np.random.default_rng(7).normal(0.5, 0.02, 3), ("a", "b"), "x")
+    spread = {a: [[x] * 12 for x in (0.6, 0.95, 0.95)] for a in ("a", "b")}
+    with sequential.adding(1):
+        one = needs_fit(v, spread, slice(0, 6))
+    with sequential.adding(3):
+        three = needs_fit(v, spread, slice(0, 6))
+    assert one.status == three.status == "inconclusive"
+    assert one.curtailed and not three.curtailed
+    assert needs_fit(v, spread, slice(0, 6)).curtailed  # a fixed seed count adds none
+    tight = {a: rows(s, 0.5, fit=0.6) for s, a in enumerate(("a", "b"))}
+    with sequential.adding(27):  # perfect seeds could lift it to 0.96, but it sits at 0.6
+        assert needs_fit(v, tight, slice(0, 6)).curtailed
 
 
 def test_span_gain_compares_a_span_once_an_arm_fits():
@@ -388,7 +409,7 @@ def test_lever_table_counts_seeds_that_got_there_and_wall_time(tmp_path):
     run, and wall seconds per 1,000 steps from run.json (summed over resumptions)."""
     import json
 
-    from reasonlab.studies.kit.core import Results, RunSpec, grid
+    from reasonlab.studies.kit.core import Results, grid
     from reasonlab.studies.lego.analysis import lever_section
     from reasonlab.studies.lego.common import recipe
     from reasonlab.studies.kit.reporting import Report
