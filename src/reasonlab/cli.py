@@ -142,7 +142,7 @@ def ship_listings(root: Path, check: bool) -> None:
     measured times they show; with --check, an error while they are stale."""
     from reasonlab import listing, plugins
 
-    path = listing.PACKAGE / "listings.json"
+    path = listing.shipped_path()
     if check:
         if listing.stale():
             raise ConfigError(f"{path.relative_to(root)} was written from other source; run "

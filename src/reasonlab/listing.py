@@ -86,8 +86,19 @@ def fingerprint(command: list[str], extra: Iterable[str] = ()) -> str:
     return h.hexdigest()
 
 
-def shipped_file() -> Path:
-    return Path(os.environ.get(SHIPPED_ENV) or PACKAGE / "listings.json")
+def shipped_path() -> Path:
+    """The package's file of shipped texts (written by `reasonlab readme`)."""
+    return PACKAGE / "listings.json"
+
+
+def _shipped_data(path: Path) -> dict | None:
+    """The shipped texts' file as written for this source, or None (absent, unreadable, or
+    written from other source)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("source") == source_hash() else None
 
 
 @functools.cache
@@ -95,7 +106,7 @@ def source_hash() -> str:
     """sha256 of the package's source files (their paths in the package and contents), the
     shipped texts' file excepted: equal on every checkout and install of the same source."""
     h = hashlib.sha256()
-    own = (PACKAGE / "listings.json").resolve()
+    own = shipped_path().resolve()
     for folder, dirs, files in os.walk(PACKAGE):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
@@ -109,43 +120,31 @@ def source_hash() -> str:
 
 def shipped(key: list[str]) -> str | None:
     """The text shipped for the command `key`, if the file was written from this source."""
-    try:
-        data = json.loads(shipped_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("source") != source_hash():
-        return None
-    return data.get("texts", {}).get("\0".join(key))
+    data = _shipped_data(Path(os.environ.get(SHIPPED_ENV) or shipped_path()))
+    return None if data is None else data.get("texts", {}).get("\0".join(key))
 
 
 def stale() -> bool:
     """Whether the package's listings.json was written from other source than this."""
-    try:
-        data = json.loads((PACKAGE / "listings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return True
     source_hash.cache_clear()
-    return not isinstance(data, dict) or data.get("source") != source_hash()
+    return _shipped_data(shipped_path()) is None
 
 
 def ship(texts: dict[tuple[str, ...], Callable[[], str]]) -> bool:
     """Write listings.json from `texts` (a command's key: how to compute its text) for this
     source; whether the file changed."""
-    path = PACKAGE / "listings.json"
+    from reasonlab.store import write_text_atomic
+
     source_hash.cache_clear()  # the texts' inputs (measured.json) may have been rewritten
     data = {"source": source_hash(),
             "texts": {"\0".join(key): compute() for key, compute in texts.items()}}
     new = json.dumps(data, indent=1, sort_keys=True) + "\n"
     try:
-        if path.read_text(encoding="utf-8") == new:
+        if shipped_path().read_text(encoding="utf-8") == new:
             return False
     except OSError:
         pass
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(new)
-    os.chmod(tmp, 0o644)  # a package file, readable by all as the others (mkstemp's is 0600)
-    os.replace(tmp, path)
+    write_text_atomic(shipped_path(), new)
     return True
 
 

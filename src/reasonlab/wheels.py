@@ -92,8 +92,9 @@ def fetch(dest: Path, python_version: str = "3.12", leave_out: tuple[str, ...] =
             raise WheelsError(f"pip could not download the wheels for Python {python_version} "
                               "at this machine's versions (its error is above); run "
                               "--fetch-wheels where `pip download` reaches a package index")
+    dropped = {_name(n) for n in leave_out}
     for wheel in dest.glob("*.whl"):
-        if wheel_name(wheel) in {_name(n) for n in leave_out}:
+        if wheel_name(wheel) in dropped:
             wheel.unlink()
 
 

@@ -139,7 +139,7 @@ def test_the_shipped_texts_are_this_source_s_and_a_first_command_reads_them(tmp_
     fresh command with an empty cache prints its text without importing a study -- the same
     text it computes when the shipped file is not there."""
     assert not listing.stale(), "src/reasonlab/listings.json is stale: run `reasonlab readme`"
-    shipped = listing.PACKAGE / "listings.json"
+    shipped = listing.shipped_path()
     computed, _ = _reasonlab(tmp_path / "a", tmp_path, "studies", "claims")
     env = {listing.SHIPPED_ENV: str(shipped)}
     first, (rc, imported) = _reasonlab(tmp_path / "b", tmp_path, "studies", "claims", env=env)
@@ -162,5 +162,6 @@ def test_a_shipped_text_of_other_source_is_never_read(memo, monkeypatch):
     (package / "study.py").write_text("title = 'b'\n")
     listing.source_hash.cache_clear()
     assert listing.stale()
-    assert listing.listing(["studies"], lambda: "computed\n", shipped_as=["studies"]) == "computed\n"
+    text = listing.listing(["studies"], lambda: "computed\n", shipped_as=["studies"])
+    assert text == "computed\n"
     listing.source_hash.cache_clear()

@@ -436,8 +436,8 @@ CASES = [
         "task; alternative: the slides' -0.010 / -0.002 / +0.043"),
     Sim(bv.less_verdict, other_of(bv.less_verdict, ("CIFAR-10",)), rows(("CIFAR-10",), {}),
         rows(("CIFAR-10",), SLIDES_LONGFORMER), "accuracy", "fpt-backbones", side=-1.0,
-        decides_at=130, label="Longformer less", note="null: Longformer = GPT-2 on CIFAR-10; alternative: the "
-        "slides' -0.014"),
+        decides_at=130, label="Longformer less",
+        note="null: Longformer = GPT-2 on CIFAR-10; alternative: the slides' -0.014"),
     Exempt(v.unmet, "builds the inconclusive verdict of an unmet precondition: never "
            "reproduced", parts=()),
     Exempt(v.share_verdict_of, "the share rule of share_verdict and statistics_verdict, "

@@ -26,6 +26,7 @@ from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
 from reasonlab.studies.kit.reporting import Report
+from reasonlab.train.config import STORAGE_ONLY
 from reasonlab.studies.kit.claims import study_claims
 
 __all__ = ["SCALES", "STUDIES", "Claim", "Report", "Results", "RunSpec", "Scale", "Status",
@@ -304,8 +305,6 @@ def prepare_study(name: str, scale: Scale, seeds: int | None,
     seeds = seeds or study.default_seeds[scale]
     options = {k: v for k, v in (overrides or {}).items() if k in study.options}
     study.configure(options)
-    from reasonlab.train.config import STORAGE_ONLY
-
     # the report's tag and section still say the options; what only changes the disk is no trial
     trial = {k: v for k, v in (overrides or {}).items() if k not in STORAGE_ONLY}
     overrides = {k: v for k, v in (overrides or {}).items() if k not in options}

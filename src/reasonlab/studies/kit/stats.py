@@ -47,7 +47,7 @@ is 0 (Schuirmann 1987).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -190,10 +190,15 @@ def contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
     if noise is None or not math.isfinite(est.se):
         return est
     used = {g: w for g, w in weights.items() if w != 0}
-    sd = {g: noise[g] if isinstance(noise, Mapping) else noise for g in used}
+    sd = _per_group(noise, used)
     return at_noise(est, math.sqrt(sum((w * sd[g]) ** 2 / len(groups[g])
                                        for g, w in used.items())),
                     sum((w * sd[g]) ** 2 for g, w in used.items()))
+
+
+def _per_group(noise: float | Mapping[str, float], groups: Iterable[str]) -> dict[str, float]:
+    """group -> its per-unit SD: one for every group, or each group's own."""
+    return {g: noise[g] if isinstance(noise, Mapping) else noise for g in groups}
 
 
 def at_noise(est: Estimate, se: float, unit_var: float) -> Estimate:
@@ -282,9 +287,9 @@ def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[s
     ratio is decided, as it should not be. A share of a gain, (S - D) / (P - D), and a
     speedup, mean(random) / mean(FPT), are both this. `noise`: the per-unit SD our runs show;
     the interval is then the union of Fieller's and Fieller's at that known SD (z), as
-    `at_noise` does for a contrast (one SD, or group -> its own, as `contrast`; units that all
-    land in one mode collapse both variances,
-    and Fieller's interval with them, onto the point ratio)."""
+    `at_noise` does for a contrast (one SD, or group -> its own, as `contrast`): units that
+    all land in one mode collapse both variances, and Fieller's interval with them, onto the
+    point ratio."""
     keys = sorted(set(num) | set(den))
     data = {g: _clean(groups[g]) for g in keys}
     n = tuple(len(data[g]) for g in keys)
@@ -302,7 +307,7 @@ def ratio(groups: Mapping[str, Values], num: Mapping[str, float], den: Mapping[s
     df = contrast(groups, w).df if any(w.values()) else math.inf
     lo, hi, se = _fieller(a, b, num, den, v, _t(df), value)
     if noise is not None:
-        sd = {g: noise[g] if isinstance(noise, Mapping) else noise for g in keys}
+        sd = _per_group(noise, keys)
         known = {g: sd[g] * sd[g] / len(data[g]) for g in keys}
         lo_n, hi_n, se_n = _fieller(a, b, num, den, known, _t(math.inf), value)
         lo, hi, se = min(lo, lo_n), max(hi, hi_n), max(se, se_n)
