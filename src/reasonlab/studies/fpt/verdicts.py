@@ -29,7 +29,7 @@ import numpy as np
 
 from reasonlab.report import pm
 from reasonlab.studies.fpt.common import CHANCE, FPT, FULL, LSTM, RANDOM, RANDOM_LSTM, metric
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 from reasonlab.studies.kit.base import Claim, Scale, Verdict
 from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.stats import Decision, Estimate
@@ -78,6 +78,13 @@ def unlearned(task: str, values: Values, arms: Iterable[str]) -> bool:
     return all(stats.mean_of(values[task][a]).hi < CHANCE[task] + LEARNED for a in arms)
 
 
+def out_of_reach(values: Values, tasks: Iterable[str], arms: Iterable[str]) -> bool:
+    """A sequential run's futility stop (kit sequential.futile) for the precondition that every
+    one of `arms` learned every one of `tasks`: one is confidently below the learned level
+    (`unlearned`) on one task."""
+    return sequential.futile(lambda: any(unlearned(t, values, [a]) for t in tasks for a in arms))
+
+
 def testable(values: Values, *arms: str, tasks: Iterable[str] | None = None) -> list[str]:
     """The tasks (all of `values`, or `tasks`) not left out for `arms` (`unlearned`)."""
     return [t for t in (values if tasks is None else tasks) if not unlearned(t, values, arms)]
@@ -118,16 +125,16 @@ def _key(task: str, arm: str) -> str:
 
 
 def task_mean_gain(values: Values, tasks: Sequence[str], better: str, worse: str,
-                   what: str, at_noise: bool = False) -> Estimate:
+                   what: str, sd: Callable[[str], float] | None = None) -> Estimate:
     """The mean over `tasks` of mean(better) - mean(worse): a contrast over the (task, arm)
-    groups of units, weights +-1/T (kit stats.contrast, Welch-Satterthwaite df). `at_noise`:
-    the interval at least as wide as at each task's measured per-seed SD (task_sd; kit
+    groups of units, weights +-1/T (kit stats.contrast, Welch-Satterthwaite df). `sd`: task ->
+    a per-seed SD (`task_sd`, the measured) the interval is at least as wide as at (kit
     stats.at_noise) -- for a rule whose null sits at a margin, where units that all land in
     one mode collapse Welch's interval onto it."""
     groups = {_key(t, a): values[t][a] for t in tasks for a in (better, worse)}
     weights = {**{_key(t, better): 1 / len(tasks) for t in tasks},
                **{_key(t, worse): -1 / len(tasks) for t in tasks}}
-    noise = {_key(t, a): task_sd(t) for t in tasks for a in (better, worse)} if at_noise else None
+    noise = None if sd is None else {_key(t, a): sd(t) for t in tasks for a in (better, worse)}
     return stats.contrast(groups, weights, what, noise)
 
 
@@ -320,7 +327,7 @@ def no_help_verdict(claim: Claim, values: Values, arm: str, base: str, reference
                     f"{arm} {pm(a)} vs {base} {pm(b)}")
         per[t] = requires(v, learned(t, float(np.mean(a))),
                           f"{arm} is not {LEARNED} above chance on {t} ({np.mean(a):.3f}, "
-                          f"chance {CHANCE[t]})")
+                          f"chance {CHANCE[t]})", reachable=not out_of_reach(values, [t], [arm]))
     return with_evidence(all_of(claim, per), f"left out ({reference} confidently below chance "
                          f"+ {LEARNED}): {_left_out(values, tasks)}")
 

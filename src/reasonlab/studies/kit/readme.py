@@ -113,11 +113,30 @@ def logged_record(lg: Mapping[str, Any]) -> dict[str, Any]:
     return t
 
 
+def continued(t: Mapping[str, Any], earlier: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A study measured in two commands -- a first one from an empty runs folder, then one
+    that found exactly the runs it trained and trained more (a sequential run going on from a
+    fixed-seed run, `--until-decided`) -- as one time: the two wall and CPU times summed, the
+    runs the second's, found none. `t` unchanged when the logged line is not such a first
+    command."""
+    if (earlier is None or not t or earlier.get("runs_found", 0) != 0
+            or not 0 < earlier.get("runs", 0) == t["runs_found"] < t["runs"]):
+        return dict(t)
+    first = logged_record(earlier)
+    loads = [x for x in (t.get("load_at_start"), first.get("load_at_start")) if x is not None]
+    resumed = t.get("runs_resumed", 0) + first.get("runs_resumed", 0)
+    return {**t, "minutes": round(t["minutes"] + first["minutes"], 1),
+            "cpu_minutes": round(t["cpu_minutes"] + first["cpu_minutes"], 1), "runs_found": 0,
+            **({"load_at_start": max(loads)} if loads else {}),
+            **({"runs_resumed": resumed} if resumed else {})}
+
+
 def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str, dict]:
     """family -> study -> scale -> record from the store's newest reports; a study whose
     newest report trained nothing keeps the time of `timings` (lines of a timing log: study,
     scale, wall_s, user_s, sys_s, and runs, runs_found where the timed command found runs) or
-    of the family's current measured.json."""
+    of the family's current measured.json; one that went on from a logged first command adds
+    its time (`continued`)."""
     from reasonlab.studies import STUDIES
     from reasonlab.studies.kit.ledger import family_of
 
@@ -131,7 +150,7 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         old = measured(package(family)).get(f.study, {}).get(f.scale, {})
         rec: dict[str, Any] = {"verdicts": f.verdicts, "seeds": f.seeds,
                                "date": time.strftime("%Y-%m-%d", time.gmtime(f.written))}
-        t = timing_record(f.timing)
+        t = continued(timing_record(f.timing), logged.get((f.study, f.scale)))
         if not t and (f.study, f.scale) in logged:  # this report re-read finished runs
             t = logged_record(logged[f.study, f.scale])
         # runs found beyond those of the studies its time assumes were trained by an earlier

@@ -79,6 +79,19 @@ def adding(n: int) -> Iterator[None]:
         _TO_COME.reset(token)
 
 
+def futile(unmet: Callable[[], bool]) -> bool:
+    """A non-binding futility stop (Jennison & Turnbull ch. 10) for a claim whose precondition
+    is not met: whether units may still come and `unmet()` reads the precondition confidently
+    out of reach, judged at the one-sided ALPHA whatever the look's level (a precondition that
+    truly holds is stopped in at most ALPHA of looks). Outside a sequential run, and at its
+    last look, no unit is to come and nothing is stopped. It can only turn a later "reproduced"
+    into inconclusive, so no false "reproduced" rate can rise."""
+    if not to_come():
+        return False
+    with stats.nominal(stats.ALPHA):
+        return unmet()
+
+
 @dataclass(frozen=True)
 class Look:
     index: int

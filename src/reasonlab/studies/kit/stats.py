@@ -452,7 +452,11 @@ def underpowered(est: Estimate, effect: float | None, at: str | None = None,
     declared before the run, on the estimate's own scale; `at` names it in words; the TOST's
     own power at the margin `effect` when `tost`) is already adequate, that the estimate lies
     near the threshold. With no declared effect (None) no power is quoted: never at the
-    observed estimate."""
+    observed estimate.
+
+    Power and units needed are a one-look design's at the one-sided ALPHA, also inside a
+    sequential run's look (kit/sequential.py), whose own small level would quote the power of
+    that look alone and overstate the units a design needs."""
     if est.exact:
         return "the value lies between the thresholds"
     if effect is None:
@@ -460,8 +464,9 @@ def underpowered(est: Estimate, effect: float | None, at: str | None = None,
                 "no power is quoted)")
     at = at or (f"equivalence within +-{effect:.3g} (TOST)" if tost
                 else f"an effect of {effect:.3g}")
-    p = tost_power(est, effect) if tost else power(est, effect)
-    need = units_needed(est, effect, tost=tost)
+    with nominal(ALPHA):
+        p = tost_power(est, effect) if tost else power(est, effect)
+        need = units_needed(est, effect, tost=tost)
     if math.isnan(p) or need is None:
         return "underpowered (the interval spans both thresholds)"
     if p >= TARGET_POWER:

@@ -201,7 +201,7 @@ def requires(v: Verdict, ok: bool, why: str, reachable: bool = True) -> Verdict:
     if ok:
         return v
     return Verdict(v.claim, "inconclusive", f"{v.evidence}; inconclusive: {why}", v.effect,
-                   f"precondition not met ({why})", curtailed=not reachable)
+                   f"precondition not met ({why})", curtailed=v.curtailed or not reachable)
 
 
 def joined_status(statuses: Sequence[Status]) -> Status:
@@ -216,13 +216,18 @@ def all_of(claim: Claim, verdicts: Mapping[str, Verdict]) -> Verdict:
     """One verdict for a claim made of every part's (a backbone, a task, an arm): reproduced
     when all are, not reproduced when any is not, else inconclusive (why: the parts' whys).
     Its effect is that of the first part whose status is the joined one (the part that decided
-    it), so the summary shows a number the verdict rests on; the evidence lists every part's."""
+    it), so the summary shows a number the verdict rests on; the evidence lists every part's.
+    Curtailed (kit/sequential.py) when inconclusive with every inconclusive part curtailed: no
+    unit to come can move any part, so none can move the whole; one part still open could yet
+    read "not reproduced" and decide it."""
     status = joined_status([v.status for v in verdicts.values()])
     ev = "; ".join(f"{part} ({v.status}): {v.evidence}" for part, v in verdicts.items())
+    open_ = [v for v in verdicts.values() if v.status == "inconclusive"]
     why = "; ".join(f"{part}: {v.why}" for part, v in verdicts.items()
                     if v.status == "inconclusive" and v.why)
     effect = next((v.effect for v in verdicts.values() if v.status == status), None)
-    return Verdict(claim, status, ev, effect, why if status == "inconclusive" else "")
+    return Verdict(claim, status, ev, effect, why if status == "inconclusive" else "",
+                   curtailed=status == "inconclusive" and all(v.curtailed for v in open_))
 
 
 def all_of_each(claims: Sequence[Claim], verdicts: Mapping[str, Sequence[Verdict]]

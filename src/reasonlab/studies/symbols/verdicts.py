@@ -20,7 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from reasonlab.report import fmt_seeds, fmt_sweep
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.stats import Decision, Estimate
@@ -222,12 +222,18 @@ def chance_verdict(claim: Claim, test: Sweep, train: Sweep, chance: float, most:
     # the training accuracy's interval at least as wide as at its measured per-seed SD (kit
     # stats.at_noise): seeds that all land just above MLP_FIT_MIN (two-mode) collapse the t
     # interval onto it, and 28% of fit-or-not nulls at the bar read "fits" at 6 seeds
-    fits = {n: stats.at_least(stats.mean_of(t, f"{who} training accuracy at n={n}",
-                                            noise("symbols", "mlp-train-accuracy")), MLP_FIT_MIN)
-            for n, t in train.items()}
-    unfit = [f"n={n}: {d.estimate.text()}" for n, d in fits.items() if d.status != "reproduced"]
+    def fits() -> dict[int, Decision]:
+        return {n: stats.at_least(stats.mean_of(t, f"{who} training accuracy at n={n}",
+                                                noise("symbols", "mlp-train-accuracy")),
+                                  MLP_FIT_MIN) for n, t in train.items()}
+
+    unfit = [f"n={n}: {d.estimate.text()}" for n, d in fits().items() if d.status != "reproduced"]
+    # a sequential run's futility stop: at some n the training accuracy confidently below
+    # MLP_FIT_MIN (kit sequential.futile)
+    far = sequential.futile(lambda: any(d.status == "not reproduced" for d in fits().values()))
     return requires(v, not unfit, f"the {who} does not fit its training examples (training "
-                    f"accuracy's lower bound below {MLP_FIT_MIN} at {'; '.join(unfit)})")
+                    f"accuracy's lower bound below {MLP_FIT_MIN} at {'; '.join(unfit)})",
+                    reachable=not far)
 
 
 ACCURACY_NOISE = {"transformer": "transformer-test-accuracy",

@@ -16,6 +16,7 @@ from reasonlab.studies.anchors.calibration import run, runs
 from reasonlab.studies.anchors.verdicts import (effect_verdict, group_gap_verdict,
                                                majority_verdict, no_fit_verdict, phase_verdicts,
                                                undoes_verdict)
+from reasonlab.studies.kit import sequential
 from reasonlab.studies.kit.base import Claim
 
 C = Claim("k", "text", "src")
@@ -203,6 +204,30 @@ def lr_runs(r, seeds: int, rise: float, unfit_at_high: float = 0.0) -> list[dict
                                                  0, 0.49))
                 out.append(x)
     return out
+
+
+def test_large_init_stops_a_sequence_only_when_no_unit_to_come_can_fit_enough():
+    """0 of 6 runs at the smallest gamma fit: one unit to come (2 runs, one per depth) cannot
+    bring the fitted runs to 3, two units can."""
+    r = rng(6)
+    cells = {(G_HI, 2): typed(r, "iii"), (G_HI, 3): typed(r, "iii"),
+             (G_LO, 2): typed(r, "uuu"), (G_LO, 3): typed(r, "uuu")}
+    with sequential.adding(1):
+        assert phase(cells)[1].curtailed
+    with sequential.adding(2):
+        assert not phase(cells)[1].curtailed
+
+
+def test_effect_verdict_stops_a_sequence_when_most_runs_confidently_do_not_fit():
+    """Every run at lr 3 unfit, 10 seeds: the fitted share there is confidently at most one
+    half, so a sequential look with units to come stops; with half unfit it does not."""
+    none_fit = lr_runs(rng(11), 10, 0.3, unfit_at_high=1.0)
+    v = effect_verdict(C, none_fit, "lr", [1.0, 3.0], 0.1, "wd")
+    assert v.status == "inconclusive" and not v.curtailed
+    with sequential.adding(3):
+        assert effect_verdict(C, none_fit, "lr", [1.0, 3.0], 0.1, "wd").curtailed
+        half = lr_runs(rng(10), 10, 0.3, unfit_at_high=0.5)
+        assert not effect_verdict(C, half, "lr", [1.0, 3.0], 0.1, "wd").curtailed
 
 
 def test_effect_verdict_pairs_by_seed_and_averages_the_other_factor():

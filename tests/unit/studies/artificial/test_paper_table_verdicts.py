@@ -184,6 +184,49 @@ def test_sentence_pair_needs_a_pair_task_gain():
     assert v.status == "inconclusive" and "no pair-task gain to locate" in v.why
 
 
+GATED = ("distribution-random", "distribution-stack", "other-language", "substitution",
+         "non-language", "sentence-pair")
+"""The claims with a precondition a sequential run can find out of reach."""
+
+
+@pytest.mark.parametrize("key", GATED)
+def test_a_precondition_confidently_out_of_reach_stops_the_sequence(key):
+    """Nothing transfers, at 30 units: with units still to come (a sequential run's early look)
+    every gated claim is curtailed -- its gains lie confidently within the margin or below
+    MIN_GAIN -- while a fixed run, or the last look, curtails nothing (no unit is to come)."""
+    s = draw({}, 1, n=30)
+    fixed = RULES[key](C, s)
+    assert fixed.status == "inconclusive" and "precondition not met" in fixed.why
+    assert not fixed.curtailed
+    with sv.stats.nominal(0.005), sv.sequential.adding(6):
+        early = RULES[key](C, s)
+    assert early.status == "inconclusive" and early.curtailed, early.why
+
+
+@pytest.mark.parametrize("key", GATED)
+@pytest.mark.parametrize("seed", range(3))
+def test_a_precondition_still_within_reach_adds_units(key, seed):
+    """Every corpus 4 points above scratch (beyond the equality margin, four times MIN_GAIN):
+    at 3 units of the cpu scale's noise no gain is confidently small, so the sequence goes on
+    whether or not the precondition is met yet."""
+    gains = {i: 0.04 for i in sv.SEED_INITS}
+    with sv.stats.nominal(0.005), sv.sequential.adding(6):
+        v = RULES[key](C, draw(gains, seed, n=3))
+    assert not v.curtailed, v.why
+
+
+def test_the_futility_stop_rarely_stops_a_precondition_that_holds():
+    """Stack-grammar pretraining that truly moves the average by the margin itself (the
+    hardest case for the stop): the equality claim is curtailed in at most ALPHA of 400
+    draws at 6 units, with 6 to come."""
+    gains = {"nesting": sv.EQUAL_MARGIN, "nesting-uniform": sv.EQUAL_MARGIN}
+    rng = np.random.default_rng(11)
+    with sv.sequential.adding(6):
+        stopped = sum(sv.distribution_stack(C, scores(rng, gains, 6, None)).curtailed
+                      for _ in range(400))
+    assert stopped / 400 <= sv.stats.ALPHA + 0.01
+
+
 def test_verdicts_carry_their_effect_interval_and_units():
     v = sv.random_beats_scratch(C, seed_like())
     e = v.effect

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from reasonlab.studies import STUDIES
+from reasonlab.studies.kit import sequential
 from reasonlab.studies.fpt._support.backbone_verdicts import ABOUT, LIKE, less_verdict, like_verdict
 
 BERT_LIKE = STUDIES["fpt-backbones"].claim("bert-like-gpt2")
@@ -66,6 +67,15 @@ def test_longformer_less_than_gpt2_on_the_tasks_both_ran(rng):
         np.mean(values[C10]["GPT-2"]) - np.mean(values[C10]["Longformer"]))
     assert "not run on both: ListOps (fpt2021)" in v.evidence
     assert "mean over 1 tasks" in v.evidence
+    # GPT-2 confidently at chance on a counted task (Longformer learned it): the shortfall
+    # tests nothing there, and more seeds cannot lift GPT-2, so a sequential look stops
+    flat = table(rng, {C10: {"GPT-2": 0.1, "Longformer": 0.5}})
+    v = less_verdict(LESS, flat, "Longformer", "GPT-2")
+    assert v.status == "inconclusive" and not v.curtailed
+    with sequential.adding(3):
+        assert less_verdict(LESS, flat, "Longformer", "GPT-2").curtailed
+        assert like_verdict(BERT_LIKE, {C10: {**flat[C10], "BERT": flat[C10]["Longformer"]}},
+                            "BERT", "GPT-2", LIKE).curtailed
     # no shortfall: confidently below the LESS the claim needs
     same = {C10: {"GPT-2": 0.682, "Longformer": 0.682}}
     v = less_verdict(LESS, table(rng, same, sd=0.002), "Longformer", "GPT-2")

@@ -107,6 +107,13 @@ def test_bit_backbone_must_have_learned_bit_memory(rng):
            f"{BIT_LEARNED:g}" in v.why
     assert pretraining_learned([0.9, 0.58, 0.91]) is not None  # one seed's backbone is enough
     assert pretraining_learned([0.9, 0.61, 0.91]) is None
+    # a seed whose backbone did not learn stays in every later look: a sequential run stops
+    # there, the other backbone's part being decided (a part still open keeps it going)
+    assert v.curtailed
+    open_ = table(rng, {"digits": {"Bit": 0.82, "Random": 0.8}}, sd=0.05)
+    v = better_on_both(claim, {"SmolLM2-135M": open_, "MiniLM-L6": gain}, "Bit", "Random",
+                       failed)
+    assert v.status == "inconclusive" and not v.curtailed
 
 
 def test_fitting_verdict(rng):

@@ -16,7 +16,7 @@ from reasonlab.studies.fpt.verdicts import (capped, convergence_verdict, factor_
                                             first_step, freeze_verdicts, learned, lstm_verdicts,
                                             no_help_verdict, share_verdict, speedup,
                                             universal_verdicts, unlearned)
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 
 U = STUDIES["fpt-universal"].claim
 L = STUDIES["fpt-lstm"].claim
@@ -195,6 +195,9 @@ def test_no_help_needs_the_arm_to_have_learned_each_task(rng):
     v = no_help_verdict(F("both-no-help"), collapsed, "+ both", FPT, FPT)
     assert v.status == "inconclusive"
     assert "precondition not met (+ both is not 0.1 above chance on digits" in v.why
+    # confidently at chance: more seeds cannot lift it, so a sequential look stops there
+    with sequential.adding(3):
+        assert no_help_verdict(F("both-no-help"), collapsed, "+ both", FPT, FPT).curtailed
 
 
 def test_no_help_is_judged_on_every_task_not_the_mean(rng):

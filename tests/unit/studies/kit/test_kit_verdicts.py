@@ -114,6 +114,23 @@ def test_all_of_joins_statuses_and_whys():
     assert j.status == "inconclusive" and j.why == "b: too few units (1 / 1 ...)"
 
 
+def test_a_joined_verdict_is_curtailed_only_when_no_open_part_can_move():
+    """A part out of reach of more units (curtailed) stops the whole only when every other
+    undecided part is curtailed too: one still open could yet read "not reproduced"."""
+    r = Verdict(C, "reproduced", "r")
+    stuck = Verdict(C, "inconclusive", "s", why="precondition not met (x)", curtailed=True)
+    open_ = Verdict(C, "inconclusive", "o", why="underpowered (...)")
+    assert all_of(C, {"a": stuck, "b": r}).curtailed
+    assert all_of(C, {"a": stuck, "b": stuck}).curtailed
+    assert not all_of(C, {"a": stuck, "b": open_}).curtailed
+    assert not all_of(C, {"a": r, "b": r}).curtailed
+    assert not all_of(C, {"a": stuck, "b": Verdict(C, "not reproduced", "n")}).curtailed
+    # a precondition on a curtailed verdict keeps it curtailed, met or not
+    assert requires(stuck, False, "y").curtailed and requires(stuck, True, "y").curtailed
+    assert requires(open_, False, "y", reachable=False).curtailed
+    assert not requires(open_, False, "y").curtailed
+
+
 def test_all_of_each_joins_every_parts_verdict_per_claim_by_key():
     c2 = Claim("d", "another", "s")
     got = all_of_each((C, c2), {"x": [Verdict(c2, "reproduced", ""), Verdict(C, "reproduced", "")],

@@ -73,6 +73,23 @@ def test_a_logged_time_of_a_resumed_command_is_not_the_study_s(tmp_path, monkeyp
     assert rec["minutes"] == pytest.approx(1.4) and rec["runs"] == 12
 
 
+def test_a_study_measured_in_two_commands_sums_their_times(tmp_path, monkeypatch):
+    """A fixed-seed first command trained 12 runs from an empty store (the timing log); a
+    sequential run then found exactly those 12 and trained 12 more: the study's time is both
+    commands', found none. A logged line that is not such a first command changes nothing."""
+    monkeypatch.setattr(readme, "measured", lambda package: {})
+    write_report(tmp_path, "cpu", 2.0, {"wall_s": 300, "cpu_s": 540, "runs": 24,
+                                        "runs_found": 12, "load_at_start": 0.5})
+    first = {"study": STUDY, "scale": "cpu", "wall_s": 420.0, "user_s": 700.0, "sys_s": 20.0,
+             "runs": 12, "runs_found": 0, "load_at_start": 1.5}
+    rec = readme.collect(tmp_path, [first])["symbols"][STUDY]["cpu"]
+    assert rec["minutes"] == 12.0 and rec["cpu_minutes"] == 21.0
+    assert rec["runs"] == 24 and rec["runs_found"] == 0 and rec["load_at_start"] == 1.5
+    for other in ({**first, "runs": 10}, {**first, "runs_found": 3}, {**first, "runs": 24}):
+        rec = readme.collect(tmp_path, [other])["symbols"][STUDY]["cpu"]
+        assert "minutes" not in rec  # 12 runs found, not known to be this study's own
+
+
 def test_a_trial_with_overrides_is_not_the_study(tmp_path):
     write_report(tmp_path, "cpu", 3.0, None, overrides={"steps": 10})
     assert readme.collect(tmp_path) == {}

@@ -75,6 +75,23 @@ def test_a_curtailed_claim_stops_its_sequence_inconclusive():
     assert sequential.to_come() == 0
 
 
+def test_futility_is_judged_at_alpha_and_only_with_units_to_come():
+    """`futile` reads its test at the one-sided ALPHA whatever the look's level, and stops
+    nothing outside a sequential run or at its last look (no unit is to come)."""
+    levels = []
+
+    def unmet() -> bool:
+        levels.append(stats.alpha())
+        return True
+
+    assert not sequential.futile(unmet) and levels == []
+    with stats.nominal(0.001), sequential.adding(0):
+        assert not sequential.futile(unmet) and levels == []
+    with stats.nominal(0.001), sequential.adding(3):
+        assert sequential.futile(unmet) and levels == [stats.ALPHA]
+        assert not sequential.futile(lambda: False)
+
+
 def test_sequential_false_rate_stays_within_alpha_where_unadjusted_looks_do_not():
     """A one-sample t rule under its null, judged at 3, 6, 9, 12 units: naive looks at 2.5%
     each read "reproduced" well above 2.5%; the spent levels stay within it."""

@@ -112,6 +112,22 @@ def test_power_matches_simulation():
     assert stats.power(pilot, effect, need) >= 0.8 > stats.power(pilot, effect, need - 1)
 
 
+def test_underpowered_quotes_a_one_look_design_inside_a_sequential_look():
+    """At a look's small nominal level the interval widens, but the power and the units quoted
+    are a one-look design's at ALPHA: the same text as a fixed run's, not the look's own
+    (smaller) power."""
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0.6, 0.1, 3), rng.normal(0.5, 0.1, 3)
+    fixed = stats.underpowered(stats.difference(a, b), 0.08)
+    with stats.nominal(0.001):
+        est = stats.difference(a, b)
+        look_power = stats.power(est, 0.08)
+        early = stats.underpowered(est, 0.08)
+    ours = stats.power(stats.difference(a, b), 0.08)
+    assert f"{look_power:.2f}" != f"{ours:.2f}"
+    assert early == fixed and fixed.startswith(f"underpowered (power {ours:.2f} at 3 units")
+
+
 def test_too_few_units_decide_nothing_however_large_the_gain():
     for a, b in (([0.9], [0.1]), ([0.9, 0.91], [0.1, 0.12])):
         d = stats.better_by(stats.difference(a, b), 0.05)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from reasonlab.studies.kit import sequential
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import trend_verdict
 from reasonlab.studies.symbols.verdicts import (B_MIN, MIN_DROP, MLP_FIT_MIN, b_fixes_verdict,
@@ -122,6 +123,14 @@ def test_chance_and_reaches_verdicts():
     v = chance_verdict(C, at_chance, unfit, 0.5, 0.55)
     assert v.status == "inconclusive" and v.why.startswith("precondition not met")
     assert "does not fit its training examples" in v.why and f"below {MLP_FIT_MIN}" in v.why
+    # a sequential look with units to come stops there: the training accuracy is confidently
+    # below the bar; one just under it at 3 seeds may yet fit
+    assert not v.curtailed
+    with sequential.adding(3):
+        assert chance_verdict(C, at_chance, unfit, 0.5, 0.55).curtailed
+        near = {n: [MLP_FIT_MIN - 0.01, MLP_FIT_MIN + 0.02, MLP_FIT_MIN - 0.02] for n in unfit}
+        v = chance_verdict(C, at_chance, near, 0.5, 0.55)
+        assert v.why.startswith("precondition not met") and not v.curtailed
     one = chance_verdict(C, sweep(rng, {1000: 0.5}, 0.01, 1), sweep(rng, {1000: 1.0}, 0, 1),
                          0.5, 0.55)
     assert one.status == "inconclusive"

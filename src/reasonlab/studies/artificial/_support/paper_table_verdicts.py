@@ -14,7 +14,10 @@ one pretraining run), then compared over units.
 
 Every "hardly matters" / "about as good" / "no better" claim is vacuous when nothing transfers:
 each names the precondition under which it can fail (`requires`), decided by an interval too, so
-a scale too small for pretraining to matter reads inconclusive, never reproduced.
+a scale too small for pretraining to matter reads inconclusive, never reproduced. In a
+sequential run (`--until-decided`) a precondition confidently out of reach (every gain within
+the margin; a gain confidently below MIN_GAIN) stops adding units for its claim (kit
+sequential.futile).
 
 Unit-tested on noisy numbers (tests/unit/studies/artificial/test_paper_table_verdicts.py) and driven
 under each claim's null by the calibration (artificial/calibration.py). Thresholds are fixed
@@ -23,7 +26,7 @@ before any run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -31,7 +34,7 @@ import numpy as np
 from reasonlab.report import pm
 from reasonlab.studies.artificial._support.paper_table import COLUMN, ROWS, seed_avg
 from reasonlab.studies.artificial.common import SCRATCH
-from reasonlab.studies.kit import stats
+from reasonlab.studies.kit import sequential, stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.calibration import noise
 from reasonlab.studies.kit.stats import Estimate
@@ -52,6 +55,11 @@ FAMILY = "artificial"
 AVERAGE_NOISE = "corpus-average"
 """The noise.toml entry of a unit's average score (the SD an equality reads its interval at,
 at least)."""
+
+
+def average_sd() -> float:
+    """The per-unit SD of a corpus's average score our runs show (noise.toml `corpus-average`)."""
+    return noise(FAMILY, AVERAGE_NOISE)
 
 ENGLISH = "english-fortunes"
 HELPERS = (ENGLISH, "german", "nesting")
@@ -97,23 +105,28 @@ def inits_text(values: Mapping[str, np.ndarray]) -> str:
 
 
 def contrast(values: Mapping[str, np.ndarray], a: Sequence[str], b: Sequence[str],
-             what: str, at_noise: bool = False) -> Estimate:
+             what: str, sd: float | None = None) -> Estimate:
     """mean over a's inits minus mean over b's, each init's units its own independent group
-    (Welch-Satterthwaite over the groups). `at_noise`: the interval at least as wide as at the
-    per-unit SD of a corpus's average our runs show (noise.toml `corpus-average`; kit
-    stats.at_noise), for a rule whose null sits at a margin."""
+    (Welch-Satterthwaite over the groups). `sd`: a per-unit SD the interval is at least as
+    wide as (`average_sd()`; kit stats.at_noise), for a rule whose null sits at a margin."""
     weights = {i: 1 / len(a) for i in a} | {i: -1 / len(b) for i in b}
-    return stats.contrast(values, weights, what,
-                          noise(FAMILY, AVERAGE_NOISE) if at_noise else None)
+    return stats.contrast(values, weights, what, sd)
 
 
-def gated(v: Verdict, ok: bool, why: str) -> Verdict:
-    """`requires(v, ok, why)`, unless v already decides nothing for want of units: then it keeps
-    that why (too few units is the first thing to fix, and a precondition read from as few
-    units decides nothing either)."""
+def gated(v: Verdict, ok: bool, why: str, reachable: bool = True) -> Verdict:
+    """`requires(v, ok, why, reachable)`, unless v already decides nothing for want of units:
+    then it keeps that why (too few units is the first thing to fix, and a precondition read
+    from as few units decides nothing either)."""
     if v.effect is not None and stats.too_few(v.effect) is not None:
         return v
-    return requires(v, ok, why)
+    return requires(v, ok, why, reachable)
+
+
+def short_of_gain(gain: Callable[[], Estimate]) -> bool:
+    """A sequential run's futility stop (kit sequential.futile) for a "beats by MIN_GAIN"
+    precondition: the gain, at least as wide as at the measured per-unit noise, confidently
+    below MIN_GAIN. `gain` builds the estimate inside the stop's level."""
+    return sequential.futile(lambda: stats.better_by(gain(), MIN_GAIN).status == "not reproduced")
 
 
 def every(claim: Claim, parts: Mapping[str, Verdict]) -> Verdict:
@@ -172,9 +185,15 @@ def moved(v: Verdict, s: Scores, inits: Iterable[str], what: str) -> Verdict:
     base = avg(s, SCRATCH)
     gains = {i: stats.difference(avg(s, i), base, f"{i} - scratch") for i in inits}
     ok = any(beyond(e, EQUAL_MARGIN) for e in gains.values())
+    # out of reach of more units when every gain lies confidently within the margin (a TOST
+    # per init at the measured noise): the corpora do not move the score by that much
+    within = sequential.futile(lambda: all(
+        stats.equivalent(stats.difference(avg(s, i), base, noise=average_sd()),
+                         EQUAL_MARGIN).status == "reproduced" for i in gains))
     return gated(v, ok, f"{what} moves the average over scratch by "
                  + ", ".join(f"{i} {e.text()}" for i, e in gains.items())
-                 + f"; needs one interval wholly beyond +-{EQUAL_MARGIN}: nothing to compare")
+                 + f"; needs one interval wholly beyond +-{EQUAL_MARGIN}: nothing to compare",
+                 reachable=not within)
 
 
 # -------------------------------------------------------------------- the ten claims
@@ -212,11 +231,13 @@ def vocabulary_size(claim: Claim, s: Scores) -> Verdict:
 def substitution(claim: Claim, s: Scores) -> Verdict:
     """50-s above 50 by MIN_GAIN; it counts only when the 50-type corpus loses against 5000 at
     all (nesting-5000 beats nesting-50, decided by interval): else there is no loss to recover."""
-    loss = stats.better_by(stats.difference(avg(s, "nesting-5000"), avg(s, "nesting-50"),
-                                            "nesting-5000 - nesting-50"), MIN_GAIN)
+    big, small = avg(s, "nesting-5000"), avg(s, "nesting-50")
+    loss = stats.better_by(stats.difference(big, small, "nesting-5000 - nesting-50"), MIN_GAIN)
     return gated(better(claim, s, ["nesting-50s"], ["nesting-50"]), loss.status == "reproduced",
                  f"nesting-50's loss, nesting-5000 - nesting-50 {loss.estimate.text()} (needs "
-                 f"the lower bound > 0 and >= {MIN_GAIN}): no small-vocabulary loss to recover")
+                 f"the lower bound > 0 and >= {MIN_GAIN}): no small-vocabulary loss to recover",
+                 reachable=not short_of_gain(
+                     lambda: stats.difference(big, small, noise=average_sd())))
 
 
 def other_language(claim: Claim, s: Scores) -> Verdict:
@@ -226,12 +247,15 @@ def other_language(claim: Claim, s: Scores) -> Verdict:
                  "the two corpora's pretraining")
 
 
-def english_pre(s: Scores) -> tuple[bool, str]:
-    """English pretraining transfers (beats scratch by MIN_GAIN, by interval), and why not."""
+def english_pre(s: Scores) -> tuple[bool, str, bool]:
+    """English pretraining transfers (beats scratch by MIN_GAIN, by interval), why not, and
+    whether more units could still show it (`short_of_gain`)."""
     en = transfers(s, ENGLISH)
+    far = short_of_gain(lambda: stats.difference(avg(s, ENGLISH), avg(s, SCRATCH),
+                                                 noise=average_sd()))
     return en.status == "reproduced", (
         f"English pretraining against scratch: {en.estimate.text()} (needs the lower bound > 0 "
-        f"and >= {MIN_GAIN}): nothing transfers at this scale")
+        f"and >= {MIN_GAIN}): nothing transfers at this scale"), not far
 
 
 def non_language(claim: Claim, s: Scores) -> Verdict:
@@ -244,7 +268,7 @@ def non_language(claim: Claim, s: Scores) -> Verdict:
         # "no better than" sits at its margin: units all in one mode would collapse Welch's
         # interval onto it (kit stats.at_noise)
         est = contrast(values, [c], ["uniform", "unigram"], f"gain {c} - uniform+unigram",
-                       at_noise=True)
+                       average_sd())
         parts[c] = decided(claim, stats.at_most(est, MIN_GAIN, MIN_GAIN),
                            f"average score: {inits_text(values)}")
     return gated(every(claim, parts), *english_pre(s))
@@ -299,7 +323,9 @@ def sentence_pair(claim: Claim, s: Scores) -> Verdict:
             f"single-sentence average: {inits_text(single)}")
     return gated(every(claim, parts), gain.status == "reproduced",
                  f"{gain.estimate.what}: {gain.estimate.text()} (needs the lower bound > 0 and >= "
-                 f"{MIN_GAIN}): no pair-task gain to locate")
+                 f"{MIN_GAIN}): no pair-task gain to locate",
+                 reachable=not short_of_gain(
+                     lambda: contrast(pair, HELPERS, [SCRATCH], "pair-task gain", average_sd())))
 
 
 NEEDS: dict[str, tuple[str, ...]] = {

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from reasonlab.studies.fpt.common import CHANCE
-from reasonlab.studies.fpt.verdicts import (LEARNED, LEFT_OUT, Values, learned, per_task,
-                                            task_mean_gain, testable, unmet)
+from reasonlab.studies.fpt.verdicts import (LEARNED, LEFT_OUT, Values, learned, out_of_reach,
+                                            per_task, task_mean_gain, task_sd, testable, unmet)
 from reasonlab.studies.kit import stats
 from reasonlab.studies.kit.base import Claim, Verdict
 from reasonlab.studies.kit.verdicts import decided, requires
@@ -61,11 +61,12 @@ def like_verdict(claim: Claim, values: Values, a: str, b: str, margin: float) ->
         return unmet(claim, left, "no task on which either arm learned")
     # at the measured noise too: the null sits at the margin (kit stats.at_noise says why)
     est = task_mean_gain(values, tasks, a, b, f"{a} - {b}, mean over {len(tasks)} tasks",
-                         at_noise=True)
+                         task_sd)
     v = decided(claim, stats.equivalent(est, margin),
                 f"{a} - {b} per task: {per_task(values, tasks, a, b)}; {left}")
     low = _unlearned(values, tasks, (a, b))
-    return requires(v, not low, f"an arm is not {LEARNED} above chance: {'; '.join(low)}")
+    return requires(v, not low, f"an arm is not {LEARNED} above chance: {'; '.join(low)}",
+                    reachable=not out_of_reach(values, tasks, (a, b)))
 
 
 def less_verdict(claim: Claim, values: Values, worse: str, better: str) -> Verdict:
@@ -83,4 +84,5 @@ def less_verdict(claim: Claim, values: Values, worse: str, better: str) -> Verdi
                 f"{better} - {worse} per task: {per_task(values, tasks, better, worse)}; "
                 f"{left}")
     low = _unlearned(values, tasks, (better,))
-    return requires(v, not low, f"{better} is not {LEARNED} above chance: {'; '.join(low)}")
+    return requires(v, not low, f"{better} is not {LEARNED} above chance: {'; '.join(low)}",
+                    reachable=not out_of_reach(values, tasks, (better,)))

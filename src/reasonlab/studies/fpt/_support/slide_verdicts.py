@@ -122,7 +122,9 @@ def better_on_both(claim: Claim, values: Mapping[str, Values], better: str, wors
             why = pretraining_learned(pretraining[b])
             verdict = with_evidence(verdict, "Bit pretraining (masked bits, per seed): "
                                     + ", ".join(f"{a:.3f}" for a in pretraining[b]))
-            verdict = requires(verdict, why is None, why or "")
+            # a seed's backbone that did not learn stays in every later look: out of reach
+            verdict = requires(verdict, why is None, why or "",
+                               reachable=not any(a < BIT_LEARNED for a in pretraining[b]))
         out[b] = verdict
     return both_backbones(claim, out)
 
