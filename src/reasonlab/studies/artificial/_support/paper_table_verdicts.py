@@ -61,6 +61,7 @@ def average_sd() -> float:
     """The per-unit SD of a corpus's average score our runs show (noise.toml `corpus-average`)."""
     return noise(FAMILY, AVERAGE_NOISE)
 
+
 ENGLISH = "english-fortunes"
 HELPERS = (ENGLISH, "german", "nesting")
 """The corpora whose gains the seed's sentence-pair claim locates: English, the other language
