@@ -10,11 +10,17 @@ and the gold path similarity. Accuracy is the run's own final evaluation; the ot
 read the run's final model (loaded from its checkpoint) on a sample of its task's test split:
 `eval_pairs` fresh pairs of held-out synsets, or at paper scale the run's test split, GLUE's
 whole validation split.
+
+Run records: every run's numbers as data (`run_records`: each fine-tuning run's score, each
+pretraining run's held-out loss), written as runs.json beside the report; the verdicts read the
+scores rebuilt from those records (`records_scores`), so a copy of the file (the family keeps
+the cpu run's in _support/pretraining_cpu_runs.json) recomputes them without the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +32,8 @@ from scipy.stats import spearmanr
 from sklearn.metrics import f1_score, matthews_corrcoef
 
 from reasonlab.report import fmt_seeds
-from reasonlab.runs import load_run_model
+from reasonlab.runs import config_id, load_run_model
+from reasonlab.store import write_text_atomic
 from reasonlab.studies.artificial._support.paper_table import (COLUMN, FOLLOWUP_GAIN, GROUPS,
                                                               RECIPES, ROWS, SEED_COLUMNS,
                                                               SEED_TABLE, downstream, seed_avg)
@@ -148,20 +155,73 @@ def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) ->
 def scores(results: Results) -> Scores:
     """task -> init -> per-seed score (seed order), each task by its column's metric, in the
     scale's column order."""
-    out: Scores = {}
+    return records_scores(run_records(results.where(phase=FINETUNE)))
+
+
+# -------------------------------------------------------------------- run records
+
+
+def run_records(results: Results) -> list[dict[str, Any]]:
+    """Every run's numbers, one record per run in spec order: a pretraining run's corpus, seed,
+    run id and final held-out masked-LM loss and accuracy; a fine-tuning run's task, init
+    (a corpus, or scratch), seed, run id, the id of the pretraining run it starts from (None
+    from scratch), its column's metric and score (what the verdicts read) and its final
+    accuracy."""
     columns = downstream(results.scale)
     sample = RECIPES[results.scale]["eval_pairs"]  # None: each run's own n_test
-    for t, by_task in results.where(phase=FINETUNE).by("task").items():
-        metric = METRICS[columns[t].metric]
-        out[t] = {}
-        for i, runs_ in by_task.by("init").items():
-            runs_ = sorted(runs_, key=lambda sr: sr[0].seed)
-            out[t][i] = np.asarray([
-                float(r["final"][metric.final]) if metric.final is not None
-                else run_score(Path(r["dir"]), columns[t].metric,
-                               results.sample_size(sample or spec.config.n_test))
-                for spec, r in runs_])
-    return {t: out[t] for t in columns if t in out}
+    out: list[dict[str, Any]] = []
+    for spec, r in results:
+        f, run = spec.factors, Path(r["dir"]).name
+        if f["phase"] == PRETRAIN:
+            out.append({"run": run, "phase": PRETRAIN, "corpus": f["corpus"], "seed": spec.seed,
+                        "loss": r["final"]["loss"], "acc": r["final"]["acc"]})
+            continue
+        name = columns[f["task"]].metric
+        metric = METRICS[name]
+        score = (float(r["final"][metric.final]) if metric.final is not None
+                 else run_score(Path(r["dir"]), name,
+                                results.sample_size(sample or spec.config.n_test)))
+        pre = spec.config.init_run
+        out.append({"run": run, "phase": FINETUNE, "task": f["task"], "init": f["init"],
+                    "seed": spec.seed, "from": None if pre is None else config_id(pre),
+                    "metric": name, "score": score, "acc": r["final"]["acc"]})
+    return out
+
+
+def records_scores(records: Iterable[Mapping[str, Any]]) -> Scores:
+    """The verdicts' table from run records (`run_records`, or a runs.json read back): task ->
+    init -> per-seed score in seed order; tasks in column order (paper_table.COLUMN, every
+    scale's columns in their scale's order), inits in the records' order. Pretraining records
+    are skipped; a (task, init, seed) given twice is an error, not a silent overwrite."""
+    table: dict[str, dict[str, dict[int, float]]] = {}
+    for rec in records:
+        if rec["phase"] != FINETUNE:
+            continue
+        seeds = table.setdefault(rec["task"], {}).setdefault(rec["init"], {})
+        if rec["seed"] in seeds:
+            raise ValueError(f"two records of task {rec['task']}, init {rec['init']}, "
+                             f"seed {rec['seed']}")
+        seeds[rec["seed"]] = float(rec["score"])
+    order = list(COLUMN)
+    return {t: {i: np.asarray([by_seed[k] for k in sorted(by_seed)])
+                for i, by_seed in table[t].items()}
+            for t in sorted(table, key=order.index)}
+
+
+def write_run_records(records: Iterable[Mapping[str, Any]], path: Path) -> None:
+    """The records as JSON, one run per line (a diff of two runs' files reads run by run),
+    written atomically: a reader sees the old file or the new one, never half."""
+    write_text_atomic(path, "[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n")
+
+
+def read_run_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a runs.json (`write_run_records`)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_scores(path: Path) -> Scores:
+    """The verdicts' table from a runs.json: what the study's verdicts read."""
+    return records_scores(read_run_records(path))
 
 
 def seed_table(rep: Report, results: Results, s: Scores) -> None:
