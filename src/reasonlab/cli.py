@@ -94,8 +94,7 @@ def torch_version() -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
-    from reasonlab.studies.kit.calibration import (Case, families_cases, noise, run_case,
-                                                   table)
+    from reasonlab.studies.kit.calibration import families_cases, noise
     from reasonlab.studies.kit.calibration_engine import Sim, run_sim, sim_table
 
     known = dict(families_cases())
@@ -104,9 +103,7 @@ def cmd_calibrate(args: argparse.Namespace) -> None:
     chosen = [(f, c) for f, cs in known.items() if args.family in (None, f) for c in cs]
     sims = [run_sim(c, noise(f, c.noise), seq_draws=300) for f, c in chosen
             if isinstance(c, Sim)]
-    if sims:
-        print(sim_table(sims) + "\n")
-    print(table([run_case(c) for _, c in chosen if isinstance(c, Case)]))
+    print(sim_table(sims))
 
 
 def cmd_readme(args: argparse.Namespace) -> None:

@@ -22,6 +22,7 @@ def run_cli(*args, cwd=None):
     (["data", "lego", "n_clauses=0"], "n_clauses"),
     (["train", "/no/such/file.json"], "cannot read config file"),
     (["run", "lego-extrapolation", "--scale", "huge"], "invalid choice"),
+    (["calibrate", "no-such-family"], "no family"),
 ])
 def test_user_errors_are_one_line_exit_2(args, needle, tmp_path):
     p = run_cli(*args, cwd=tmp_path)
@@ -39,6 +40,23 @@ def test_bad_model_value_in_train_config(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "d_model" in err and "n_heads" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_calibrate_prints_one_row_per_case_of_the_family(capsys):
+    from reasonlab.studies.kit.calibration import families_cases
+    from reasonlab.studies.kit.calibration_engine import Sim
+
+    assert main(["calibrate", "kit"]) in (0, None)
+    out = capsys.readouterr().out.splitlines()
+    [(_, cases)] = list(families_cases("kit"))
+    sims = [c for c in cases if isinstance(c, Sim)]
+    assert out[0].startswith("| rule | case | units (scale) | false reproduced")
+    rows = out[2:]
+    assert len(rows) == len(sims)
+    for row, c in zip(rows, sims):
+        assert row.startswith(f"| `{c.rule.__qualname__}` | {c.label or '-'} | ")
+        worst = float(row.split(" | ")[3].split(" at ")[0])
+        assert worst <= 0.05
 
 
 def test_data_jsonl_lines_hold_text_labels_and_depth(capsys):

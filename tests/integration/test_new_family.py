@@ -14,8 +14,9 @@ import pytest
 from reasonlab import plugins
 from reasonlab.cli import main
 from reasonlab.studies.kit import newfamily, readme
-from reasonlab.studies.kit.calibration import (MAX_FALSE, Case, Exempt, families_cases,
-                                               noise_entries, rule_functions, run_case)
+from reasonlab.studies.kit.calibration import (MAX_FALSE, Exempt, families_cases, noise,
+                                               noise_entries, rule_functions, sim_problems)
+from reasonlab.studies.kit.calibration_engine import Sim, run_sim
 
 NAME = "demo_fam"
 
@@ -45,10 +46,11 @@ def test_its_calibration_cases_pass_the_calibration_test_s_rules(tmp_path, isola
         f"{NAME}.verdicts.deeper_is_better"}
     entries = noise_entries(NAME)
     for case in cases:
-        assert isinstance(case, Case) and entries[case.noise]["sd"] > 0
-        assert entries[case.noise]["source"] and case.units == 3
-        out = run_case(case)
-        assert out.false_rate <= MAX_FALSE and out.power is not None and out.power > 0.8
+        assert isinstance(case, Sim) and entries[case.noise]["sd"] > 0
+        assert entries[case.noise]["source"] and set(case.units().values()) == {3}
+        out = run_sim(case, noise(NAME, case.noise), null_draws=300, power_draws=100)
+        assert not sim_problems(out), sim_problems(out)
+        assert max(out.false_rate.values()) <= MAX_FALSE and out.power[3] > 0.8
     # a plugin family is the plugin's: `reasonlab readme` rewrites reasonlab's own READMEs only
     assert "Author et al. YEAR" not in readme.paper_table()
     assert all(NAME not in str(path) for path in readme.blocks())

@@ -10,22 +10,18 @@ import importlib
 import sys
 import textwrap
 from dataclasses import replace
-from functools import cache
 
 import pytest
 
 from reasonlab.studies.kit import rules, stats
 from reasonlab.studies.kit import verdicts as kv
-from reasonlab.studies.kit.calibration import (MAX_FALSE, MIN_DECIDED, Case, Exempt,
-                                               case_problems,
-                                               exempt_problems, families_cases, noise,
-                                               noise_entries, rule_functions, run_case,
-                                               sim_problems)
+from reasonlab.studies.kit.calibration import (MAX_FALSE, Exempt, exempt_problems,
+                                               families_cases, noise, noise_entries,
+                                               rule_functions, sim_problems, stress_problems)
 from reasonlab.studies.kit.calibration_engine import Sim, run_sim
 from reasonlab.studies.kit.core import Claim
 
 ALL = [(f, c) for f, cases in families_cases() for c in cases]
-CASES = [(f, c) for f, c in ALL if isinstance(c, Case)]
 SIMS = [(f, c) for f, c in ALL if isinstance(c, Sim)]
 EVERY = [c for _, c in ALL]
 CLAIM = Claim("c", "a calibration claim", "simulation")
@@ -44,36 +40,26 @@ def test_every_exempt_is_of_a_checked_kind():
 
 
 def test_every_case_draws_with_measured_noise():
-    for family, case in CASES + SIMS:
+    for family, case in SIMS:
         entries = noise_entries(family)
         assert case.noise in entries, (family, case.name, case.noise)
         assert entries[case.noise]["sd"] > 0 and entries[case.noise]["source"]
-    assert all(case.units >= 1 for _, case in CASES)
 
 
-outcome = cache(run_case)  # each Case drawn once, read by the two tests below
+def test_every_case_is_data_for_the_one_engine():
+    """No hand-written draw is left: every case is a Sim (Types, Mixture) or an Exempt."""
+    assert all(isinstance(c, (Sim, Exempt)) for _, c in ALL)
 
 
-@pytest.mark.parametrize("family,case", CASES,
-                         ids=[f"{f}:{c.rule.__qualname__}:{c.label}" for f, c in CASES])
-def test_rule_reads_reproduced_at_most_five_percent_under_its_null(family, case):
-    out = outcome(case)
-    assert out.false_rate <= MAX_FALSE, (
-        f"{case.name} ({case.label or 'default'}): false 'reproduced' {out.false_rate:.3f} "
-        f"under its null at {case.units} units per arm; statuses {out.statuses}")
-
-
-def test_no_rule_is_always_inconclusive():
-    """A rule whose every case (a precondition's null aside) stays inconclusive would pass its
-    null test vacuously: some case of each rule must decide (reproduce under its alternative,
-    or decide either way under its null), or it is a Sim that declares where it decides."""
-    deciding = {c.name for _, c in SIMS}
-    for _, c in CASES:
-        o = outcome(c)
-        if (o.power or 0.0) >= MIN_DECIDED or 1 - o.statuses.get("inconclusive", 0) >= MIN_DECIDED:
-            deciding.add(c.name)
-    never = sorted({c.name for _, c in CASES} - deciding)
-    assert not never, f"rules inconclusive in every case: {never}"
+def test_a_stress_case_needs_a_case_of_its_rule_with_an_alternative():
+    """A null-only stress case (it need not decide) leans on another case of its rule for the
+    power; without one, the rule would pass its null vacuously."""
+    assert stress_problems(EVERY) == []
+    stress = [c for c in EVERY if isinstance(c, Sim) and c.stress]
+    assert stress  # lego's coarse grid
+    alone = [c for c in EVERY if not (isinstance(c, Sim) and c.rule is stress[0].rule
+                                      and not c.stress)]
+    assert stress_problems(alone)
 
 
 @pytest.mark.parametrize("family,case", SIMS,
@@ -160,7 +146,7 @@ def _mean_rule(x):
 
 
 def test_the_mean_rule_fails_the_fit_or_not_null_and_the_share_rule_passes():
-    """The regime of issue 56: seeds that either fit or not, their mean exactly at the bar."""
+    """The LEGO and FPT regime: seeds that either fit or not, their mean exactly at the bar."""
     mean_rule = Sim(kv.gain_verdict, _mean_rule, {"a": 0.95}, None, "accuracy", None,
                     at={"cpu": 3}, shapes=("two-mode",))
     out = run_sim(mean_rule, 0.05, 300)
@@ -217,16 +203,3 @@ def test_case_units_match_the_studys_at_every_scale():
     for c in anchors:
         cls = STUDIES[c.study]
         assert c.units() == {s: cls.default_seeds[s] for s in cls.scales if s != "smoke"}
-    # an old-form Case that names its study runs one count: the study's at every scale
-    named = [c for f, c in CASES if c.study is not None]
-    for c in named:
-        cls = STUDIES[c.study]
-        assert {s: cls.default_seeds[s] for s in cls.scales if s != "smoke"} == c.scale_units(), (
-            c.name, c.label)
-
-
-def test_old_cases_state_their_problems():
-    """case_problems flags an always-inconclusive Case (the fpt matches-full form)."""
-    case = Case(kv.gain_verdict, lambda rng: _always_inconclusive(
-        {"a": rng.normal(0.5, 0.05, 3), "b": rng.normal(0.5, 0.05, 3)}), None, 3, "accuracy")
-    assert any("always inconclusive" in p for p in case_problems(run_case(case, 0, 100, 0)))

@@ -10,12 +10,13 @@ have (its abstract) gives no per-run rates or sizes, so each is stated in its ca
 phase diagram's regions as 90% of runs of one type, and mean effects at a few times the rule's
 minimum.
 
-The `Sim` cases are data for the one engine (kit/calibration_engine.py: normal, fit-or-not and
-skewed draws at every scale): a fitted run's inferential fraction, a mechanism measure of runs
-of one type -- a centre plus a spread. The rest keep hand-written draws, where a unit is a run's
-solution type (a Bernoulli or multinomial draw at a rate, counted by exact intervals), so that
-the share rules' nulls, the number of runs of each type the mechanism groups get, and the fit
-status the lr precondition reads are themselves drawn at rates.
+Every case is data for the one engine (kit/calibration_engine.py, at the study's units at every
+scale): a `Sim` where a unit is a centre plus a spread (a fitted run's inferential fraction, a
+mechanism measure of runs of one type), drawn normal, fit-or-not and skewed; a `Types` where it
+is a run's solution type drawn at a rate (counted by exact intervals: the share rules' nulls); a
+`Mixture` where it is both, a type drawn at a rate and a value around that type's centre, so
+that the number of runs of each type the mechanism groups get and the fit status the lr
+precondition reads are themselves drawn at rates.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from reasonlab.analysis.solutions import FIT_THRESHOLD, MAJORITY, SOLUTION_TYPES
 from reasonlab.studies.anchors import verdicts as v
 from reasonlab.studies.anchors.common import CLAIM_MAJORITY
 from reasonlab.studies.anchors.init_phase import AnchorsInitPhase
-from reasonlab.studies.anchors.lr_weight_decay import MIN_INFERENTIAL_GAIN, AnchorsLrWeightDecay
+from reasonlab.studies.anchors.lr_weight_decay import MIN_INFERENTIAL_GAIN
 from reasonlab.studies.anchors.mechanism import AnchorsMechanism
-from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
-from reasonlab.studies.kit.calibration_engine import Sim, Types
+from reasonlab.studies.kit.calibration import Exempt, noise, noise_entries
+from reasonlab.studies.kit.calibration_engine import Mixture, Sim, Types
 from reasonlab.studies.kit.core import Claim, Verdict
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
@@ -178,39 +179,6 @@ def phase_cases() -> list[Types]:
 # -- lr and weight decay (anchors-lr-weight-decay) -----------------------------------------------
 
 
-def _beta(mean: float, sd: float) -> tuple[float, float]:
-    """Beta parameters with this mean and SD."""
-    k = mean * (1 - mean) / (sd * sd) - 1
-    return mean * k, (1 - mean) * k
-
-
-def _effect(rise: float, seeds: int, fit_lo: float = 1.0, mean: float | None = None
-            ) -> Callable[[np.random.Generator], Verdict]:
-    """An lr x wd grid: each run's inferential fraction from a Beta at the measured mean (or
-    `mean`) and SD, + `rise` at the larger lr, when it fits the seen pairs, at most 0.1 when it
-    does not; runs at the smaller lr fit with probability `fit_lo`, at the larger always."""
-    sd = noise("anchors", "inferential-fraction")
-    mean = float(noise_entries("anchors")["inferential-fraction"]["mean"]) if mean is None \
-        else mean
-    shapes = {1.0: _beta(mean, sd), 3.0: _beta(mean + rise, sd)}
-
-    def draw(rng: np.random.Generator) -> Verdict:
-        recs = []
-        for lr, (a, b) in shapes.items():
-            for wd in (0.01, 1.0):
-                for s in range(seeds):
-                    fits = lr == 3.0 or rng.random() < fit_lo
-                    inf = float(rng.beta(a, b)) if fits else rng.uniform(0, 0.1)
-                    sym = rng.uniform(0, 1 - inf)
-                    seen = rng.uniform(FIT_THRESHOLD, 1.0) if fits else rng.uniform(
-                        0.3, FIT_THRESHOLD - 1e-3)
-                    recs.append({"verdict": classify(seen, inf, sym), "seen_acc": seen,
-                                 "inferential": inf, "symmetric": sym, "lr": lr, "wd": wd,
-                                 "seed": s})
-        return v.effect_verdict(CLAIM, recs, "lr", [1.0, 3.0], MIN_INFERENTIAL_GAIN, "wd")
-    return draw
-
-
 LRS, WDS = (1.0, 3.0), (0.01, 1.0)
 
 
@@ -222,44 +190,91 @@ def lr_grid(rise: float) -> dict[str, float]:
             for lr in LRS for wd in WDS}
 
 
+UNFIT_SEEN = FIT_THRESHOLD / 2
+"""An unfit run's seen accuracy: any below FIT_THRESHOLD makes classify read it unfit."""
+
+
+def lr_run(lr: float, wd: float, seed: int, frac: float, fits: bool = True) -> dict[str, Any]:
+    """A run of the lr x wd grid as the study records it: inferential fraction `frac`, the rest
+    of its answers symmetric, and a seen accuracy of 1.0 when it fits (UNFIT_SEEN when not)."""
+    seen = 1.0 if fits else UNFIT_SEEN
+    return {"verdict": classify(seen, frac, 1.0 - frac), "seen_acc": seen, "inferential": frac,
+            "symmetric": 1.0 - frac, "lr": lr, "wd": wd, "seed": seed}
+
+
 def effect_of(x: Mapping[str, np.ndarray]) -> Verdict:
     """effect_verdict on the drawn fractions, seed i the i-th unit of every cell, every run
-    fitted (seen accuracy 1.0; the rest of its answers symmetric)."""
-    recs = [{"verdict": classify(1.0, float(f), 1.0 - float(f)), "seen_acc": 1.0,
-             "inferential": float(f), "symmetric": 1.0 - float(f), "lr": lr, "wd": wd,
-             "seed": s}
+    fitted."""
+    recs = [lr_run(lr, wd, s, float(f))
             for lr in LRS for wd in WDS for s, f in enumerate(x[f"lr {lr:g} wd {wd:g}"])]
     return v.effect_verdict(CLAIM, recs, "lr", list(LRS), MIN_INFERENTIAL_GAIN, "wd")
 
 
-def effect_cases(seeds: int) -> list[Case | Sim]:
+FIT_MEAN, UNFIT_MEAN = 0.5, 0.05
+"""A fitted run's inferential fraction in the fitting-only case (high, so that unfit runs pull
+the smaller lr's mean far down), and an unfit run's (below 0.1)."""
+
+
+def fitting(fit_lo: float, rise: float) -> dict[str, dict[str, tuple[float, float]]]:
+    """Arm "lr L wd W" per cell, types "fit" / "unfit" (rate, inferential fraction): at the
+    smaller lr a run fits at `fit_lo`, its fraction around FIT_MEAN, else around UNFIT_MEAN;
+    at the larger lr every run fits, its fraction around FIT_MEAN + `rise`."""
+    return {f"lr {lr:g} wd {wd:g}": ({"fit": (1.0, FIT_MEAN + rise)} if lr == LRS[-1] else
+                                     {"fit": (fit_lo, FIT_MEAN),
+                                      "unfit": (1.0 - fit_lo, UNFIT_MEAN)})
+            for lr in LRS for wd in WDS}
+
+
+def fitting_of(x: Mapping[str, np.ndarray]) -> Verdict:
+    """effect_verdict on the drawn runs, seed i the i-th unit of every cell, each fitted or not
+    as drawn (an unfit run's seen accuracy below FIT_THRESHOLD)."""
+    recs = [lr_run(lr, wd, s, float(r["value"]), r["type"] == "fit")
+            for lr in LRS for wd in WDS for s, r in enumerate(x[f"lr {lr:g} wd {wd:g}"])]
+    return v.effect_verdict(CLAIM, recs, "lr", list(LRS), MIN_INFERENTIAL_GAIN, "wd")
+
+
+def effect_cases() -> list[Sim]:
+    study = "anchors-lr-weight-decay"
     return [Sim(v.effect_verdict, effect_of, lr_grid(0.0), lr_grid(0.3), "inferential-fraction",
-                "anchors-lr-weight-decay", clip=(0.0, 1.0), label="fitted runs",
+                study, clip=(0.0, 1.0), label="fitted runs",
                 note="null: no rise (a fitted run's fraction at the measured mean 0.030, sd "
                 "0.069, noise.toml); alternative: a rise of 0.30 (3x the minimum)"),
-            Case(v.effect_verdict, _effect(0.0, seeds, fit_lo=0.5, mean=0.5), None, seeds,
-                 "inferential-fraction", "rise from fitting only",
-                 note="null for the precondition: fitted runs alike at both lrs (mean 0.5), "
-                 "half the runs at the smaller lr unfit (fractions below 0.1): the mean rises "
-                 "by about 0.2 from fitting alone")]
+            Mixture(v.effect_verdict, fitting_of, fitting(0.5, 0.0), fitting(1.0, 0.3),
+                    "inferential-fraction", study, clip=(0.0, 1.0),
+                    label="rise from fitting only",
+                    note="null for the precondition: fitted runs alike at both lrs (mean 0.5), "
+                    "half the runs at the smaller lr unfit (fractions about 0.05): the mean "
+                    "rises by about 0.2 from fitting alone; alternative (so that the case "
+                    "decides: its null reads reproduced only about 1% of the time): every run "
+                    "fits and the fraction rises by 0.30 (3x the minimum), as the fitted "
+                    "runs' case")]
 
 
 # -- mechanism (anchors-mechanism) ---------------------------------------------------------------
 
+MECHANISM_ARMS = ("small init", "large init")
 
-def _gap(key: str, sign: int, gap: float, min_gap: float, seeds: int
-         ) -> Callable[[np.random.Generator], Verdict]:
-    sd = noise("anchors", key)
-    rates = measured_types()  # gamma 0.93, depth 2
 
-    def draw(rng: np.random.Generator) -> Verdict:
-        recs = runs(rng, rates, seeds) + runs(rng, {"unfit": 1.0}, seeds)  # + gamma 0.21
-        for r in recs:
-            r[key] = rng.normal(sign * gap if r["verdict"] == "inferential" else 0.0, sd)
-        inf = [r for r in recs if r["verdict"] == "inferential"]
-        sym = [r for r in recs if r["verdict"] == "symmetric"]
-        return v.group_gap_verdict(CLAIM, inf, sym, key, sign, min_gap)
-    return draw
+def typed_gap(gap: float) -> dict[str, dict[str, tuple[float, float]]]:
+    """The mechanism study's two arms, types (rate, centre of the measure): "small init"
+    (gamma 0.93, depth 2) at the measured rates (noise.toml mechanism-types; the remainder
+    neither), an inferential run's measure `gap` from the other types' 0; "large init"
+    (gamma 0.21) every run unfit, as measured (noise.toml unfit-rate: 12 of 12)."""
+    rates = measured_types()
+    small = {t: (rates[t], gap if t == "inferential" else 0.0) for t in rates}
+    return {"small init": {**small, "neither": (1.0 - sum(rates.values()), 0.0)},
+            "large init": {"unfit": (1.0, 0.0)}}
+
+
+def grouped_of(sign: int, gap: float) -> Callable[[Mapping[str, np.ndarray]], Verdict]:
+    """group_gap_verdict on the drawn runs of both arms, grouped by their drawn type (as the
+    study groups by the measured one)."""
+    def call(x: Mapping[str, np.ndarray]) -> Verdict:
+        runs = np.concatenate([x[a] for a in MECHANISM_ARMS])
+        inf, sym = ([{"x": float(r["value"])} for r in runs if r["type"] == t]
+                    for t in ("inferential", "symmetric"))
+        return v.group_gap_verdict(CLAIM, inf, sym, "x", sign, gap)
+    return call
 
 
 def gap_of(x: Mapping[str, np.ndarray]) -> Verdict:
@@ -268,24 +283,28 @@ def gap_of(x: Mapping[str, np.ndarray]) -> Verdict:
                                [{"x": b} for b in x["symmetric"]], "x", -1, v.MIN_RESID_GAP)
 
 
-def mechanism_cases(seeds: int) -> list[Case | Sim]:
+def mechanism_cases(seeds: int) -> list[Sim]:
+    study = "anchors-mechanism"
     return [
-        Case(v.group_gap_verdict, _gap("heldout-resid", -1, 0.0, v.MIN_RESID_GAP, seeds),
-             _gap("heldout-resid", -1, 2 * v.MIN_RESID_GAP, v.MIN_RESID_GAP, seeds), seeds,
-             "heldout-resid", f"additive, {seeds} seeds",
-             note="null: equal residuals; alternative: inferential lower by 0.2 (2x the "
-             "minimum); types drawn at the measured rates (noise.toml mechanism-types: 1 "
-             "inferential, 2 symmetric of 12 runs)"),
-        Case(v.group_gap_verdict, _gap("order-corr", +1, 0.0, v.MIN_ORDER_GAP, seeds),
-             _gap("order-corr", +1, 2 * v.MIN_ORDER_GAP, v.MIN_ORDER_GAP, seeds), seeds,
-             "order-corr", f"embedding, {seeds} seeds",
-             note="null: equal correlations; alternative: inferential higher by 0.4"),
+        Mixture(v.group_gap_verdict, grouped_of(-1, v.MIN_RESID_GAP), typed_gap(0.0),
+                typed_gap(-2 * v.MIN_RESID_GAP), "heldout-resid", study, side=-1.0,
+                decides_at=300, label=f"additive, {seeds} seeds",
+                note="null: equal residuals; alternative: inferential lower by 0.2 (2x the "
+                "minimum); types drawn at the measured rates (noise.toml mechanism-types: 1 "
+                "inferential, 2 symmetric of 12 runs at small init; every run unfit at large "
+                "init), so 12 seeds give about 1 inferential run: power 0.00 there, 0.8 from "
+                "about 260 seeds per arm (0.87 at 300)"),
+        Mixture(v.group_gap_verdict, grouped_of(+1, v.MIN_ORDER_GAP), typed_gap(0.0),
+                typed_gap(2 * v.MIN_ORDER_GAP), "order-corr", study, decides_at=60,
+                label=f"embedding, {seeds} seeds",
+                note="null: equal correlations; alternative: inferential higher by 0.4; power "
+                "0.02 at 12 seeds, 0.8 from about 55 per arm (0.88 at 60)"),
         Sim(v.group_gap_verdict, gap_of, {"inferential": 0.0, "symmetric": 0.0},
             {"inferential": -2 * v.MIN_RESID_GAP, "symmetric": 0.0}, "heldout-resid", None,
             side=-1.0, at={"cpu": 3}, decides_at=28, label="3 runs of each type",
             note="null: equal means; alternative: lower by 0.2; the units are runs of each "
             "MEASURED type, not the study's seeds (at the measured rates a cpu study has about "
-            "1 inferential run of 12: the two Cases above), so the rule's least decidable "
+            "1 inferential run of 12: the two Mixtures above), so the rule's least decidable "
             "count (3 of each) stands for them; power 0.07 there, 0.8 from 28 of each"),
     ]
 
@@ -322,9 +341,9 @@ def undoes_cases() -> list[Types]:
     ]
 
 
-CASES: list[Case | Sim | Exempt] = [
+CASES: list[Sim | Exempt] = [
     *phase_cases(),
-    *effect_cases(cpu_seeds(AnchorsLrWeightDecay)),
+    *effect_cases(),
     *mechanism_cases(cpu_seeds(AnchorsMechanism)),
     *undoes_cases(),
 ]

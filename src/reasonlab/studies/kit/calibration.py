@@ -4,22 +4,15 @@ paper's effect, its power at the study's seed count is reported (`reasonlab cali
 
 A family lists its cases in `<family>/calibration.py` as `CASES`; the per-seed noise they draw
 with is data, `<family>/noise.toml` (each entry: `sd` and the store and report it was measured
-from). Two kinds of case:
-
-- `Sim` (kit/calibration_engine.py): the rule's null and alternative as data -- the per-unit
-  mean (or median) of each arm under each, the noise entry, the study whose units it runs --
-  and a one-line `call` that hands the drawn arms to the rule. One engine draws every Sim at
-  the study's units at each of its scales, under normal, fit-or-not (two-mode) and skewed
-  noise, checks false "reproduced" <= MAX_FALSE under the null, at a fixed seed count and over
-  the looks of `--until-decided`, false "not reproduced" <= MAX_FALSE under the alternative,
-  and the power at the alternative (>= MIN_POWER at the planned units, or `decides_at`: the
-  units at which it reaches TARGET_POWER, written in the ledger).
-- `Case` (the older form): a hand-written draw under the null and the alternative at a fixed
-  unit count, kept where a unit is not a centre plus a spread (first-pass steps on an
-  evaluation grid, solution-type shares, paired runs, several tasks each with its own noise)
-  or not yet written as a Sim. It is drawn normal only, so a rule whose interval could
-  collapse (a margin or a bar) belongs in a Sim. A Case that names its `study` must run the
-  study's units at every scale (tests/unit/studies/test_calibration.py).
+from). Every case is data for one engine (kit/calibration_engine.py): `Sim` (`Types` for
+units drawn as types at a rate, `Mixture` for a type and a value), the rule's null and
+alternative -- the per-unit mean (or median) of each arm under each, the noise entry, the study
+whose units it runs -- and a one-line `call` that hands the drawn arms to the rule. The engine
+draws every case at the study's units at each of its scales, under normal, fit-or-not
+(two-mode) and skewed noise, checks false "reproduced" <= MAX_FALSE under the null, at a fixed
+seed count and over the looks of `--until-decided`, false "not reproduced" <= MAX_FALSE under
+the alternative, and the power at the alternative (>= MIN_POWER at the planned units, or
+`decides_at`: the units at which it reaches TARGET_POWER, written in the ledger).
 
 tests/unit/studies/test_calibration.py runs every case and fails when a rule that judges a
 claim has none. The rules are found from the code, not from an annotation (`rule_functions`):
@@ -35,12 +28,11 @@ from __future__ import annotations
 import importlib
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-import numpy as np
 
 from reasonlab.studies.kit.core import Verdict
 from reasonlab.studies.kit.families import SUPPORT_PACKAGE
@@ -55,50 +47,8 @@ MIN_POWER = 0.5
 MIN_DECIDED = 0.01
 """A rule that decides in fewer of its draws than this (null and alternative together) is
 always inconclusive: its null test would pass vacuously."""
-NULL_DRAWS = 1000
-POWER_DRAWS = 300
 NOISE_FILE = "noise.toml"
 
-Draw = Callable[[np.random.Generator], Verdict]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One simulated setting of one rule.
-
-    `null(rng)` draws one study's numbers with the claim's effect absent (no difference; for
-    "no better" and "about equal" claims, a difference at the margin) and returns the rule's
-    verdict on them; `alternative(rng)` the same at the paper's effect size (None: the paper
-    gives none we can simulate). `units`: replication units per arm the study runs at cpu
-    scale. `noise`: the noise.toml entry the draws use (its sd is read with `noise(...)`)."""
-
-    rule: Callable[..., Any]
-    null: Draw
-    alternative: Draw | None
-    units: int
-    noise: str
-    label: str = ""
-    note: str = ""
-    """What the null and the alternative are, in a few words."""
-    decides_at: int | None = None
-    """Declared where the power at `units` is below MIN_POWER: the units per arm at which the
-    rule can decide (the ledger says so)."""
-    study: str | None = None
-    """The registered study whose units it runs: `units` must then be its default seeds at
-    every scale it runs but smoke (one count: a Case draws at one; a Sim draws at each)."""
-
-    @property
-    def name(self) -> str:
-        return qualified(self.rule)
-
-    def scale_units(self) -> dict[str, int]:
-        """scale -> units per arm: the study's scales (but smoke), all at `units`; without a
-        study, the cpu scale's."""
-        if self.study is None:
-            return {"cpu": self.units}
-        from reasonlab.studies import STUDIES
-
-        return {s: self.units for s in STUDIES[self.study].scales if s != "smoke"}
 
 
 @dataclass(frozen=True)
@@ -119,14 +69,6 @@ class Exempt:
     @property
     def name(self) -> str:
         return qualified(self.rule)
-
-
-@dataclass
-class Outcome:
-    case: Case
-    false_rate: float
-    power: float | None
-    statuses: dict[str, float] = field(default_factory=dict)
 
 
 def qualified(f: Any) -> str:
@@ -157,26 +99,7 @@ def noise_entries(family: str) -> dict[str, Any]:
     return dict(_noise_file(family))
 
 
-def rate(draw: Draw, draws: int, seed: int) -> dict[str, float]:
-    """Share of each status over `draws` simulated studies (one generator, fixed seed: the
-    calibration is deterministic)."""
-    rng = np.random.default_rng(seed)
-    counts: dict[str, int] = {}
-    for _ in range(draws):
-        s = draw(rng).status
-        counts[s] = counts.get(s, 0) + 1
-    return {k: v / draws for k, v in counts.items()}
-
-
-def run_case(case: Case, seed: int = 0, null_draws: int = NULL_DRAWS,
-             power_draws: int = POWER_DRAWS) -> Outcome:
-    null = rate(case.null, null_draws, seed)
-    power = (rate(case.alternative, power_draws, seed + 1).get("reproduced", 0.0)
-             if case.alternative is not None else None)
-    return Outcome(case, null.get("reproduced", 0.0), power, null)
-
-
-def families_cases(only: str | None = None) -> Iterator[tuple[str, Sequence[Case | Exempt]]]:
+def families_cases(only: str | None = None) -> Iterator[tuple[str, Sequence[Any]]]:
     """(family, its CASES) for the kit and every family (plugins' too), or the one keyed
     `only`; a family without a calibration module has none."""
     from reasonlab.studies.kit.families import families
@@ -222,21 +145,6 @@ def rule_functions(only: str | None = None) -> dict[str, Any]:
     from reasonlab.studies.kit.rules import rules
 
     return rules(rule_modules(only))
-
-
-def table(outcomes: Sequence[Outcome]) -> str:
-    """A Markdown table: rule, case, units, noise, false "reproduced" under the null, power,
-    and the units declared to decide (`decides_at`, as the claims ledger lists them)."""
-    rows = ["| rule | case | units per arm | noise | false reproduced (null) | power (paper's "
-            "effect) | decides at |", "|---|---|---|---|---|---|---|"]
-    for o in outcomes:
-        c = o.case
-        family = c.rule.__module__.replace(f".{SUPPORT_PACKAGE}.", ".").split(".")[-2]
-        rows.append(f"| `{c.rule.__qualname__}` ({family}) | "
-                    f"{c.label or '-'} | {c.units} | {c.noise} | {o.false_rate:.3f} | "
-                    + ("-" if o.power is None else f"{o.power:.2f}")
-                    + f" | {c.decides_at or '-'} |")
-    return "\n".join(rows)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -296,11 +204,13 @@ def sim_problems(o: Any) -> list[str]:
     for n, r in o.false_not.items():
         if r > MAX_FALSE:
             out.append(f"false 'not reproduced' {r:.3f} under the alternative at {n} units")
+    if c.stress and c.alternative is not None:
+        out.append("a stress case has no alternative (its rule's power is another case's)")
     scales = c.units()
     if not scales:
         out.append("no units: give the study (or `at`)")
     if c.alternative is None:
-        if o.decided_null < MIN_DECIDED:
+        if o.decided_null < MIN_DECIDED and not c.stress:
             out.append(f"always inconclusive: decides in {o.decided_null:.3f} of null draws "
                        "and has no alternative")
         return out
@@ -318,16 +228,12 @@ def sim_problems(o: Any) -> list[str]:
     return out
 
 
-def case_problems(o: Outcome) -> list[str]:
-    """Why an old-form Case's outcome fails the suite (empty: it passes)."""
-    c, out = o.case, []
-    if o.false_rate > MAX_FALSE:
-        out.append(f"false 'reproduced' {o.false_rate:.3f} under its null at {c.units} units; "
-                   f"statuses {o.statuses}")
-    decided = 1.0 - o.statuses.get("inconclusive", 0.0)
-    if (o.power is None or o.power < MIN_DECIDED) and decided < MIN_DECIDED:
-        out.append(f"always inconclusive (decides in {decided:.3f} of null draws, power "
-                   f"{o.power})")
-    if o.power is not None and o.power < MIN_POWER and c.decides_at is None:
-        out.append(f"power {o.power:.2f} at {c.units} units < {MIN_POWER}: declare decides_at")
-    return out
+def stress_problems(cases: Sequence[Any]) -> list[str]:
+    """A null-only stress case (`Sim.stress`) whose rule has no other case with an alternative:
+    nothing would show the rule can decide."""
+    from reasonlab.studies.kit.calibration_engine import Sim
+
+    sims = [c for c in cases if isinstance(c, Sim)]
+    powered = {c.name for c in sims if not c.stress and c.alternative is not None}
+    return [f"{c.name} ({c.label}): a stress case, but no case of its rule has an alternative"
+            for c in sims if c.stress and c.name not in powered]

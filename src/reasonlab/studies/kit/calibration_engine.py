@@ -17,7 +17,9 @@ they make false "reproduced" likelier.
 `Types` is the same engine for rules whose unit is an outcome drawn at a rate -- a run fits or
 not, is inferential, symmetric or unfit -- counted by exact intervals: each arm's centre is the
 probability of each type, and its one shape is the categorical draw itself (its spread is the
-rate's, not a noise entry's). Each shape is run at the units of every scale the study
+rate's, not a noise entry's). `Mixture` joins the two: a unit is a type drawn at a rate and a
+value around its type's centre (a seed that passes #2 at some step or never; a run of a solution
+type and its mechanism measure), the value drawn in every shape. Each shape is run at the units of every scale the study
 runs (its default seeds there), and over the looks of `--until-decided` (kit/sequential.py).
 """
 
@@ -80,6 +82,10 @@ class Sim:
     spread: Mapping[str, float] | None = None
     """arm -> its units' SD as a multiple of the noise entry's (tasks measured with different
     noise in one rule: task_sd); arms not named spread 1x."""
+    stress: bool = False
+    """A null-only stress test (a coarse evaluation grid where positions tie): it need not
+    decide, because another case of the same rule, with an alternative, shows the rule's power
+    (the suite checks that such a case exists)."""
     label: str = ""
     note: str = ""
 
@@ -127,6 +133,35 @@ class Types(Sim):
             p = np.array([*rates.values(), 0.0])
             p[-1] = max(0.0, 1.0 - p[:-1].sum())
             out[arm] = np.asarray(kinds, dtype=object)[rng.choice(len(kinds), n, p=p / p.sum())]
+        return out
+
+
+@dataclass(frozen=True)
+class Mixture(Sim):
+    """A rule's calibration as data where a unit is a type drawn at a rate AND a value: a run
+    that fits or not and, when it fits, passes #2 at some step; a run of a solution type and
+    its mechanism measure. `null` and `alternative` map each arm to {type: (rate, centre)}
+    (the rates sum to 1); a unit's value is its type's centre plus the noise entry's SD drawn
+    in each of the engine's shapes (an infinite centre stays infinite: a run that never
+    passes). `call` gets each arm as a record array with fields `type` and `value`."""
+
+    def draw(self, rng: np.random.Generator, centres: Mapping[str, Any], n: int, sd: float,
+             shape: str) -> dict[str, np.ndarray]:
+        out = {}
+        for arm, mix in centres.items():
+            kinds = list(mix)
+            p = np.array([r for r, _ in mix.values()], float)
+            if not math.isclose(p.sum(), 1.0, abs_tol=1e-9):
+                raise ValueError(f"{self.name}: the rates of arm {arm!r} sum to {p.sum():g}")
+            pick = rng.choice(len(kinds), n, p=p / p.sum())
+            k = (self.spread or {}).get(arm, 1.0)
+            with np.errstate(invalid="ignore"):  # inf + noise is inf
+                x = (np.array([c for _, c in mix.values()], float)[pick]
+                     + self.side * sd * k * standard(shape, rng, n, self.center))
+            if self.clip:
+                x = np.clip(x, *self.clip)
+            out[arm] = np.rec.fromarrays([np.asarray(kinds, dtype=object)[pick], x],
+                                         names="type,value")
         return out
 
 

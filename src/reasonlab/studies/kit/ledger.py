@@ -62,15 +62,14 @@ class Decides:
 def decides(family: str) -> tuple[Decides, ...]:
     """The family's calibration cases that declare `decides_at` (kit/calibration.py), one
     line per rule, study and units (the cases of one rule at several noises are one line)."""
-    from reasonlab.studies.kit.calibration import Case, families_cases
+    from reasonlab.studies.kit.calibration import families_cases
 
     out: dict[tuple[str, str | None, int, tuple[tuple[str, int], ...]], Decides] = {}
     for _, cases in families_cases(family):
         for c in cases:
             if not hasattr(c, "decides_at") or c.decides_at is None:  # an Exempt decides nothing
                 continue
-            units = (tuple(c.scale_units().items()) if isinstance(c, Case)
-                     else tuple(c.units().items()))
+            units = tuple(c.units().items())
             d = Decides(c.name.removeprefix(f"{BUILTIN}."), c.decides_at, units, c.study)
             out.setdefault((d.rule, d.study, d.decides_at, units), d)
     return tuple(out.values())

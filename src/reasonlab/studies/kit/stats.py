@@ -351,8 +351,11 @@ def log_contrast(groups: Mapping[str, Values], weights: Mapping[str, float],
     over another's, averaged over tasks."""
     est = contrast({g: np.log(_clean(v)) for g, v in groups.items() if g in weights}, weights,
                    what)
-    return replace(est, value=math.exp(est.value), lo=math.exp(est.lo), hi=math.exp(est.hi),
-                   scale="log")
+    # np.exp, not math.exp: a very wide interval (2 units at a sequential look's tiny level)
+    # has a log bound past 709, a ratio bound of inf rather than an OverflowError
+    with np.errstate(over="ignore"):
+        value, lo, hi = (float(np.exp(x)) for x in (est.value, est.lo, est.hi))
+    return replace(est, value=value, lo=lo, hi=hi, scale="log")
 
 
 # ----------------------------------------------------------------------------- power

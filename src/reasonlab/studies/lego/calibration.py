@@ -2,18 +2,14 @@
 each study runs (3 per arm at every scale: lego.common.SEEDS and the kit's default) and the
 per-seed noise of lego/noise.toml.
 
-Most are data (`Sim`, kit/calibration_engine.py): each arm's per-seed centre under the null and
+Every case is data (kit/calibration_engine.py): each arm's per-seed centre under the null and
 the alternative, the noise entry and the study whose units the one engine draws them at, normal,
 fit-or-not and skewed, at every scale and over the looks of --until-decided; a `*_of` function
 hands the drawn per-seed values to the rule in the shape it reads (accuracy per position, loss
 curves, head scores, first-pass steps). A first-pass step is drawn as its logarithm, a centre
 plus the first-pass noise, and the `*_of` function rounds it up to the evaluation grid, "never"
-past the run's end (`on_grid`). Hand-written draws (`Case`) are kept where a seed's values are
-not a centre plus a spread: the converge runs censored at 200 steps (the order test on runs that
-mostly never converge), the last-first null on a 3-evaluation grid (it ties, and decides nothing
-either way at any units), the staircase (#1 passes a gap after its seed's #0: a shared per-seed
-component), the plateau remedies and more_seeds (a seed passes #2 or never, with a probability)
-and fit_gain's fit-or-not null (two exact modes with probability 0.4).
+past the run's end (`on_grid`). A seed that passes #2 or never (the plateau remedies) is a
+`Mixture` (a type at a rate and a step), one that fits or not at a rate a `Types`.
 
 Each null is the claim's effect absent at the boundary hardest for the rule: equal arms for a
 gain, a difference exactly at the tolerance for non-inferiority, a share closed exactly at
@@ -32,21 +28,14 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from reasonlab.studies.kit.calibration import Case, Exempt, noise, noise_entries
-from reasonlab.studies.kit.calibration_engine import Arms, Sim, Types
+from reasonlab.studies.kit.calibration import Exempt, noise_entries
+from reasonlab.studies.kit.calibration_engine import Arms, Mixture, Sim, Types
 from reasonlab.studies.kit.core import Claim, Verdict
 from reasonlab.studies.lego._support import programs
 from reasonlab.studies.lego import verdicts as v
 from reasonlab.studies.lego.common import MIMIC, PRETRAINED, RANDOM
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
-N = 3
-"""Seeds per arm at cpu scale."""
-Draw = Callable[[np.random.Generator], Verdict]
-
-
-def sd(key: str) -> float:
-    return noise("lego", key)
 
 
 def mean(key: str) -> float:
@@ -105,45 +94,18 @@ def on_grid(x: np.ndarray, every: int, horizon: float = math.inf) -> np.ndarray:
     return np.where(s > horizon, math.inf, s)
 
 
-def converge_of(x: Arms) -> Verdict:
-    """converge_verdict on the drawn log steps, every run converging (a grid of 25)."""
-    return v.converge_verdict(CLAIM, on_grid(x["fast"], 25).tolist(),
-                              on_grid(x["slow"], 25).tolist(), ("fast", "slow"))
-
-
-def steps(rng: np.random.Generator, center: float, size: int | tuple[int, ...], every: int,
-          horizon: float) -> np.ndarray:
-    """First-pass steps: log-normal around `center` (the first-pass noise), rounded up to the
-    evaluation grid, inf past `horizon` (never within the run)."""
-    x = np.ceil(center * np.exp(rng.normal(0, sd("first-pass"), size)) / every) * every
-    return np.where(x > horizon, math.inf, x)
-
-
-def converge(speedup: float, center: float, horizon: float) -> Draw:
-    def draw(rng: np.random.Generator) -> Verdict:
-        fast = steps(rng, center, N, 25, horizon)
-        slow = steps(rng, center * speedup, N, 25, horizon)
-        return v.converge_verdict(CLAIM, fast.tolist(), slow.tolist(), ("fast", "slow"))
-    return draw
+def converge_of(horizon: float = math.inf) -> Callable[[Arms], Verdict]:
+    """converge_verdict on the drawn log steps on a grid of 25, a run past `horizon` never
+    converging (inf: every run converges)."""
+    return lambda x: v.converge_verdict(CLAIM, on_grid(x["fast"], 25, horizon).tolist(),
+                                        on_grid(x["slow"], 25, horizon).tolist(),
+                                        ("fast", "slow"))
 
 
 def curve(passes: np.ndarray, every: int, horizon: int) -> list[dict[str, object]]:
     """An accuracy curve on which each position first reaches 0.95 at its pass step."""
     return [{"step": s, "acc_by_depth": [0.95 if s >= p else 0.5 for p in passes]}
             for s in range(every, horizon + 1, every)]
-
-
-def last_first(lead: float, every: int, horizon: int = 750) -> Draw:
-    """#1-#11 first pass around step 300, #11 `lead` times earlier (1: exchangeable)."""
-    def draw(rng: np.random.Generator) -> Verdict:
-        curves = []
-        for _ in range(N):
-            p = steps(rng, 300, 12, every, horizon)
-            p[0] = every
-            p[-1] = steps(rng, 300 / lead, 1, every, horizon)[0]
-            curves.append(curve(p, every, horizon))
-        return v.last_first_verdict(CLAIM, curves)
-    return draw
 
 
 MIDDLE = tuple(f"#{k}" for k in range(1, 11))
@@ -165,27 +127,31 @@ def last_first_of(every: int, horizon: int = 750) -> Callable[[Arms], Verdict]:
     return call
 
 
+ORDER_UNITS = 4
+"""Seeds per arm at which an exact order or Fisher test of two arms can decide (1/70 and 1/70
+for a complete split, <= ALPHA); at the study's 3 (1/20) neither can."""
+
 MODES = ("fixed (paper)", "given (authors' code)")
+SEP = "|"
 
 
-def staircase(ordered: bool, random_later: float) -> Draw:
-    """One-token seeds learn #0 and #1 (in chain order: #1 3x later; else both drawn alike);
-    the random root's first pass `random_later` times the one-token #0's (inf: never)."""
-    def draw(rng: np.random.Generator) -> Verdict:
-        passes: dict[str, list[list[float]]] = {}
-        for mode in MODES:
-            rows = []
-            for _ in range(N):
-                p = np.full(12, math.inf)
-                p[0] = steps(rng, 100, 1, 75, 750)[0]
-                p[1] = (p[0] + steps(rng, 200, 1, 75, 750)[0] if ordered
-                        else steps(rng, 100, 1, 75, 750)[0])
-                rows.append(p.tolist())
-            passes[mode] = rows
-        first = steps(rng, 100 * random_later, N, 75, 750)
-        passes["random (both drawn)"] = [[x] * 12 for x in first]
-        return v.staircase_verdict(CLAIM, passes, 750)
-    return draw
+def stairs(one: float, random_later: float) -> dict[str, float]:
+    """Log first-pass steps of the one-token seeds' #0 (around 100) and #1 (`one` times
+    later; 1: exchangeable with #0) in both root modes, and of the random root (`random_later`
+    times the one-token #0's; inf: never)."""
+    return {**{f"{m}{SEP}#0": math.log(100) for m in MODES},
+            **{f"{m}{SEP}#1": math.log(100 * one) for m in MODES},
+            "random": math.log(100 * random_later)}
+
+
+def staircase_of(x: Arms) -> Verdict:
+    """staircase_verdict on the drawn first passes (every 75 of 750 steps), #2-#11 never; the
+    random root's one step stands for every position (both drawn)."""
+    passes = {m: [[a, b, *[math.inf] * 10] for a, b in zip(on_grid(x[f"{m}{SEP}#0"], 75, 750),
+                                                           on_grid(x[f"{m}{SEP}#1"], 75, 750))]
+              for m in MODES}
+    passes["random (both drawn)"] = [[s] * 12 for s in on_grid(x["random"], 75, 750)]
+    return v.staircase_verdict(CLAIM, passes, 750)
 
 
 # -- head scores of one fixed checkpoint vs random init -----------------------------------------
@@ -259,14 +225,18 @@ CASES = [
           note="null: half of one arm's seeds reach 0.95 on #0-#5 (fit-or-not: fit 1.0 or "
           "not); alternative: every seed fits (§3 Fig. 3); a unanimous share decides from 6 "
           "seeds, the study runs 3") for key in ("supervised", "partly-fitted")),
-    Sim(v.converge_verdict, converge_of, {"fast": math.log(100), "slow": math.log(100)},
+    Sim(v.converge_verdict, converge_of(), {"fast": math.log(100), "slow": math.log(100)},
         {"fast": math.log(100), "slow": math.log(100 * v.SPEEDUP)}, "first-pass",
         "lego-pretraining", side=-1.0, decides_at=6, label="every run converges",
         note="null: exchangeable log steps on a grid of 25; alternative 2x fewer steps (power "
         "0.24 at the study's 3 seeds, 0.80 at 6)"),
-    Case(v.converge_verdict, converge(1.0, 150, 200), converge(v.SPEEDUP, 100, 200), N,
-         "first-pass", "censored at 200 steps",
-         note="null: exchangeable, most runs never converge; alternative 2x fewer steps"),
+    Sim(v.converge_verdict, converge_of(200), {"fast": math.log(150), "slow": math.log(150)},
+        {"fast": math.log(100), "slow": math.log(800)}, "first-pass", "lego-pretraining",
+        side=-1.0, decides_at=ORDER_UNITS, label="censored at 200 steps",
+        note="null: exchangeable, most runs never converge; alternative: the fast arm near "
+        "step 100, the slow one past the run (8x). At the 2x of the uncensored case the power "
+        "under this censoring stays below 0.3 at any units: the exact order test needs every "
+        "fast run before every slow one, and 4% of fast runs pass 200 steps"),
     Sim(v.heads_verdict, heads_of, {"assoc": ASSOC - v.HEAD_MARGIN, "manip": mean(
         "random-init-manipulation")}, {"assoc": mean("random-init-association"),
                                        "manip": mean("random-init-manipulation")},
@@ -296,15 +266,21 @@ CASES = [
         "lego-shortcut", side=-1.0,
         note="null: #11 exchangeable with #1-#10 (evaluated every 75 of 750 steps); "
         "alternative #11 4x earlier (Fig. 3a)"),
-    Case(v.last_first_verdict, last_first(1.0, 250), None, N, "first-pass", "coarse grid",
-         note="null on 3 evaluations: many positions tie"),
-    Case(v.staircase_verdict, staircase(False, math.inf), staircase(True, math.inf), N,
-         "first-pass", "no staircase",
-         note="null: #0 and #1 exchangeable, the random root never leaves; alternative #1 "
-         "after #0"),
-    Case(v.staircase_verdict, staircase(True, 1.0), staircase(True, 5.0), N, "first-pass",
-         "no plateau", note="null: the random root as fast as a one-token #0; alternative "
-         "5x later"),
+    Sim(v.last_first_verdict, last_first_of(250), positions(1.0), None, "first-pass",
+        "lego-shortcut", side=-1.0, stress=True, label="coarse grid",
+        note="null on 3 evaluations (every 250 of 750 steps): many positions tie, so the rule "
+        "decides nothing either way at any units (power at 4x earlier: 0.04); its power is "
+        "the fine grid's above"),
+    Sim(v.staircase_verdict, staircase_of, stairs(1.0, math.inf), stairs(3.0, math.inf),
+        "first-pass", "lego-staircase", side=-1.0, label="no staircase",
+        note="null: #0 and #1 exchangeable, the random root never leaves; alternative #1 3x "
+        "after #0"),
+    Sim(v.staircase_verdict, staircase_of, stairs(3.0, 1.0), stairs(3.0, math.inf),
+        "first-pass", "lego-staircase", side=-1.0, label="no plateau",
+        note="null: the random root as fast as a one-token #0; alternative: it never leaves "
+        "the plateau within the run (our finding at cpu and long scale). At 5x later the power "
+        "stays below 0.3 at any units: every random seed must pass 2x after every one-token "
+        "#0"),
     Sim(v.faster_early, early_of, {"Hardcode": 0.0, "BERT": 0.0}, None, "mlm-loss",
         "lego-hardcoded-attention",
         note="null: the same loss at every step; the paper gives no early size"),
@@ -341,24 +317,20 @@ CASES = [
 PLATEAU_STEPS, PLATEAU_EVERY = 3000, 100
 
 
-def second_passes(rng: np.random.Generator, n: int, never: float, center: float) -> list[float]:
-    """n seeds' first pass of #2: never (inf) with probability `never`, else log-normal around
-    `center` (the first-pass noise) on the evaluation grid, inf past the run."""
-    x = steps(rng, center, n, PLATEAU_EVERY, PLATEAU_STEPS)
-    return np.where(rng.random(n) < never, math.inf, x).tolist()
-
-
-def plateau(remedy_never: float, recipe_never: float, remedy_center: float = 1500.0,
-            units: int = N) -> Draw:
-    return lambda rng: v.plateau_verdict(
-        CLAIM, {"r": second_passes(rng, units, remedy_never, remedy_center),
-                "base": second_passes(rng, units, recipe_never, 1500.0)}, "r", "base")
-
-
 def second_of(x: Arms) -> Verdict:
     """plateau_verdict on the drawn log first-pass steps of #2, remedy r against base."""
     return v.plateau_verdict(CLAIM, {a: on_grid(x[a], PLATEAU_EVERY, PLATEAU_STEPS).tolist()
                                      for a in ("r", "base")}, "r", "base")
+
+
+def mixed_second_of(x: Arms) -> Verdict:
+    """second_of on the drawn seeds' values (a seed that never passes: inf)."""
+    return second_of({a: x[a].value for a in x})
+
+
+def never(p: float, center: float = 1500.0) -> dict[str, tuple[float, float]]:
+    """A seed never passes #2 with probability p, else passes around step `center` (log)."""
+    return {"pass": (1.0 - p, math.log(center)), "never": (p, math.inf)}
 
 
 def passing(p_remedy: float, p_recipe: float) -> dict[str, dict[str, float]]:
@@ -373,32 +345,22 @@ def passes_of(x: Arms) -> Verdict:
                                         for a in ("r", "base")}, "r", "base")
 
 
-def fit_or_not(p_fit: float) -> Draw:
-    """fit_gain_verdict's fit-or-not null: in both arms each seed's #0-#5 mean is 0.99 (fits)
-    with probability `p_fit`, else the one-hop rule's 0.667, exactly (ties within a mode)."""
-    def seeds(rng: np.random.Generator) -> list[list[float]]:
-        means = np.where(rng.random(N) < p_fit, 0.99, 0.667)
-        return [[float(m)] * 6 + [0.5] * 6 for m in means]
+def fit_or_not_of(x: Arms) -> Verdict:
+    """fit_gain_verdict on drawn fit-or-not seeds: a seed's #0-#5 mean 0.99 when it fits, else
+    the one-hop rule's 0.667, exactly (ties within a mode)."""
+    return v.fit_gain_verdict(CLAIM, {a: [[0.99 if k == "fit" else 0.667] * 6 + [0.5] * 6
+                                          for k in x[a]] for a in ("a", "b")}, "a", "b", 6)
 
-    return lambda rng: v.fit_gain_verdict(CLAIM, {"a": seeds(rng), "b": seeds(rng)}, "a", "b", 6)
-
-
-ORDER_UNITS = 4
-"""Seeds per arm at which an exact order or Fisher test of two arms can decide (1/70 and 1/70
-for a complete split, <= ALPHA); at the study's 3 (1/20) neither can."""
 
 CASES += [
-    Case(v.plateau_verdict, plateau(0.6, 0.6), plateau(0.0, 1.0, 500), N, "first-pass",
-         "exchangeable, most pass", decides_at=ORDER_UNITS, study="lego-plateau",
-         note="null: #2's first pass exchangeable between arms (never in 60% of seeds); "
-         "alternative: every remedy seed passes near step 500, no recipe seed passes (what "
-         "Hoffmann et al.'s fixes do to the intermediate step); 3 seeds per arm cannot decide"),
-    Case(v.plateau_verdict, plateau(0.6, 0.6, units=ORDER_UNITS),
-         plateau(0.0, 1.0, 500, units=ORDER_UNITS), ORDER_UNITS, "first-pass",
-         f"at {ORDER_UNITS} seeds per arm", note="the same at the units where it decides"),
-    Case(v.plateau_verdict, plateau(0.9, 0.9, units=ORDER_UNITS), None, ORDER_UNITS,
-         "first-pass", "exchangeable, rare",
-         note="null: #2 passes in 10% of seeds of either arm (our recipe: none passes)"),
+    *(Mixture(v.plateau_verdict, mixed_second_of, {"r": never(p), "base": never(p)},
+              {"r": never(0.0, 500), "base": never(1.0)}, "first-pass", "lego-plateau",
+              side=-1.0, decides_at=ORDER_UNITS, label=label,
+              note=f"null: #2's first pass exchangeable between arms, never in {p:.0%} of "
+              "seeds; alternative: every remedy seed passes near step 500, no recipe seed "
+              "passes (what Hoffmann et al.'s fixes do to the intermediate step); 3 seeds per "
+              "arm cannot decide")
+      for p, label in ((0.6, "exchangeable, most never pass"), (0.9, "exchangeable, rare"))),
     Sim(v.plateau_verdict, second_of, {"r": math.log(1500), "base": math.log(1500)},
         {"r": math.log(500), "base": math.log(2000)}, "first-pass", "lego-plateau", side=-1.0,
         decides_at=ORDER_UNITS, label="every seed passes",
@@ -416,7 +378,9 @@ CASES += [
           note="null: equal #0-#5 means at the one-hop rule's 0.667; alternative +0.15 (#2 "
           "learned: one of six positions from 0.5 to 1.0 is +0.083, two +0.17)")
       for key in ("supervised", "partly-fitted")),
-    Case(v.fit_gain_verdict, fit_or_not(0.4), None, N, "supervised", "fit-or-not",
-         study="lego-plateau", note="null: seeds fit (0.99) or sit at the one-hop rule "
-         "(0.667) with the same probability 0.4 in both arms"),
+    Types(v.fit_gain_verdict, fit_or_not_of, {"a": {"fit": 0.4}, "b": {"fit": 0.4}},
+          {"a": {"fit": 1.0}, "b": {"fit": 0.0}}, "supervised", "lego-plateau", rest="not",
+          label="fit-or-not", note="null: seeds fit (0.99) or sit at the one-hop rule (0.667) "
+          "with the same probability 0.4 in both arms; alternative: every seed of a fits, none "
+          "of b"),
 ]

@@ -2,12 +2,13 @@
 trend_verdict as symbols-copy-embedding-dim uses it): each rule driven under its null (the
 paper's effect absent: at the rule's threshold, where a null is a boundary) and at the paper's
 effect, with the per-seed noise of symbols/noise.toml, at the seeds each study runs (its
-`default_seeds`). Accuracies are clipped to [0, 1]. The `Sim` cases are data for the one engine
+`default_seeds`). Accuracies are clipped to [0, 1]. Every case is data for the one engine
 (kit/calibration_engine.py: normal, fit-or-not and skewed draws at every scale the study runs);
 cond(N) is drawn on the log scale, its `call` exponentiating; a fitted MLP's training accuracy
-is clipped at its ceiling. The rest keep hand-written draws where a unit is more than a centre
-plus a spread (paired runs sharing a seed's perplexity, learning curves crossing a target).
-"""
+is clipped at its ceiling. Where a unit is more than a centre plus a spread, its parts are
+latent arms that `call` assembles deterministically: a learning curve is its seed's log
+crossing n plus each grid point's error in binomial SDs; a seed's two language-model runs are
+its shared perplexity plus each run's own deviation (paired)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import math
 import numpy as np
 
 from reasonlab.studies.kit import verdicts as kv
-from reasonlab.studies.kit.base import Study
-from reasonlab.studies.kit.calibration import Case, Exempt, noise
+from reasonlab.studies.kit.calibration import Exempt, noise
 from reasonlab.studies.kit.calibration_engine import Sim
 from reasonlab.studies.kit.core import Claim, Verdict
 from reasonlab.studies.symbols import data_efficiency as de
@@ -26,12 +26,6 @@ from reasonlab.studies.symbols import mlp_vs_transformer as mvt
 from reasonlab.studies.symbols import verdicts as v
 
 CLAIM = Claim("c", "a calibration claim", "simulation")
-Rng = np.random.Generator
-
-
-def seeds(study: type[Study]) -> int:
-    """The seeds (units per arm) the study runs at cpu scale."""
-    return study.default_seeds["cpu"]
 
 
 # -- symbols-mlp-vs-transformer ---------------------------------------------------------------
@@ -70,54 +64,67 @@ def reaches_of(need: float, who: str = "transformer"):
 
 # -- symbols-data-efficiency ------------------------------------------------------------------
 
-DE = seeds(de.SymbolsDataEfficiency)
+GRID = de.N_TRAIN["cpu"]
 SLOPE = 2.4
 """Steepness of a seed's accuracy curve, logistic in ln n from 0.5 to 1: 0.08 x SLOPE = 0.19
 accuracy per unit of ln n at the 0.9 crossing, the plain arm's measured slope between its 0.75
 and 0.9 crossings (381 and 831 samples, README)."""
 N_TEST = 1000
 """Test examples per evaluation at cpu scale: each point's binomial noise."""
+ERR_SPREAD = 1 / noise("symbols", "samples-log-n")
+"""The per-point error arms' spread: drawn in SD units (centre 0, SD 1), so that the adapter
+scales them by each point's own binomial SD."""
+ARMS = ("plain", "mod")
 
 
-def _curves(rng: Rng, n_star: float) -> dict[int, list[float]]:
-    """Per-seed curves crossing the target 0.9 at n_star x a per-seed factor (ln n ~ normal,
-    sd `samples-log-n`), with each point's binomial noise."""
-    grid = np.array(de.N_TRAIN["cpu"], float)
-    cross = np.log(n_star) + rng.normal(0, noise("symbols", "samples-log-n"), DE)  # [seeds]
-    mid = cross - math.log(4) / SLOPE  # sigmoid 0.8 (accuracy 0.9) at the crossing
+def crossing(ratio: float, n_mod: float) -> dict[str, float]:
+    """Arm "plain" / "mod": ln of the n at which a seed's curve crosses the target 0.9 (the
+    modified arm at n_mod, measured 265 (README), the plain one at ratio x n_mod), and arm
+    "<arm> err n": the error of its point at grid n in binomial SDs (centre 0)."""
+    return {"plain": math.log(ratio * n_mod), "mod": math.log(n_mod),
+            **{f"{a} err {n}": 0.0 for a in ARMS for n in GRID}}
+
+
+def curves(x, arm: str) -> dict[int, list[float]]:
+    """Per-seed accuracy curves of `arm`: logistic in ln n through 0.9 at the seed's drawn
+    crossing, plus each point's drawn error x its binomial SD, clipped to [0, 1]."""
+    grid = np.array(GRID, float)
+    mid = x[arm] - math.log(4) / SLOPE  # sigmoid 0.8 (accuracy 0.9) at the crossing
     a = 0.5 + 0.5 / (1 + np.exp(-SLOPE * (np.log(grid)[:, None] - mid[None, :])))  # [n, seeds]
-    a = np.clip(a + rng.normal(0, np.sqrt(a * (1 - a) / N_TEST)), 0, 1)
-    return {int(n): a[i].tolist() for i, n in enumerate(grid)}
+    err = np.stack([x[f"{arm} err {n}"] for n in GRID])  # [n, seeds]
+    a = np.clip(a + err * np.sqrt(a * (1 - a) / N_TEST), 0, 1)
+    return {int(n): a[i].tolist() for i, n in enumerate(GRID)}
 
 
-def _ratio(ratio: float, n_mod: float = 265.0):
-    """The modified arm crosses 0.9 at n_mod (measured: 265, README), the plain one at
-    ratio x n_mod."""
-    return lambda rng: v.ratio_verdict(CLAIM, _curves(rng, ratio * n_mod), _curves(rng, n_mod),
-                                       de.TARGET, de.MIN_RATIO, de.NO_GAIN, de.PAPER_RATIO)
+def ratio_of(x) -> Verdict:
+    """ratio_verdict on the drawn plain and modified curves."""
+    return v.ratio_verdict(CLAIM, curves(x, "plain"), curves(x, "mod"), de.TARGET, de.MIN_RATIO,
+                           de.NO_GAIN, de.PAPER_RATIO)
 
 
 # -- symbols-language-model -------------------------------------------------------------------
 
-LM = seeds(lm.SymbolsLanguageModel)
 PPL = 7.764
 """The plain model's final validation perplexity at cpu scale (the store of 2026-11-27, 7
 seeds)."""
+OWN_SPREAD = (noise("symbols", "lm-perplexity-difference") / math.sqrt(2)
+              / noise("symbols", "lm-perplexity"))
+"""A run's own deviation from its seed's perplexity as a multiple of the seed's SD (the Sim's
+noise entry): lm-perplexity-difference / sqrt 2, so that the paired difference has the
+measured SD."""
 
 
-def _perplexity(drop: float):
-    """Seeds drawn as measured: a seed's two runs share its data and initial weights, so each
-    seed draws one shared perplexity (lm-perplexity) and each run its own deviation from it
-    (lm-perplexity-difference / sqrt 2, so that the paired difference has the measured SD)."""
-    sd, diff = noise("symbols", "lm-perplexity"), noise("symbols", "lm-perplexity-difference")
+def paired(drop: float) -> dict[str, float]:
+    """Arm "seed": the perplexity a seed's two runs share (its data and initial weights); arms
+    "own p" / "own m": each run's own deviation from it, the modified run's `drop` x PPL
+    lower."""
+    return {"seed": PPL, "own p": 0.0, "own m": -drop * PPL}
 
-    def draw(rng):
-        seed = rng.normal(PPL, sd, LM)
-        own = rng.normal(0.0, diff / np.sqrt(2), (2, LM))
-        return v.perplexity_verdict(CLAIM, seed + own[0], seed * (1 - drop) + own[1],
-                                    lm.EXPECTED_DROP * PPL)
 
-    return draw
+def perplexity_of(x) -> Verdict:
+    """perplexity_verdict on p = seed + own p, m = seed + own m."""
+    return v.perplexity_verdict(CLAIM, x["seed"] + x["own p"], x["seed"] + x["own m"],
+                                lm.EXPECTED_DROP * PPL)
 
 
 # -- symbols-kernel ---------------------------------------------------------------------------
@@ -225,16 +232,23 @@ CASES = [
       for who, need, measured, key in (
           ("transformer", mvt.TRANSFORMER_MIN, 0.996, "transformer-test-accuracy"),
           ("MLP shared table", mvt.SHARED_MIN, 0.944, "shared-table-accuracy"))),
-    Case(v.ratio_verdict, _ratio(de.NO_GAIN), _ratio(de.PAPER_RATIO), DE, "samples-log-n",
-         "ratio 1.5", "null: the plain arm needs 1.5x the samples (no gain); alternative: 10x "
-         "(the paper's order of magnitude)"),
-    Case(v.ratio_verdict, _ratio(de.NO_GAIN, 5000.0), _ratio(de.PAPER_RATIO, 800.0), DE,
-         "samples-log-n", "seeds beyond the grid",
-         "null: ratio 1.5 near the grid's top (5000 vs 7500: plain seeds often never reach 0.9 "
-         "by 10k and are left out); alternative: 10x from 800"),
-    Case(v.perplexity_verdict, _perplexity(0.0), _perplexity(lm.EXPECTED_DROP), LM,
-         "lm-perplexity", note="null: equal perplexity; alternative: a 1.7% drop (our first "
-         "cpu run)"),
+    *(Sim(v.ratio_verdict, ratio_of, crossing(de.NO_GAIN, null), crossing(de.PAPER_RATIO, alt),
+          "samples-log-n", "symbols-data-efficiency",
+          spread={f"{a} err {n}": ERR_SPREAD for a in ARMS for n in GRID}, label=label,
+          note=note)
+      for label, null, alt, note in (
+          ("ratio 1.5", 265.0, 265.0, "null: the plain arm needs 1.5x the samples (no gain); "
+           "alternative: 10x (the paper's order of magnitude); the cpu grid 100..10k at every "
+           "scale"),
+          ("seeds beyond the grid", 5000.0, 800.0, "null: ratio 1.5 near the grid's top (5000 "
+           "vs 7500: plain seeds often never reach 0.9 by 10k and are left out); alternative: "
+           "10x from 800"))),
+    Sim(v.perplexity_verdict, perplexity_of, paired(0.0), paired(lm.EXPECTED_DROP),
+        "lm-perplexity", "symbols-language-model", spread={"own p": OWN_SPREAD,
+                                                           "own m": OWN_SPREAD}, decides_at=5,
+        note="null: equal perplexity; alternative: a 1.7% drop (our first cpu run); a seed's "
+        "two runs share its perplexity (paired), each with its own deviation; power 0.99 at "
+        "the cpu scale's 7 seeds, about 0.5 at the paper scale's 3, 0.94 at 5"),
     Sim(v.conditioning_verdict, conditioning_of, log_conds(v.MIN_CONDITION_RATIO),
         log_conds(None), "kernel-log-cond", "symbols-kernel",
         note="ln cond(N) drawn per setting; null: on one task the ratio is "

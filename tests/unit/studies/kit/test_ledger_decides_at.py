@@ -6,7 +6,8 @@ the design's, not as bad luck."""
 from dataclasses import replace
 
 from reasonlab.studies import STUDIES
-from reasonlab.studies.kit.calibration import Case, Exempt, families_cases
+from reasonlab.studies.kit.calibration import Exempt, families_cases
+from reasonlab.studies.kit.calibration_engine import Mixture
 from reasonlab.studies.kit.ledger import Decides, decides, ledger, ledger_text
 
 
@@ -32,9 +33,9 @@ def test_a_sim_lists_its_studys_units_at_every_scale():
                              "decides from 6 units per arm; runs 5 at cpu, 3 at paper")
 
 
-def test_an_old_case_lists_its_studys_scales_when_it_names_the_study():
+def test_a_mixture_case_lists_its_studys_scales():
     cases = dict(families_cases("lego"))["lego"]
-    plateau = [c for c in cases if isinstance(c, Case) and c.decides_at is not None
+    plateau = [c for c in cases if isinstance(c, Mixture) and c.decides_at is not None
                and c.rule.__name__ == "plateau_verdict"]
     assert plateau and all(c.study == "lego-plateau" for c in plateau)
     [d] = [d for d in decides("lego") if d.rule == "lego.verdicts.plateau_verdict"]

@@ -200,3 +200,15 @@ def test_estimate_text_says_interval_and_units():
     est = stats.difference([0.5, 0.52, 0.49], [0.45, 0.44, 0.47])
     assert est.text() == "+0.050 [+0.015, +0.085] (95% CI, n = 3 / 3)"
     assert "no interval" in stats.difference([0.5], [0.4]).text()
+
+
+
+def test_a_ratio_too_wide_for_a_float_reads_an_infinite_bound():
+    """Two units per arm that differ a thousandfold, read at a sequential look's tiny level:
+    the log bound passes 709 and the ratio's upper bound is inf, not an OverflowError."""
+    groups = {"a": [1.0, 1000.0], "b": [1.0, 1000.0]}
+    with stats.nominal(1e-6):
+        log = stats.contrast({g: np.log(v) for g, v in groups.items()}, {"a": 1.0, "b": -1.0})
+        est = stats.log_contrast(groups, {"a": 1.0, "b": -1.0})
+    assert log.hi > 709  # the case that overflowed
+    assert est.hi == math.inf and est.lo == 0.0 and est.value == pytest.approx(1.0)
