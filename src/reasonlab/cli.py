@@ -1,4 +1,5 @@
-"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data, attention, runs, site, new.
+"""The `reasonlab` command: studies, claims, calibrate, readme, run, sweep, train, data,
+attention, runs, site, new.
 
 User errors end in one line `error: <what and how to fix>` and exit status 2 (docs/design.md
 §4 Conventions).

@@ -29,8 +29,8 @@ counted, never the deep one. Counting is still the largest part of what `studies
 computes, so the counts are remembered between commands (`OpCounts`) until a file they come
 from changes. A run's GPU time is max(FLOP time + optimizer time, launch floor), the
 optimizer's time being its memory traffic (OPTIMIZER_BYTES per trained parameter and step),
-and a study says which bound dominates. Some CUDA ops launch two or three kernels and bf16 autocast adds casts:
-the count is an estimate, which scripts/gpu-check compares with the profiler's on a GPU.
+and a study says which bound dominates. Some CUDA ops launch two or three kernels and bf16
+autocast adds casts: the count is an estimate, which scripts/gpu-check compares with the profiler's on a GPU.
 
 Disk (train/checkpoint.py checkpoint_sizes, from the shapes): every checkpoint a run writes
 is counted -- one every ckpt_every steps and one at the end, each before the last step holding

@@ -42,8 +42,8 @@ STRUCTURES: dict[str, dict[str, Any]] = {
     # the authors' layers plus BERT's LayerNorm on the summed embeddings: one layer differs
     "authors + embedding LayerNorm": dict(norm_position="post", attn_bias=False, mlp_bias=False,
                                           act="relu", ln_eps=1e-5),
-    # what these studies used before the authors' layers: BERT's post-LN (embedding LayerNorm), biases,
-    # GELU, eps 1e-12 (the ModelConfig defaults)
+    # what these studies used before the authors' layers: BERT's post-LN (embedding LayerNorm),
+    # biases, GELU, eps 1e-12 (the ModelConfig defaults)
     "BERT post-LN (our previous)": dict(norm_position="post"),
 }
 """Model structure -> ModelConfig fields; "authors" is every anchor study's default."""

@@ -39,9 +39,10 @@ class ArtificialPretraining(SeedStudy):
     # Measured with a pretraining run per seed at cpu (README): 65 minutes for 3 seeds, 222
     # runs (2026-11-27); 60.7 minutes for 3 more seeds on 2 quiet cores (2026-12-07). Measured
     # with one pretraining run per corpus: cpu 2663 s, long 8298 s on 2 quiet cores from an
-    # empty runs folder, 14 pretraining and 180 fine-tuning runs each. The two differ only in the pretraining length
-    # (600 / 8000 steps, 13.2x the FLOPs), which splits them (2 workers' wall clock a run): a
-    # cpu pretraining run 33 s, a long one 436 s, a fine-tuning run 12.1 s, the report 29 s.
+    # empty runs folder, 14 pretraining and 180 fine-tuning runs each. The two differ only in
+    # the pretraining length (600 / 8000 steps, 13.2x the FLOPs), which splits them (2 workers'
+    # wall clock a run): a cpu pretraining run 33 s, a long one 436 s, a fine-tuning run 12.1 s,
+    # the report 29 s.
     # Per seed at 3 seeds, 42 pretraining and 180 fine-tuning runs: cpu about 60 minutes, long
     # about 342 (5.7 h; 226 minutes more from a store holding the old runs, whose seed 0 keep
     # their ids).

@@ -19,8 +19,9 @@ not, is inferential, symmetric or unfit -- counted by exact intervals: each arm'
 probability of each type, and its one shape is the categorical draw itself (its spread is the
 rate's, not a noise entry's). `Mixture` joins the two: a unit is a type drawn at a rate and a
 value around its type's centre (a seed that passes #2 at some step or never; a run of a solution
-type and its mechanism measure), the value drawn in every shape. Each shape is run at the units of every scale the study
-runs (its default seeds there), and over the looks of `--until-decided` (kit/sequential.py).
+type and its mechanism measure), the value drawn in every shape. Each shape is run at the units
+of every scale the study runs (its default seeds there), and over the looks of
+`--until-decided` (kit/sequential.py).
 """
 
 from __future__ import annotations
