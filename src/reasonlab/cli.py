@@ -780,7 +780,7 @@ def load_plugins(paths: list[Path]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="reasonlab", description=__doc__.splitlines()[0])
+    p = _Parser(prog="reasonlab", description=" ".join(__doc__.split("\n\n")[0].split()))
     _global_options(p)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
