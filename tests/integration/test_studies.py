@@ -8,6 +8,8 @@ import pytest
 from reasonlab.errors import AssetError
 from reasonlab.runs import config_id
 from reasonlab.studies import STUDIES, run_study
+from reasonlab.studies.kit import records as rc
+from reasonlab.studies.kit.base import Study
 from reasonlab.studies.kit.core import SCALES
 
 
@@ -51,6 +53,14 @@ def test_study_smoke(name, tmp_path):
     if cls.trains:
         specs = cls().runs("smoke", cls.default_seeds["smoke"])
         assert runs() == sorted({config_id(s.config) for s in specs}) != []
+        # every run's numbers beside the report (kit/records.py; some studies write their
+        # own, richer runs.json); a study that judges from them alone does so from the file
+        saved_runs = rc.read_run_records(out / rc.RUNS_JSON)
+        assert len(saved_runs) == len(specs)
+        if cls.judge_runs is not Study.judge_runs:
+            again = rc.judge_records(cls(), saved_runs, "smoke", cls.default_seeds["smoke"])
+            assert [(v.status, v.evidence) for v in again] == [
+                (v.status, v.evidence) for v in report.verdicts]
     else:
         assert "runs" not in vars(cls) and runs() == []
     before = runs()

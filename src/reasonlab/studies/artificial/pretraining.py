@@ -27,10 +27,10 @@ from reasonlab.studies.artificial._support.paper_table import SeedStudy, runs
 from reasonlab.studies.artificial._support.paper_table_analysis import (records_scores,
                                                                        run_records,
                                                                        seed_recipes,
-                                                                       seed_sections,
-                                                                       write_run_records)
+                                                                       seed_sections)
 from reasonlab.studies.artificial.common import PIPELINE_UNIT
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.records import write_run_records
 
 
 @STUDIES.register("artificial-pretraining")

@@ -19,7 +19,7 @@ from reasonlab.studies.fpt.common import (FPT, FREEZE_TASKS, accuracy_table, by_
                                           task_baselines)
 from reasonlab.studies.fpt.paper import FEWER_TABLE
 from reasonlab.studies.fpt.verdicts import no_help_verdict
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
+from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Verdict
 from reasonlab.studies.kit.claims import family_claims
 
 FF, ATTN, BOTH = "+ feedforward", "+ attention", "+ both"
@@ -42,21 +42,24 @@ class FptFreezeFewer(SlideStudy):
     def analyse(self, results: Results, out: Path) -> Report:
         rep = Report(self.title, out).recipe(results, note=results_note(results))
         base = task_baselines(results)
-        per = {}
         for name, runs_b in by_backbone(results).items():
             runs = by_task(runs_b)
             values = finals(runs)
-            per[title(name)] = values
             rep.add(f"Freezing fewer parameters: {title(name)}", f"{backbone_line(name)}\n\n"
                     "Test accuracy at the end of training (%), mean over seeds; bit memory on "
                     "MASKED bits. In brackets the slide's number (GPT-2; MNIST beside digits). "
                     "Last rows: the baselines on the same data.\n\n"
                     + accuracy_table(values, list(POLICIES), FEWER_TABLE, base))
             rep.add(f"Parameters trained per policy: {title(name)}", params_line(runs))
+        rep.verdicts = self.judge_runs(results)
+        return rep
+
+    def judge_runs(self, results: Results) -> list[Verdict]:
+        # backbone title -> task -> policy -> the metric per seed (what the tables print)
+        per = {title(b): finals(by_task(runs)) for b, runs in by_backbone(results).items()}
         # "does not hurt": FPT is no better than FPT + feedforward
         rules = {"feedforward-no-harm": (FPT, FF), "attention-no-help": (ATTN, FPT),
                  "both-no-help": (BOTH, FPT)}
-        rep.verdicts = [both_backbones(self.claim(k), {
+        return [both_backbones(self.claim(k), {
             b: no_help_verdict(self.claim(k), v, more, less, FPT) for b, v in per.items()})
             for k, (more, less) in rules.items()]
-        return rep

@@ -27,9 +27,11 @@ from reasonlab.studies.fpt._support.slide_verdicts import better_on_both
 from reasonlab.studies.fpt._support.slides import (SlideStudy, arm, backbone_tables,
                                                    bit_pretraining, pretraining_accuracy,
                                                    pretraining_section, title)
-from reasonlab.studies.fpt.common import FPT, INIT_TASKS, RANDOM, recipe, some_tasks
+from reasonlab.studies.fpt.common import (FPT, INIT_TASKS, RANDOM, by_backbone, by_task, finals,
+                                          recipe, some_tasks)
 from reasonlab.studies.fpt.paper import MODALITY_TABLE
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, merge
+from reasonlab.studies.kit.base import (STUDIES, Report, Results, RunSpec, Scale, Verdict,
+                                        merge)
 from reasonlab.studies.kit.claims import family_claims
 from reasonlab.train.config import TrainConfig
 
@@ -70,14 +72,18 @@ class FptModality(SlideStudy):
         rep = Report(self.title, out).recipe(results, note=results_note(results) + (
             " The slide's ViT row is fpt-vit's (ViT-B/16 from a Hugging Face folder, paper "
             "scale; no ViT weights install offline)."))
+        pretraining_section(rep, pretraining_accuracy(results))
+        backbone_tables(rep, results, [FPT, RANDOM, BIT, "ViT"], MODALITY_TABLE,
+                        "Accuracy", "Test accuracy at the end of training, mean over seeds; "
+                        "bit memory on MASKED bits. In brackets the slide's number (GPT-2; "
+                        "MNIST for our digits and Fashion-MNIST). ViT: fpt-vit's.")
+        rep.verdicts = self.judge_runs(results)
+        return rep
+
+    def judge_runs(self, results: Results) -> list[Verdict]:
         pretraining = pretraining_accuracy(results)
-        pretraining_section(rep, pretraining)
-        m = backbone_tables(rep, results, [FPT, RANDOM, BIT, "ViT"], MODALITY_TABLE,
-                            "Accuracy", "Test accuracy at the end of training, mean over seeds; "
-                            "bit memory on MASKED bits. In brackets the slide's number (GPT-2; "
-                            "MNIST for our digits and Fashion-MNIST). ViT: fpt-vit's.")
-        m = {title(b): v for b, v in m.items()}
-        rep.verdicts = [
+        # backbone title -> task -> arm -> the metric per seed (what backbone_tables prints)
+        m = {title(b): finals(by_task(runs)) for b, runs in by_backbone(results).items()}
+        return [
             better_on_both(self.claim("language-over-bit"), m, FPT, BIT, pretraining),
             better_on_both(self.claim("bit-over-random"), m, BIT, RANDOM, pretraining)]
-        return rep

@@ -24,10 +24,11 @@ from reasonlab.model.pretrained import checkpoint
 from reasonlab.studies.fpt._support.backbone import resolve, results_note
 from reasonlab.studies.fpt._support.slide_verdicts import (both_backbones, lead_verdict,
                                                            scaling_verdict)
-from reasonlab.studies.fpt._support.slides import SlideStudy, arm
-from reasonlab.studies.fpt.analysis import scaling_sections
-from reasonlab.studies.fpt.common import FPT, RANDOM, recipe, tasks
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, grid
+from reasonlab.studies.fpt._support.slides import SlideStudy, arm, title
+from reasonlab.studies.fpt.analysis import accuracy_by_size, scaling_sections
+from reasonlab.studies.fpt.common import FPT, RANDOM, by_backbone, recipe, tasks
+from reasonlab.studies.kit.base import (STUDIES, Report, Results, RunSpec, Scale, Verdict,
+                                        grid)
 from reasonlab.studies.kit.claims import family_claims
 
 TASK: dict[Scale, str] = {"smoke": "bit XOR", "cpu": "Fashion-MNIST", "paper": "CIFAR-10"}
@@ -71,11 +72,17 @@ class FptScaling(SlideStudy):
         stand_in = ("" if results.scale == "paper" else
                     " CIFAR-10 is not available offline: Fashion-MNIST stands in.")
         rep = Report(self.title, out).recipe(results, note=results_note(results) + stand_in)
-        per = scaling_sections(rep, results, FPT, RANDOM)  # backbone -> (task, arm -> depth)
+        scaling_sections(rep, results, FPT, RANDOM)
+        rep.verdicts = self.judge_runs(results)
+        return rep
+
+    def judge_runs(self, results: Results) -> list[Verdict]:
+        # backbone title -> (its task, arm -> depth -> final accuracy per seed)
+        per = {title(b): (runs.first.factors["task"], accuracy_by_size(runs, (FPT, RANDOM)))
+               for b, runs in by_backbone(results).items()}
         grow, lead = self.claim("scaling"), self.claim("scaling-lead")
-        rep.verdicts = [
+        return [
             both_backbones(grow, {b: scaling_verdict(grow, task, acc[FPT])
                                   for b, (task, acc) in per.items()}),
             both_backbones(lead, {b: lead_verdict(lead, task, acc[FPT], acc[RANDOM])
                                   for b, (task, acc) in per.items()})]
-        return rep

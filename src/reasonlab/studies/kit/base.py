@@ -25,6 +25,7 @@ from reasonlab.store import CorruptRunError, checkpoint_meta, output_dir, write_
 from reasonlab.studies.kit.assets import check_assets, needed
 from reasonlab.studies.kit.core import (SCALES, Claim, Results, RunSpec, Scale, Status, Verdict,
                                         grid, merge, overridden)
+from reasonlab.studies.kit.records import RUNS_JSON, run_records, write_run_records
 from reasonlab.studies.kit.reporting import Report
 from reasonlab.train.config import STORAGE_ONLY
 from reasonlab.studies.kit.claims import study_claims
@@ -132,6 +133,13 @@ class Study(ABC):
 
     @abstractmethod
     def analyse(self, results: Results, out: Path) -> Report: ...
+
+    def judge_runs(self, results: Results) -> list[Verdict] | None:
+        """The verdicts, where they read nothing but each run's record (arm, seed, factors and
+        the result's `final`: kit/records.py), else None. A study that defines it judges with
+        it in `analyse`, so its verdicts can be recomputed from runs.json without the store
+        (`records.replay`); one whose verdicts read curves or checkpoints leaves it None."""
+        return None
 
 
 def check_family_key(package: str) -> None:
@@ -390,8 +398,12 @@ def _run_study(study: Study, specs: list[RunSpec], scale: Scale, seeds: int, roo
     # several commands on one study and store (execution.execute_all's work stealing, SLURM
     # array tasks) each write the report: in turn, so no figure is written by two at once
     with RunLock(out / REPORT_LOCK):
-        report = study.analyse(Results(zip(specs, results, strict=True), scale, seeds,
-                                       overrides), out)
+        runs = Results(zip(specs, results, strict=True), scale, seeds, overrides)
+        # every run's numbers as data beside the report (kit/records.py), written before the
+        # analysis so that a study writing richer records of its own replaces the file
+        if runs:
+            write_run_records(run_records(runs), out / RUNS_JSON)
+        report = study.analyse(runs, out)
         report.verdicts = one_verdict_per_claim(study, report.verdicts)
         if overrides:  # first, under the verdicts: the recipe is not the study's own
             report.sections.insert(0, overrides_section(study, scale, overrides))

@@ -159,7 +159,10 @@ def collect(store: Path, timings: Iterable[Mapping[str, Any]] = ()) -> dict[str,
         shared = shared_runs(f, found)
         if shared is not None and t.get("runs_found", 0) > shared:
             t = {}
-        if not t and (shared is None or old.get("runs_found", 0) <= shared):
+        # a recorded time stands in only for a report of the same seeds (a 3-seed time is not
+        # a 12-seed study's)
+        if not t and (shared is None or old.get("runs_found", 0) <= shared) \
+                and old.get("seeds", f.seeds) == f.seeds:
             t = {k: old[k] for k in ("minutes", "cpu_minutes", "runs", "runs_found",
                                      "runs_resumed", "load_at_start", "cores") if k in old}
         rec.update(t)

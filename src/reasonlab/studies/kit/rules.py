@@ -6,8 +6,8 @@ surely as an annotated module function.
 A rule is any code object of the calibrated modules that builds a `Verdict` or calls a rule
 (by name: a function, or a module attribute holding one, such as a lambda bound to a name),
 closed transitively. Comprehensions belong to the function they are written in. Not rules:
-module and class bodies, and a study's `analyse`, which hands each claim to its rules (the
-rules are what is calibrated; the study's smoke test checks one verdict per claim).
+module and class bodies, and a study's `analyse` and `judge_runs`, which hand each claim to its
+rules (the rules are what is calibrated; the study's smoke test checks one verdict per claim).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import types
 from collections.abc import Iterator, Sequence
 
 KIT = "reasonlab.studies.kit.verdicts"
-NOT_RULES = ("analyse",)
+NOT_RULES = ("analyse", "judge_runs")
 """Methods that dispatch claims to rules rather than judge one."""
 ESTIMATORS = frozenset({"mean_of", "difference", "paired", "contrast", "ratio", "proportion",
                         "log_contrast", "share_difference", "order_decision", "fisher",

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale, Study, grid, merge
-from reasonlab.studies.lego.analysis import accuracy_report
+from reasonlab.studies.kit.base import (STUDIES, Report, Results, RunSpec, Scale, Study,
+                                        Verdict, grid, merge)
+from reasonlab.studies.lego.analysis import accuracy_report, per_position
 from reasonlab.studies.lego.common import N_TRAIN_VARS, SEEDS, WITH_LONG, albert, recipe
 from reasonlab.studies.lego.verdicts import extrapolation_gain
 
@@ -33,7 +34,10 @@ class LegoStochasticDepth(Study):
                     seeds=seeds)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        rep, finals = accuracy_report(self.title, results, out, N_TRAIN_VARS)
-        rep.verdicts = [extrapolation_gain(self.claim("stochastic-depth"), finals, STOCHASTIC,
-                                           FIXED, N_TRAIN_VARS)]
+        rep, _ = accuracy_report(self.title, results, out, N_TRAIN_VARS)
+        rep.verdicts = self.judge_runs(results)
         return rep
+
+    def judge_runs(self, results: Results) -> list[Verdict]:
+        return [extrapolation_gain(self.claim("stochastic-depth"), per_position(results),
+                                   STOCHASTIC, FIXED, N_TRAIN_VARS)]

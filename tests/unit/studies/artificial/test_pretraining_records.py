@@ -16,6 +16,7 @@ from reasonlab.runs import config_id
 from reasonlab.studies.artificial import pretraining
 from reasonlab.studies.artificial._support import paper_table_analysis as pa
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
+from reasonlab.studies.kit import records as rc
 from reasonlab.studies.artificial._support.paper_table import corpora, downstream, inits, runs
 from reasonlab.studies.artificial.common import FINETUNE, PRETRAIN, SCRATCH
 from reasonlab.studies.kit import sequential, stats
@@ -54,10 +55,10 @@ def test_records_round_trip_to_the_scores_the_verdicts_read(monkeypatch, tmp_pat
     records = pa.run_records(results)
     assert len(records) == len(results)
     path = tmp_path / "runs.json"
-    pa.write_run_records(records, path)
+    rc.write_run_records(records, path)
     text = path.read_text()
     assert len(text.splitlines()) == len(records) + 2  # "[", one run a line, "]"
-    assert pa.read_run_records(path) == records
+    assert rc.read_run_records(path) == records
     want = pa.scores(results)
     assert list(want) == list(downstream("smoke"))
     assert list(want["pos"]) == inits("smoke") and all(len(v) == 2 for v in want["pos"].values())
@@ -97,7 +98,7 @@ def test_the_analysis_writes_runs_json_and_judges_what_it_holds(monkeypatch, tmp
 
 
 def committed() -> list[dict]:
-    return pa.read_run_records(COMMITTED)
+    return rc.read_run_records(COMMITTED)
 
 
 def measured() -> dict:

@@ -208,3 +208,22 @@ def test_a_family_whose_study_defines_long_has_a_long_table_before_it_is_measure
     table = families["artificial"]["verdicts (long)"]
     row = next(line for line in table.splitlines() if "`artificial-pretraining`" in line)
     assert "| not run |" in row and "`artificial-pretraining-lego`" not in table
+
+
+def test_a_recorded_time_of_other_seeds_never_stands_in(tmp_path, monkeypatch):
+    """A report at more seeds whose own time is not the study's (it found runs an interrupted
+    command trained) must not show the time the family recorded at fewer seeds: that would
+    state a 3-seed time for a 12-seed study."""
+    from reasonlab.studies import STUDIES
+
+    study = "lego-stochastic-depth"
+    old = {"minutes": 9.0, "cpu_minutes": 16.0, "runs": 6, "runs_found": 3, "seeds": 3}
+    monkeypatch.setattr(readme, "measured", lambda package: {study: {"cpu": old}})
+    timing = {"wall_s": 300, "cpu_s": 540, "runs": 6, "runs_found": 4}  # one run not its own
+    write_report(tmp_path, "cpu", 1.0, timing, study=study)
+    rec = readme.collect(tmp_path)["lego"][study]["cpu"]
+    assert rec["minutes"] == 9.0  # the same seeds (3 in the report): the recorded time
+    monkeypatch.setattr(readme, "measured", lambda package: {study: {"cpu": {**old,
+                                                                             "seeds": 12}}})
+    rec = readme.collect(tmp_path)["lego"][study]["cpu"]
+    assert "minutes" not in rec and readme.time_text(STUDIES[study], rec) == "not measured"

@@ -19,7 +19,6 @@ the cpu run's in _support/pretraining_cpu_runs.json) recomputes them without the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from sklearn.metrics import f1_score, matthews_corrcoef
 
 from reasonlab.report import fmt_seeds
 from reasonlab.runs import config_id, load_run_model
-from reasonlab.store import write_text_atomic
+from reasonlab.studies.kit.records import read_run_records
 from reasonlab.studies.artificial._support.paper_table import (COLUMN, FOLLOWUP_GAIN, GROUPS,
                                                               RECIPES, ROWS, SEED_COLUMNS,
                                                               SEED_TABLE, downstream, seed_avg)
@@ -206,17 +205,6 @@ def records_scores(records: Iterable[Mapping[str, Any]]) -> Scores:
     return {t: {i: np.asarray([by_seed[k] for k in sorted(by_seed)])
                 for i, by_seed in table[t].items()}
             for t in sorted(table, key=order.index)}
-
-
-def write_run_records(records: Iterable[Mapping[str, Any]], path: Path) -> None:
-    """The records as JSON, one run per line (a diff of two runs' files reads run by run),
-    written atomically: a reader sees the old file or the new one, never half."""
-    write_text_atomic(path, "[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n")
-
-
-def read_run_records(path: Path) -> list[dict[str, Any]]:
-    """The records of a runs.json (`write_run_records`)."""
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def read_scores(path: Path) -> Scores:
