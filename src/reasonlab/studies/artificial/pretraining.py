@@ -25,12 +25,12 @@ from typing import Any
 from reasonlab.studies.artificial._support import paper_table_verdicts as sv
 from reasonlab.studies.artificial._support.paper_table import SeedStudy, runs
 from reasonlab.studies.artificial._support.paper_table_analysis import (records_scores,
-                                                                       run_records,
+                                                                       score_records,
                                                                        seed_recipes,
                                                                        seed_sections)
 from reasonlab.studies.artificial.common import PIPELINE_UNIT
 from reasonlab.studies.kit.base import STUDIES, Report, Results, RunSpec, Scale
-from reasonlab.studies.kit.records import write_run_records
+from reasonlab.studies.kit.records import RUNS_JSON, write_run_records
 
 
 @STUDIES.register("artificial-pretraining")
@@ -63,11 +63,12 @@ class ArtificialPretraining(SeedStudy):
         return runs(scale, seeds, self.glue)
 
     def analyse(self, results: Results, out: Path) -> Report:
-        records = run_records(results)
+        records = score_records(results)
         # runs.json: the numbers behind the verdicts as data, which outlive the store (the cpu
-        # run's are kept in _support/pretraining_cpu_runs.json); the verdicts read the scores
-        # rebuilt from these very records, so the file recomputes them exactly
-        write_run_records(records, out / "runs.json")
+        # run's are kept in _support/pretraining_cpu_runs.json); it replaces the kit's
+        # finals-only file, since the scores (similarity) are read from checkpoints; the
+        # verdicts read the scores rebuilt from these very records, so the file recomputes them
+        write_run_records(records, out / RUNS_JSON)
         s = records_scores(records)  # task -> init -> score per seed
         rep = seed_recipes(Report(self.title, out), results)
         seed_sections(rep, results, s, out)

@@ -156,9 +156,9 @@ class Mixture(Sim):
                 raise ValueError(f"{self.name}: the rates of arm {arm!r} sum to {p.sum():g}")
             pick = rng.choice(len(kinds), n, p=p / p.sum())
             k = (self.spread or {}).get(arm, 1.0)
-            with np.errstate(invalid="ignore"):  # inf + noise is inf
-                x = (np.array([c for _, c in mix.values()], float)[pick]
-                     + self.side * sd * k * standard(shape, rng, n, self.center))
+            # an infinite centre (never passes) plus finite noise stays infinite
+            x = (np.array([c for _, c in mix.values()], float)[pick]
+                 + self.side * sd * k * standard(shape, rng, n, self.center))
             if self.clip:
                 x = np.clip(x, *self.clip)
             out[arm] = np.rec.fromarrays([np.asarray(kinds, dtype=object)[pick], x],

@@ -1,4 +1,4 @@
-"""artificial-pretraining's run records (paper_table_analysis.run_records, runs.json beside the
+"""artificial-pretraining's run records (paper_table_analysis.score_records, runs.json beside the
 report): a round trip on hand-made results, and the cpu run's committed records
 (_support/pretraining_cpu_runs.json) recompute the verdicts measured.json holds, so the data and
 the README's generated verdicts cannot drift apart."""
@@ -52,7 +52,7 @@ def same_scores(a: dict, b: dict) -> bool:
 
 def test_records_round_trip_to_the_scores_the_verdicts_read(monkeypatch, tmp_path):
     results = fabricated(monkeypatch)
-    records = pa.run_records(results)
+    records = pa.score_records(results)
     assert len(records) == len(results)
     path = tmp_path / "runs.json"
     rc.write_run_records(records, path)

@@ -11,7 +11,7 @@ read the run's final model (loaded from its checkpoint) on a sample of its task'
 `eval_pairs` fresh pairs of held-out synsets, or at paper scale the run's test split, GLUE's
 whole validation split.
 
-Run records: every run's numbers as data (`run_records`: each fine-tuning run's score, each
+Run records: every run's numbers as data (`score_records`: each fine-tuning run's score, each
 pretraining run's held-out loss), written as runs.json beside the report; the verdicts read the
 scores rebuilt from those records (`records_scores`), so a copy of the file (the family keeps
 the cpu run's in _support/pretraining_cpu_runs.json) recomputes them without the store.
@@ -154,13 +154,13 @@ def similarity_spearman(run_dir: Path, n: int, batch_size: int | None = None) ->
 def scores(results: Results) -> Scores:
     """task -> init -> per-seed score (seed order), each task by its column's metric, in the
     scale's column order."""
-    return records_scores(run_records(results.where(phase=FINETUNE)))
+    return records_scores(score_records(results.where(phase=FINETUNE)))
 
 
 # -------------------------------------------------------------------- run records
 
 
-def run_records(results: Results) -> list[dict[str, Any]]:
+def score_records(results: Results) -> list[dict[str, Any]]:
     """Every run's numbers, one record per run in spec order: a pretraining run's corpus, seed,
     run id and final held-out masked-LM loss and accuracy; a fine-tuning run's task, init
     (a corpus, or scratch), seed, run id, the id of the pretraining run it starts from (None
@@ -188,7 +188,7 @@ def run_records(results: Results) -> list[dict[str, Any]]:
 
 
 def records_scores(records: Iterable[Mapping[str, Any]]) -> Scores:
-    """The verdicts' table from run records (`run_records`, or a runs.json read back): task ->
+    """The verdicts' table from run records (`score_records`, or a runs.json read back): task ->
     init -> per-seed score in seed order; tasks in column order (paper_table.COLUMN, every
     scale's columns in their scale's order), inits in the records' order. Pretraining records
     are skipped; a (task, init, seed) given twice is an error, not a silent overwrite."""

@@ -1,6 +1,8 @@
-"""The fpt studies' committed cpu run records (_support/<study>_cpu_runs.json: the kit's
-runs.json of each report, kit/records.py) are the studies' runs and recompute the verdicts
-measured.json holds, so the data and the README's generated verdicts cannot drift apart."""
+"""The committed cpu run records (<family>/_support/<study>_cpu_runs.json: the kit's runs.json
+of each report, kit/records.py) are the studies' runs and recompute the verdicts measured.json
+holds, so the data and the READMEs' generated verdicts cannot drift apart. lego-stochastic-depth's
+store report ran 12 seeds (before curtailment stopped the study at look 1, 3 seeds): the records
+keep all 12, and the measured verdict is judged on the first 3."""
 
 from __future__ import annotations
 
@@ -13,38 +15,32 @@ from reasonlab.runs import config_id
 from reasonlab.studies.kit import records as rc
 from reasonlab.studies.kit.base import STUDIES
 
-# the checkout's files, as lego's run-record test reads them (the data file is no package data)
-FAMILY = Path(__file__).resolve().parents[4] / "src" / "reasonlab" / "studies" / "fpt"
-COMMITTED = [  # study, file, seeds of the store's report, records
-    ("fpt-scaling", "scaling_cpu_runs.json", 12, 144),
-    ("fpt-modality", "modality_cpu_runs.json", 6, 120),
-    ("fpt-freeze-fewer", "freeze_fewer_cpu_runs.json", 12, 192),
+# the checkout's files, as lego's plateau run-record test reads them (the data is no package data)
+STUDIES_DIR = Path(__file__).resolve().parents[4] / "src" / "reasonlab" / "studies"
+COMMITTED = [  # family, study, file, seeds of the store's report, records
+    ("fpt", "fpt-scaling", "scaling_cpu_runs.json", 12, 144),
+    ("fpt", "fpt-modality", "modality_cpu_runs.json", 6, 120),
+    ("fpt", "fpt-freeze-fewer", "freeze_fewer_cpu_runs.json", 12, 192),
+    ("lego", "lego-stochastic-depth", "stochastic_depth_cpu_runs.json", 12, 24),
 ]
-REPORTED = "2026-12-07"
-"""The day of the store's reports these records are: a measured.json entry older than that is
-another store's run (fpt-freeze-fewer's 3-seed run of 2026-11-27 until `reasonlab readme`
-records the 12-seed one), whose verdicts these records need not recompute."""
+IDS = [c[1] for c in COMMITTED]
 
 
-def committed(name: str) -> list[dict]:
-    return rc.read_run_records(FAMILY / "_support" / name)
+def committed(family: str, name: str) -> list[dict]:
+    return rc.read_run_records(STUDIES_DIR / family / "_support" / name)
 
 
-def measured(study: str) -> dict:
-    return json.loads((FAMILY / "measured.json").read_text())[study]["cpu"]
+def measured(family: str, study: str) -> dict:
+    return json.loads((STUDIES_DIR / family / "measured.json").read_text())[study]["cpu"]
 
 
-def measured_since(study: str) -> bool:
-    return measured(study)["date"] >= REPORTED
-
-
-@pytest.mark.parametrize("study,name,seeds,n", COMMITTED)
-def test_the_committed_records_cover_every_run_of_the_cpu_study(study, name, seeds, n):
+@pytest.mark.parametrize("family,study,name,seeds,n", COMMITTED, ids=IDS)
+def test_the_committed_records_cover_every_run_of_the_cpu_study(family, study, name, seeds, n):
     """Every run of the cpu study at the seeds its store's report had (at least the measured
     seeds), each once, under the id the study gives it today, with its arm, seed and factors."""
-    records = committed(name)
+    records = committed(family, name)
     assert len(records) == n and 1 + max(r["seed"] for r in records) == seeds
-    m = measured(study)
+    m = measured(family, study)
     assert seeds >= m["seeds"]
     specs = STUDIES[study]().runs("cpu", seeds)
     assert [r["run"] for r in records] == [config_id(s.config) for s in specs]
@@ -53,19 +49,17 @@ def test_the_committed_records_cover_every_run_of_the_cpu_study(study, name, see
         assert len(STUDIES[study]().runs("cpu", m["seeds"])) == m["runs"]
 
 
-@pytest.mark.parametrize("study,name,seeds,n", COMMITTED)
-def test_the_committed_records_recompute_the_measured_cpu_verdicts(study, name, seeds, n):
-    if not measured_since(study):
-        pytest.skip(f"measured.json's {study} entry predates these records (another store's "
-                    "run): `reasonlab readme` from their store records theirs")
+@pytest.mark.parametrize("family,study,name,seeds,n", COMMITTED, ids=IDS)
+def test_the_committed_records_recompute_the_measured_cpu_verdicts(family, study, name, seeds,
+                                                                   n):
     """Each claim judged from the records as the report judged it (records.replay: a
     sequential run's claim at the look that decided it, on that look's seeds at its level, with
     the units still to come), by the study's own `judge_runs`: status, effect and interval as
     measured.json holds them (the README's generated verdicts). The rest of the text is not
     compared: wording (a power quote) may have changed since the run."""
-    m = measured(study)
+    m = measured(family, study)
     cls = STUDIES[study]
-    got = rc.replay(cls(), committed(name), "cpu", m)
+    got = rc.replay(cls(), committed(family, name), "cpu", m)
     assert [w["claim"] for w in m["verdicts"]] == [c.key for c in cls.claims]
     for w in m["verdicts"]:
         v = got[w["claim"]]
